@@ -1,0 +1,28 @@
+// A file mapped read-only into memory (RAII). Weights are used in place from the mapping.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <span>
+
+namespace journey {
+
+class MappedFile {
+public:
+    // Throws ModelError naming the file when it cannot be opened or mapped.
+    explicit MappedFile(const std::filesystem::path& path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const std::byte* data() const { return data_; }
+    size_t size() const { return size_; }
+    std::span<const std::byte> bytes() const { return {data_, size_}; }
+    const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+    const std::byte* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace journey

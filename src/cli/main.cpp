@@ -1,0 +1,45 @@
+// journey: run transformer language models on the CPU, and watch a token's journey through them.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "common.h"
+#include "journey/errors.h"
+
+int main(int argc, char** argv) {
+    // Data goes to stdout; every log line goes to stderr so pipes stay clean.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("journey"));
+    spdlog::set_pattern("[%^%l%$] %v");
+    std::signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes EPIPE, handled as a quiet exit
+
+    CLI::App app{"journey: run transformer language models on the CPU"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "journey 0.1.0");
+    bool verbose = false;
+    app.add_flag("-v,--verbose", verbose, "Log more detail to stderr");
+    app.parse_complete_callback([&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn); });
+
+    // Subcommands, in the order of the token's journey.
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        std::fprintf(stderr, "journey: %s\n", e.what());
+        return 1;
+    } catch (const journey::cli::BrokenPipe&) {
+        return 0;
+    } catch (const journey::Error& e) {
+        std::fprintf(stderr, "journey: %s\n", e.what());
+        return e.exit_code();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "journey: %s\n", e.what());
+        return 3;
+    }
+    return 0;
+}
