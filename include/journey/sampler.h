@@ -11,7 +11,8 @@
 //
 // Determinism: candidates are ordered by logit, descending, ties broken by the lower id; the
 // draw uses std::mt19937_64 seeded with the effective seed and our own bits-to-double
-// conversion, so the same seed gives the same tokens with any standard library.
+// conversion, so the same seed gives the same tokens with any standard library. Every draw
+// takes exactly one generator output, greedy or not: the stream advances one step per token.
 #pragma once
 #include <cstddef>
 #include <cstdint>
