@@ -27,12 +27,16 @@ int parse_byte_token(std::string_view s) {
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-// Length of the UTF-8 character starting with byte c (1 for stray continuation bytes).
-size_t utf8_char_len(unsigned char c) {
-    if (c >= 0xF0) return 4;
-    if (c >= 0xE0) return 3;
-    if (c >= 0xC0) return 2;
-    return 1;
+// Length of the UTF-8 character at s[i]: 1 for ASCII and for bytes that do not start a
+// well-formed sequence (so invalid input falls back to single bytes, and a "▁" after a stray
+// lead byte stays a space).
+size_t utf8_char_len(std::string_view s, size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c >= 0xF8 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (n > s.size() - i) return 1;
+    for (size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
+    return n;
 }
 
 std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
@@ -90,6 +94,7 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
                 break;
         }
     }
+    has_byte_tokens_ = std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
     std::stable_sort(specials_.begin(), specials_.end(),
                      [&](TokenId a, TokenId b) { return tokens_[size_t(a)].size() > tokens_[size_t(b)].size(); });
 }
@@ -139,7 +144,7 @@ void SpmTokenizer::encode_raw(std::string_view text, std::vector<TokenId>& out) 
     };
     std::vector<Symbol> sym;
     for (size_t i = 0; i < text.size();) {
-        const size_t len = std::min(utf8_char_len(static_cast<unsigned char>(text[i])), text.size() - i);
+        const size_t len = utf8_char_len(text, i);
         const int k = int(sym.size());
         sym.push_back({k - 1, k + 1, i, len});
         i += len;
@@ -185,7 +190,11 @@ void SpmTokenizer::encode_raw(std::string_view text, std::vector<TokenId>& out) 
         if (auto id = piece_id(piece)) {
             out.push_back(*id);
         } else {
-            for (unsigned char b : piece) out.push_back(byte_tokens_[b]);  // byte fallback
+            if (has_byte_tokens_) {
+                for (unsigned char b : piece) out.push_back(byte_tokens_[b]);  // byte fallback
+            } else {
+                out.push_back(options_.unk);  // one <unk> per unknown character
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 // spaces become U+2581 "▁" (a leading one is added when add_space_prefix), the text is split
 // into UTF-8 characters, and the adjacent pair whose concatenation is the vocabulary piece
 // with the highest score is merged, again and again (ties: leftmost first). A character that
-// is not a piece falls back to its bytes' <0xNN> tokens.
+// is not a piece falls back to its bytes' <0xNN> tokens (to <unk> in a vocabulary without them).
 #pragma once
 #include <array>
 #include <filesystem>
@@ -80,7 +80,8 @@ private:
     std::vector<TokenType> types_;
     Options options_;
     std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> pieces_;  // mergeable
-    std::array<TokenId, 256> byte_tokens_{};     // <0xNN> ids (unk where missing)
+    std::array<TokenId, 256> byte_tokens_{};     // <0xNN> ids
+    bool has_byte_tokens_ = false;               // all 256 present: byte fallback, else <unk>
     std::vector<TokenId> specials_;              // matched by parse_special, longest text first
 };
 
