@@ -23,8 +23,7 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
     bytes_of_.resize(static_cast<size_t>(max_id + 1));
     present_.assign(bytes_of_.size(), false);
     std::vector<const std::string*> name_of(bytes_of_.size(), nullptr);
-    std::unordered_map<std::string_view, TokenId> id_of;
-    id_of.reserve(vocab.size());
+    FlatMap<std::string_view, TokenId, BytesHash> id_of(vocab.size());
     for (const auto& [token, id] : vocab) {
         if (present_[id])
             throw ModelError(sources.vocab + ": id " + std::to_string(id) + " is used by both \"" +
@@ -32,35 +31,35 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
         present_[id] = true;
         name_of[id] = &token;
         bytes_of_[id] = unicode_to_bytes(token);
-        id_of.emplace(token, id);
+        id_of.insert_or_assign(token, id);
     }
 
     // Every byte must have its own token, or some text could not be encoded at all.
     for (int b = 0; b < 256; ++b) {
         std::string name = bytes_to_unicode(std::string(1, static_cast<char>(b)));
-        auto it = id_of.find(name);
-        if (it == id_of.end())
+        const TokenId* id = id_of.find(name);
+        if (!id)
             throw ModelError(sources.vocab + ": no token for the byte " + std::to_string(b) + " (\"" + name +
                              "\"); a byte-level BPE vocabulary needs all 256");
-        byte_token_[b] = it->second;
+        byte_token_[b] = *id;
     }
 
     // Merges in rank order. As in Hugging Face, a repeated merge takes the later rank.
-    merges_.reserve(merges.size());
+    merges_ = decltype(merges_)(merges.size());
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const BpeMerge& m = merges[rank];
         auto lookup = [&](const std::string& token) {
-            auto it = id_of.find(token);
-            if (it == id_of.end()) {
+            const TokenId* id = id_of.find(token);
+            if (!id) {
                 std::string where = m.line > 0 ? sources.merges + ":" + std::to_string(m.line)
                                                : sources.merges + ": merge " + std::to_string(rank);
                 throw ModelError(where + ": merge \"" + m.left + " " + m.right + "\" names \"" + token +
                                  "\", which is not in the vocabulary");
             }
-            return it->second;
+            return *id;
         };
         TokenId left = lookup(m.left), right = lookup(m.right), merged = lookup(m.left + m.right);
-        merges_[pair_key(left, right)] = Merge{static_cast<int32_t>(rank), merged};
+        merges_.insert_or_assign(pair_key(left, right), Merge{static_cast<int32_t>(rank), merged});
     }
 
     // Added tokens stand for their content as written, and are matched before BPE.
@@ -72,8 +71,7 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
         if (a.content == "<|endoftext|>") eos_id_ = a.id;
     }
     if (!eos_id_) {
-        auto it = id_of.find("<|endoftext|>");
-        if (it != id_of.end()) eos_id_ = it->second;
+        if (const TokenId* id = id_of.find("<|endoftext|>")) eos_id_ = *id;
     }
 }
 
@@ -107,8 +105,8 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& id
     auto consider = [&](int left) {
         int right = sym[left].next;
         if (right < 0) return;
-        auto it = merges_.find(pair_key(sym[left].id, sym[right].id));
-        if (it != merges_.end()) queue.push({it->second.rank, left, it->second.merged});
+        if (const Merge* m = merges_.find(pair_key(sym[left].id, sym[right].id)))
+            queue.push({m->rank, left, m->merged});
     };
     for (int i = 0; i + 1 < n; ++i) consider(i);
 
@@ -118,8 +116,8 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& id
         Symbol& left = sym[c.pos];
         if (!left.alive || left.next < 0) continue;
         // Skip a stale candidate: its pair has changed since it was queued.
-        auto it = merges_.find(pair_key(left.id, sym[left.next].id));
-        if (it == merges_.end() || it->second.merged != c.merged) continue;
+        const Merge* m = merges_.find(pair_key(left.id, sym[left.next].id));
+        if (!m || m->merged != c.merged) continue;
         Symbol& right = sym[left.next];
         left.id = c.merged;
         right.alive = false;
@@ -140,17 +138,16 @@ void BpeTokenizer::encode_ordinary(std::string_view text, PieceCache& seen, std:
             ids.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
             continue;
         }
-        auto it = seen.find(piece);
-        if (it != seen.end()) {
+        if (const IdSpan* known = seen.find(piece)) {
             size_t at = ids.size();
-            ids.resize(at + it->second.count);
-            std::copy_n(ids.begin() + static_cast<ptrdiff_t>(it->second.offset), it->second.count,
+            ids.resize(at + known->count);
+            std::copy_n(ids.begin() + static_cast<ptrdiff_t>(known->offset), known->count,
                         ids.begin() + static_cast<ptrdiff_t>(at));
             continue;
         }
         size_t at = ids.size();
         encode_piece(piece, ids);
-        seen.emplace(piece, IdSpan{at, ids.size() - at});
+        seen.insert_or_assign(piece, IdSpan{at, ids.size() - at});
     }
 }
 

@@ -36,15 +36,20 @@ CharClass classify_code_point(uint32_t cp) {
     }
 }
 
-// ASCII fast path: the class of every byte below 0x80, computed once.
-const std::array<CharClass, 128>& ascii_classes() {
-    static const std::array<CharClass, 128> table = [] {
-        std::array<CharClass, 128> t{};
-        for (uint32_t c = 0; c < 128; ++c) t[c] = classify_code_point(c);
-        return t;
-    }();
-    return table;
-}
+// ASCII fast path: the class of every byte below 0x80, as the Unicode tables give it
+// (checked against utf8proc by the tests through the pieces they expect).
+constexpr std::array<CharClass, 128> ascii_classes = [] {
+    std::array<CharClass, 128> t{};
+    for (int c = 0; c < 128; ++c) {
+        bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        bool space = (c >= 0x09 && c <= 0x0D) || c == ' ';
+        t[c] = letter ? CharClass::Letter
+             : (c >= '0' && c <= '9') ? CharClass::Number
+             : space ? CharClass::Space
+                     : CharClass::Other;
+    }
+    return t;
+}();
 
 struct Char {
     CharClass cls;
@@ -52,9 +57,9 @@ struct Char {
 };
 
 // The character starting at text[pos]. An invalid UTF-8 byte is one Other character.
-Char char_at(std::string_view text, size_t pos) {
+inline Char char_at(std::string_view text, size_t pos) {
     auto c = static_cast<unsigned char>(text[pos]);
-    if (c < 0x80) return {ascii_classes()[c], 1};
+    if (c < 0x80) return {ascii_classes[c], 1};
     utf8proc_int32_t cp = -1;
     auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + pos),
                               static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
@@ -65,6 +70,12 @@ Char char_at(std::string_view text, size_t pos) {
 // End of the run of characters of class `cls` starting at pos.
 size_t run_end(std::string_view text, size_t pos, CharClass cls) {
     while (pos < text.size()) {
+        auto c = static_cast<unsigned char>(text[pos]);
+        if (c < 0x80) {  // fast path
+            if (ascii_classes[c] != cls) break;
+            ++pos;
+            continue;
+        }
         Char ch = char_at(text, pos);
         if (ch.cls != cls) break;
         pos += ch.len;

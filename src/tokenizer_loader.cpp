@@ -17,9 +17,12 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw ModelError(path + ": cannot open");
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    std::string data(static_cast<size_t>(in.tellg()), '\0');
+    in.seekg(0);
+    if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) throw ModelError(path + ": cannot read");
+    return data;
 }
 
 json parse_json_file(const std::string& path) {
@@ -41,6 +44,57 @@ std::vector<std::pair<std::string, TokenId>> vocab_from_json(const json& j, cons
         vocab.emplace_back(token, id.get<TokenId>());
     }
     return vocab;
+}
+
+// vocab.json read as a stream of events: 50k tokens without building a JSON tree first.
+class VocabReader : public nlohmann::json_sax<json> {
+public:
+    explicit VocabReader(const std::string& file) : file_(file) {}
+    std::vector<std::pair<std::string, TokenId>> vocab;
+
+    bool start_object(std::size_t) override {
+        if (++depth_ > 1) fail("a token's id is an object");
+        return true;
+    }
+    bool end_object() override { return --depth_, true; }
+    bool key(string_t& k) override { return key_ = std::move(k), true; }
+    bool number_integer(number_integer_t v) override { return id(v); }
+    bool number_unsigned(number_unsigned_t v) override {
+        return id(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<int64_t>(v));
+    }
+    bool number_float(number_float_t, const string_t& s) override { return value_error(s); }
+    bool null() override { return value_error("null"); }
+    bool boolean(bool) override { return value_error("a boolean"); }
+    bool string(string_t& s) override { return value_error("\"" + s + "\""); }
+    bool binary(binary_t&) override { return value_error("binary"); }
+    bool start_array(std::size_t) override { return value_error("an array"); }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+        throw ModelError(file_ + ": invalid JSON: " + e.what());
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const { throw ModelError(file_ + ": " + what); }
+    bool value_error(const std::string& v) {
+        if (depth_ == 0) fail("the vocabulary is not a JSON object of token -> id");
+        fail("token \"" + key_ + "\" has id " + v + ", not an integer in [0, 2^31)");
+    }
+    bool id(int64_t v) {
+        if (depth_ == 0) fail("the vocabulary is not a JSON object of token -> id");
+        if (v < 0 || v > INT32_MAX) fail("token \"" + key_ + "\" has id " + std::to_string(v) + ", not an integer in [0, 2^31)");
+        vocab.emplace_back(std::move(key_), static_cast<TokenId>(v));
+        return true;
+    }
+    const std::string& file_;
+    std::string key_;
+    int depth_ = 0;
+};
+
+std::vector<std::pair<std::string, TokenId>> read_vocab_json(const std::string& file) {
+    std::string text = read_file(file);
+    VocabReader reader(file);
+    json::sax_parse(text, &reader);
+    return std::move(reader.vocab);
 }
 
 // tokenizer.json's "merges": "a b" strings (older files) or ["a", "b"] pairs (newer files).
@@ -103,7 +157,7 @@ std::vector<BpeMerge> parse_merges_txt(const std::string& text, const std::strin
 }
 
 std::unique_ptr<BpeTokenizer> load_bpe_from_files(const std::string& vocab_json, const std::string& merges_txt) {
-    auto vocab = vocab_from_json(parse_json_file(vocab_json), vocab_json);
+    auto vocab = read_vocab_json(vocab_json);
     auto merges = parse_merges_txt(read_file(merges_txt), merges_txt);
     // GPT-2's one special token, as Hugging Face's GPT2Tokenizer registers it.
     std::vector<AddedToken> added;

@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "journey/flat_map.h"
 #include "journey/tokenizer.h"
 
 namespace journey {
@@ -52,8 +52,8 @@ public:
 
 private:
     struct Merge {
-        int32_t rank;
-        TokenId merged;
+        int32_t rank = 0;
+        TokenId merged = 0;
     };
     static uint64_t pair_key(TokenId a, TokenId b) {
         return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
@@ -62,16 +62,16 @@ private:
     void encode_piece(std::string_view piece, std::vector<TokenId>& ids) const;
     // The cache of one encode() call: a piece seen before -> where its ids already are in the output.
     struct IdSpan {
-        size_t offset, count;
+        size_t offset = 0, count = 0;
     };
-    using PieceCache = std::unordered_map<std::string_view, IdSpan>;
+    using PieceCache = FlatMap<std::string_view, IdSpan, BytesHash>;
     // Appends the ids of text that holds no added token.
     void encode_ordinary(std::string_view text, PieceCache& cache, std::vector<TokenId>& ids) const;
 
     std::vector<std::string> bytes_of_;                // id -> raw bytes
     std::vector<bool> present_;                        // id -> is in the vocabulary
     std::array<TokenId, 256> byte_token_{};            // byte -> id of its one-byte token
-    std::unordered_map<uint64_t, Merge> merges_;       // (left id, right id) -> rank, merged id
+    FlatMap<uint64_t, Merge, IntHash> merges_;         // (left id, right id) -> rank, merged id
     std::vector<AddedToken> added_;                    // matched in the text before BPE
     std::optional<TokenId> eos_id_;
 };
