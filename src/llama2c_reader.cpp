@@ -21,7 +21,8 @@ class TensorCursor {
 public:
     TensorCursor(ModelFile& mf, const MappedFile& file, size_t pos) : mf_(mf), file_(file), pos_(pos) {}
 
-    // A stack of `count` tensors of `shape`, named by name_of(i); returns nothing, records them.
+    // Records `count` consecutive tensors of `shape`, the i-th named name_of(i) (or skipped when
+    // that is empty), checking each against the end of the file.
     template <typename NameOf>
     void take(const char* what, int64_t count, std::vector<int64_t> shape, NameOf name_of) {
         int64_t numel = 1;

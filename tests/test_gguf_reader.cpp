@@ -218,6 +218,28 @@ TEST_CASE("gguf: malformed files are refused with a ModelError naming the file",
     }
 }
 
+TEST_CASE("gguf: any single damaged byte gives a file or a ModelError, never a crash", "[gguf]") {
+    GgufBuilder b = small_valid();
+    b.kv_strs("tokens", {"ab", "c"});
+    const std::string valid = b.build();
+    const auto path = journey::test::temp_dir() / "mutated.gguf";
+    int refused = 0;
+    for (size_t i = 0; i < valid.size(); ++i) {
+        for (unsigned char v : {0x00, 0x07, 0x80, 0xff}) {
+            std::string bytes = valid;
+            bytes[i] = char(v);
+            write_temp("mutated.gguf", bytes);
+            try {
+                read_gguf(path);
+            } catch (const ModelError& e) {
+                ++refused;
+                if (std::string(e.what()).find(path.string()) == std::string::npos) FAIL(e.what());
+            }
+        }
+    }
+    CHECK(refused > 0);
+}
+
 TEST_CASE("gguf: gpt2-tiny.gguf matches its config.json", "[gguf]") {
     const std::string dir = journey::test::shared_dir() + "/reference/";
     const auto mf = read_gguf(dir + "gpt2-tiny.gguf");

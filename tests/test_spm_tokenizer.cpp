@@ -144,3 +144,24 @@ TEST_CASE("spm: a damaged tokenizer.bin is refused naming the file", "[spm]") {
     const auto few = journey::test::write_temp("few.bin", journey::test::Bytes().i32(8).f32(0).i32(1).raw("x", 1).buf);
     CHECK_THROWS_WITH(SpmTokenizer::from_llama2c(few), Catch::Contains("fewer than 259"));
 }
+
+TEST_CASE("gguf tokenizer: gpt2-tiny.gguf carries GPT-2's tokenizer", "[spm][gguf]") {
+    const auto mf = read_gguf(kShared + "/reference/gpt2-tiny.gguf");
+    const auto tok = load_tokenizer_from_gguf(mf);
+    CHECK(tok->kind() == "gpt2-bpe");
+    CHECK(tok->n_vocab() == 50257);
+    std::ifstream in(kShared + "/tokenizer/gpt2_cases.jsonl");
+    REQUIRE(in);
+    std::string line;
+    int cases = 0;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        const auto c = nlohmann::json::parse(line);
+        INFO(c.dump());
+        const auto ids = c["ids"].get<std::vector<TokenId>>();
+        CHECK(tok->encode(c["text"].get<std::string>()) == ids);
+        CHECK(tok->decode(ids) == c["text"].get<std::string>());
+        ++cases;
+    }
+    CHECK(cases > 0);
+}
