@@ -4,6 +4,7 @@
 
 namespace journey::cli {
 
-// void register_xxx(CLI::App& app);
+void register_tokenize(CLI::App& app);    // text -> ids
+void register_detokenize(CLI::App& app);  // ids -> bytes
 
 }  // namespace journey::cli

@@ -22,7 +22,9 @@ std::string read_prompt(const PromptSource& src) {
     if (!src.file.empty()) {
         std::ifstream in(src.file, std::ios::binary);
         if (!in) throw InputError("--file " + src.file + ": cannot read");
-        return std::string(std::istreambuf_iterator<char>(in), {});
+        std::ostringstream ss;
+        ss << in.rdbuf();  // one bulk copy; istreambuf_iterator goes a byte at a time
+        return ss.str();
     }
     if (!src.text.empty()) return src.text;
     if (isatty(STDIN_FILENO)) throw UsageError("no prompt: give -p TEXT, -f FILE, or pipe text on stdin");

@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     app.parse_complete_callback([&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn); });
 
     // Subcommands, in the order of the token's journey.
+    journey::cli::register_tokenize(app);
+    journey::cli::register_detokenize(app);
 
     try {
         app.parse(argc, argv);

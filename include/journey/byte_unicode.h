@@ -1,0 +1,15 @@
+// GPT-2's byte-to-unicode map: each of the 256 byte values as a printable character, so that
+// vocab.json and merges.txt can hold arbitrary bytes as text ("Ġ" is the space byte 0x20).
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace journey {
+
+// Raw bytes -> their byte-to-unicode form (UTF-8).
+std::string bytes_to_unicode(std::string_view bytes);
+// Byte-to-unicode form -> raw bytes. A character outside the map keeps its own UTF-8 bytes,
+// as Hugging Face's ByteLevel decoder does.
+std::string unicode_to_bytes(std::string_view text);
+
+}  // namespace journey

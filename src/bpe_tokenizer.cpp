@@ -1,0 +1,187 @@
+#include "journey/bpe_tokenizer.h"
+
+#include <algorithm>
+#include <queue>
+#include <string_view>
+
+#include "journey/byte_unicode.h"
+#include "journey/errors.h"
+#include "journey/pretokenize.h"
+
+namespace journey {
+
+BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
+                           const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
+                           const BpeSources& sources) {
+    // The vocabulary: id -> raw bytes, and (byte-to-unicode string) -> id for resolving merges.
+    TokenId max_id = -1;
+    for (const auto& [token, id] : vocab) {
+        if (id < 0) throw ModelError(sources.vocab + ": token \"" + token + "\" has negative id " + std::to_string(id));
+        max_id = std::max(max_id, id);
+    }
+    for (const auto& a : added) max_id = std::max(max_id, a.id);
+    bytes_of_.resize(static_cast<size_t>(max_id + 1));
+    present_.assign(bytes_of_.size(), false);
+    std::vector<const std::string*> name_of(bytes_of_.size(), nullptr);
+    FlatMap<std::string_view, TokenId, BytesHash> id_of(vocab.size());
+    for (const auto& [token, id] : vocab) {
+        if (present_[id])
+            throw ModelError(sources.vocab + ": id " + std::to_string(id) + " is used by both \"" +
+                             *name_of[id] + "\" and \"" + token + "\"");
+        present_[id] = true;
+        name_of[id] = &token;
+        bytes_of_[id] = unicode_to_bytes(token);
+        id_of.insert_or_assign(token, id);
+    }
+
+    // Every byte must have its own token, or some text could not be encoded at all.
+    for (int b = 0; b < 256; ++b) {
+        std::string name = bytes_to_unicode(std::string(1, static_cast<char>(b)));
+        const TokenId* id = id_of.find(name);
+        if (!id)
+            throw ModelError(sources.vocab + ": no token for the byte " + std::to_string(b) + " (\"" + name +
+                             "\"); a byte-level BPE vocabulary needs all 256");
+        byte_token_[b] = *id;
+    }
+
+    // Merges in rank order. As in Hugging Face, a repeated merge takes the later rank.
+    merges_ = decltype(merges_)(merges.size());
+    for (size_t rank = 0; rank < merges.size(); ++rank) {
+        const BpeMerge& m = merges[rank];
+        auto lookup = [&](const std::string& token) {
+            const TokenId* id = id_of.find(token);
+            if (!id) {
+                std::string where = m.line > 0 ? sources.merges + ":" + std::to_string(m.line)
+                                               : sources.merges + ": merge " + std::to_string(rank);
+                throw ModelError(where + ": merge \"" + m.left + " " + m.right + "\" names \"" + token +
+                                 "\", which is not in the vocabulary");
+            }
+            return *id;
+        };
+        TokenId left = lookup(m.left), right = lookup(m.right), merged = lookup(m.left + m.right);
+        merges_.insert_or_assign(pair_key(left, right), Merge{static_cast<int32_t>(rank), merged});
+    }
+
+    // Added tokens stand for their content as written, and are matched before BPE.
+    for (const AddedToken& a : added) {
+        if (a.id < 0) throw ModelError(sources.vocab + ": added token \"" + a.content + "\" has a negative id");
+        bytes_of_[a.id] = a.content;
+        present_[a.id] = true;
+        if (!a.content.empty()) added_.push_back(a);
+        if (a.content == "<|endoftext|>") eos_id_ = a.id;
+    }
+    if (!eos_id_) {
+        if (const TokenId* id = id_of.find("<|endoftext|>")) eos_id_ = *id;
+    }
+}
+
+std::string BpeTokenizer::token_bytes(TokenId id) const {
+    if (id < 0 || id >= n_vocab() || !present_[id])
+        throw InputError("token id " + std::to_string(id) + " is not in the vocabulary (" +
+                         std::to_string(n_vocab()) + " ids)");
+    return bytes_of_[id];
+}
+
+// Byte-level BPE on one piece, as Hugging Face's Word::merge_all: start from one symbol per byte,
+// then repeatedly apply the applicable merge of lowest rank (leftmost first among equal ranks).
+void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ids) const {
+    struct Symbol {
+        TokenId id;
+        int prev, next;  // neighbours in the list of live symbols; -1 at the ends
+        bool alive;
+    };
+    struct Candidate {
+        int32_t rank;
+        int pos;  // index of the left symbol
+        TokenId merged;
+        bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    const int n = static_cast<int>(piece.size());
+    std::vector<Symbol> sym(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+        sym[i] = {byte_token_[static_cast<unsigned char>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1, true};
+
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+    auto consider = [&](int left) {
+        int right = sym[left].next;
+        if (right < 0) return;
+        if (const Merge* m = merges_.find(pair_key(sym[left].id, sym[right].id)))
+            queue.push({m->rank, left, m->merged});
+    };
+    for (int i = 0; i + 1 < n; ++i) consider(i);
+
+    while (!queue.empty()) {
+        Candidate c = queue.top();
+        queue.pop();
+        Symbol& left = sym[c.pos];
+        if (!left.alive || left.next < 0) continue;
+        // Skip a stale candidate: its pair has changed since it was queued.
+        const Merge* m = merges_.find(pair_key(left.id, sym[left.next].id));
+        if (!m || m->merged != c.merged) continue;
+        Symbol& right = sym[left.next];
+        left.id = c.merged;
+        right.alive = false;
+        left.next = right.next;
+        if (right.next >= 0) sym[right.next].prev = c.pos;
+        if (left.prev >= 0) consider(left.prev);
+        consider(c.pos);
+    }
+    for (int i = 0; i >= 0 && i < n; i = sym[i].next) ids.push_back(sym[i].id);
+}
+
+void BpeTokenizer::encode_ordinary(std::string_view text, PieceCache& seen, std::vector<TokenId>& ids) const {
+    for (size_t pos = 0; pos < text.size();) {
+        size_t end = gpt2_piece_end(text, pos);
+        std::string_view piece = text.substr(pos, end - pos);
+        pos = end;
+        if (piece.size() == 1) {
+            ids.push_back(byte_token_[static_cast<unsigned char>(piece[0])]);
+            continue;
+        }
+        if (const IdSpan* known = seen.find(piece)) {
+            size_t at = ids.size();
+            ids.resize(at + known->count);
+            std::copy_n(ids.begin() + static_cast<ptrdiff_t>(known->offset), known->count,
+                        ids.begin() + static_cast<ptrdiff_t>(at));
+            continue;
+        }
+        size_t at = ids.size();
+        encode_piece(piece, ids);
+        seen.insert_or_assign(piece, IdSpan{at, ids.size() - at});
+    }
+}
+
+std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool parse_special) const {
+    std::vector<TokenId> ids;
+    ids.reserve(text.size() / 3 + 1);
+    // Where each added token next occurs at or after `pos` (npos: nowhere).
+    std::vector<size_t> next(added_.size());
+    for (size_t k = 0; k < added_.size(); ++k) next[k] = text.find(added_[k].content);
+    PieceCache cache;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        // The leftmost added token from pos; the longest one among those starting there.
+        size_t best = std::string_view::npos, best_len = 0;
+        TokenId best_id = -1;
+        for (size_t k = 0; k < added_.size(); ++k) {
+            const AddedToken& a = added_[k];
+            if (a.special && !parse_special) continue;
+            if (next[k] != std::string_view::npos && next[k] < pos) next[k] = text.find(a.content, pos);
+            size_t at = next[k];
+            if (at == std::string_view::npos) continue;
+            if (at < best || (at == best && a.content.size() > best_len)) {
+                best = at;
+                best_len = a.content.size();
+                best_id = a.id;
+            }
+        }
+        if (best == std::string_view::npos) break;
+        encode_ordinary(text.substr(pos, best - pos), cache, ids);
+        ids.push_back(best_id);
+        pos = best + best_len;
+    }
+    if (pos < text.size()) encode_ordinary(text.substr(pos), cache, ids);
+    return ids;
+}
+
+}  // namespace journey

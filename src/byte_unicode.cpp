@@ -1,0 +1,68 @@
+#include "journey/byte_unicode.h"
+
+#include <array>
+#include <cstdint>
+
+#include <utf8proc.h>
+
+namespace journey {
+namespace {
+
+// bytes_to_unicode() of OpenAI's encoder.py: printable Latin-1 bytes stand for themselves,
+// the other 68 bytes take the code points 256, 257, ... in byte order.
+const std::array<uint32_t, 256>& byte_code_points() {
+    static const std::array<uint32_t, 256> table = [] {
+        std::array<uint32_t, 256> t{};
+        uint32_t next = 256;
+        for (uint32_t b = 0; b < 256; ++b) {
+            bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+            t[b] = printable ? b : next++;
+        }
+        return t;
+    }();
+    return table;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+    utf8proc_uint8_t buf[4];
+    auto n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(cp), buf);
+    out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(n));
+}
+
+}  // namespace
+
+std::string bytes_to_unicode(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char b : bytes) append_utf8(out, byte_code_points()[b]);
+    return out;
+}
+
+std::string unicode_to_bytes(std::string_view text) {
+    // Inverse map over the code points 0..323 that the table uses.
+    static const std::array<int16_t, 324> byte_of = [] {
+        std::array<int16_t, 324> inv;
+        inv.fill(-1);
+        for (int b = 0; b < 256; ++b) inv[byte_code_points()[b]] = static_cast<int16_t>(b);
+        return inv;
+    }();
+    std::string out;
+    out.reserve(text.size());
+    for (size_t pos = 0; pos < text.size();) {
+        utf8proc_int32_t cp = -1;
+        auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + pos),
+                                  static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
+        if (n <= 0) {  // not valid UTF-8: keep the byte
+            out += text[pos++];
+            continue;
+        }
+        if (cp >= 0 && cp < static_cast<utf8proc_int32_t>(byte_of.size()) && byte_of[cp] >= 0)
+            out += static_cast<char>(byte_of[cp]);
+        else
+            out.append(text.substr(pos, static_cast<size_t>(n)));
+        pos += static_cast<size_t>(n);
+    }
+    return out;
+}
+
+}  // namespace journey

@@ -1,0 +1,204 @@
+#include "journey/tokenizer_loader.h"
+
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "journey/errors.h"
+
+namespace journey {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) throw ModelError(path + ": cannot open");
+    std::string data(static_cast<size_t>(in.tellg()), '\0');
+    in.seekg(0);
+    if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) throw ModelError(path + ": cannot read");
+    return data;
+}
+
+json parse_json_file(const std::string& path) {
+    try {
+        return json::parse(read_file(path));
+    } catch (const json::exception& e) {
+        throw ModelError(path + ": invalid JSON: " + e.what());
+    }
+}
+
+// {"token": id, ...} -> (token, id) pairs.
+std::vector<std::pair<std::string, TokenId>> vocab_from_json(const json& j, const std::string& file) {
+    if (!j.is_object()) throw ModelError(file + ": the vocabulary is not a JSON object of token -> id");
+    std::vector<std::pair<std::string, TokenId>> vocab;
+    vocab.reserve(j.size());
+    for (const auto& [token, id] : j.items()) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+            throw ModelError(file + ": token \"" + token + "\" has id " + id.dump() + ", not an integer in [0, 2^31)");
+        vocab.emplace_back(token, id.get<TokenId>());
+    }
+    return vocab;
+}
+
+// vocab.json read as a stream of events: 50k tokens without building a JSON tree first.
+class VocabReader : public nlohmann::json_sax<json> {
+public:
+    explicit VocabReader(const std::string& file) : file_(file) {}
+    std::vector<std::pair<std::string, TokenId>> vocab;
+
+    bool start_object(std::size_t) override {
+        if (++depth_ > 1) fail("a token's id is an object");
+        return true;
+    }
+    bool end_object() override { return --depth_, true; }
+    bool key(string_t& k) override { return key_ = std::move(k), true; }
+    bool number_integer(number_integer_t v) override { return id(v); }
+    bool number_unsigned(number_unsigned_t v) override {
+        return id(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<int64_t>(v));
+    }
+    bool number_float(number_float_t, const string_t& s) override { return value_error(s); }
+    bool null() override { return value_error("null"); }
+    bool boolean(bool) override { return value_error("a boolean"); }
+    bool string(string_t& s) override { return value_error("\"" + s + "\""); }
+    bool binary(binary_t&) override { return value_error("binary"); }
+    bool start_array(std::size_t) override { return value_error("an array"); }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+        throw ModelError(file_ + ": invalid JSON: " + e.what());
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const { throw ModelError(file_ + ": " + what); }
+    bool value_error(const std::string& v) {
+        if (depth_ == 0) fail("the vocabulary is not a JSON object of token -> id");
+        fail("token \"" + key_ + "\" has id " + v + ", not an integer in [0, 2^31)");
+    }
+    bool id(int64_t v) {
+        if (depth_ == 0) fail("the vocabulary is not a JSON object of token -> id");
+        if (v < 0 || v > INT32_MAX) fail("token \"" + key_ + "\" has id " + std::to_string(v) + ", not an integer in [0, 2^31)");
+        vocab.emplace_back(std::move(key_), static_cast<TokenId>(v));
+        return true;
+    }
+    const std::string& file_;
+    std::string key_;
+    int depth_ = 0;
+};
+
+std::vector<std::pair<std::string, TokenId>> read_vocab_json(const std::string& file) {
+    std::string text = read_file(file);
+    VocabReader reader(file);
+    json::sax_parse(text, &reader);
+    return std::move(reader.vocab);
+}
+
+// tokenizer.json's "merges": "a b" strings (older files) or ["a", "b"] pairs (newer files).
+std::vector<BpeMerge> merges_from_json(const json& j, const std::string& file) {
+    if (!j.is_array()) throw ModelError(file + ": model.merges is not an array");
+    std::vector<BpeMerge> merges;
+    merges.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+        const json& m = j[i];
+        if (m.is_string()) {
+            const std::string& s = m.get_ref<const std::string&>();
+            size_t space = s.find(' ');
+            if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
+                throw ModelError(file + ": merge " + std::to_string(i) + " \"" + s + "\" is not two tokens separated by one space");
+            merges.push_back({s.substr(0, space), s.substr(space + 1)});
+        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+            merges.push_back({m[0].get<std::string>(), m[1].get<std::string>()});
+        } else {
+            throw ModelError(file + ": merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]: " + m.dump());
+        }
+    }
+    return merges;
+}
+
+// We implement GPT-2's pre-tokenizer only; refuse files that ask for another, rather than
+// silently giving other ids.
+void check_pre_tokenizer(const json& root, const std::string& file) {
+    auto it = root.find("pre_tokenizer");
+    if (it == root.end() || it->is_null()) return;
+    const json& p = *it;
+    std::string type = p.value("type", "");
+    if (type != "ByteLevel")
+        throw ModelError(file + ": pre_tokenizer \"" + type + "\" is not supported (only GPT-2's ByteLevel)");
+    if (p.value("add_prefix_space", false))
+        throw ModelError(file + ": ByteLevel add_prefix_space=true is not supported");
+    if (!p.value("use_regex", true))
+        throw ModelError(file + ": ByteLevel use_regex=false is not supported");
+}
+
+}  // namespace
+
+std::vector<BpeMerge> parse_merges_txt(const std::string& text, const std::string& file) {
+    std::vector<BpeMerge> merges;
+    int line_no = 0;
+    for (size_t pos = 0; pos < text.size();) {
+        size_t nl = text.find('\n', pos);
+        size_t end = nl == std::string::npos ? text.size() : nl;
+        std::string_view line(text.data() + pos, end - pos);
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.starts_with("#version")) continue;
+        size_t space = line.find(' ');
+        if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos)
+            throw ModelError(file + ":" + std::to_string(line_no) + ": expected two tokens separated by one space, got \"" +
+                             std::string(line) + "\"");
+        merges.push_back({std::string(line.substr(0, space)), std::string(line.substr(space + 1)), line_no});
+    }
+    return merges;
+}
+
+std::unique_ptr<BpeTokenizer> load_bpe_from_files(const std::string& vocab_json, const std::string& merges_txt) {
+    auto vocab = read_vocab_json(vocab_json);
+    auto merges = parse_merges_txt(read_file(merges_txt), merges_txt);
+    // GPT-2's one special token, as Hugging Face's GPT2Tokenizer registers it.
+    std::vector<AddedToken> added;
+    for (const auto& [token, id] : vocab)
+        if (token == "<|endoftext|>") added.push_back({id, token, true});
+    return std::make_unique<BpeTokenizer>(vocab, merges, added, BpeSources{vocab_json, merges_txt});
+}
+
+std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& tokenizer_json) {
+    const std::string& file = tokenizer_json;
+    json root = parse_json_file(file);
+    if (!root.is_object() || !root.contains("model") || !root["model"].is_object())
+        throw ModelError(file + ": no \"model\" object");
+    const json& model = root["model"];
+    std::string type = model.value("type", "BPE");
+    if (type != "BPE") throw ModelError(file + ": model type \"" + type + "\" is not supported (only BPE)");
+    if (!model.contains("vocab")) throw ModelError(file + ": model.vocab is missing");
+    if (!model.contains("merges")) throw ModelError(file + ": model.merges is missing");
+    check_pre_tokenizer(root, file);
+
+    auto vocab = vocab_from_json(model["vocab"], file);
+    auto merges = merges_from_json(model["merges"], file);
+    std::vector<AddedToken> added;
+    if (root.contains("added_tokens") && root["added_tokens"].is_array()) {
+        for (const json& a : root["added_tokens"]) {
+            if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
+                !a["content"].is_string())
+                throw ModelError(file + ": an added token lacks an integer \"id\" or a string \"content\": " + a.dump());
+            added.push_back({a["id"].get<TokenId>(), a["content"].get<std::string>(), a.value("special", false)});
+        }
+    }
+    return std::make_unique<BpeTokenizer>(vocab, merges, added, BpeSources{file, file});
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {
+    fs::path d(dir);
+    if (!fs::is_directory(d)) throw ModelError(dir + ": not a directory");
+    if (fs::exists(d / "tokenizer.json")) return load_bpe_from_tokenizer_json((d / "tokenizer.json").string());
+    if (fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt"))
+        return load_bpe_from_files((d / "vocab.json").string(), (d / "merges.txt").string());
+    throw ModelError(dir + ": no tokenizer.json, nor vocab.json with merges.txt");
+}
+
+}  // namespace journey
