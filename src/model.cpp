@@ -4,6 +4,7 @@
 
 #include "journey/errors.h"
 #include "journey/safetensors_reader.h"
+#include "journey/tokenizer_loader.h"
 
 namespace journey {
 namespace fs = std::filesystem;
@@ -25,12 +26,11 @@ fs::path find_weights(const fs::path& dir) {
     throw ModelError(dir.string() + ": no weights (expected model.safetensors or model.safetensors.index.json)");
 }
 
-// The tokenizer stored beside the weights. The GPT-2 BPE tokenizer (vocab.json + merges.txt)
-// plugs in here.
+// The tokenizer stored beside the weights: tokenizer.json, or GPT-2's vocab.json + merges.txt.
 std::unique_ptr<Tokenizer> load_dir_tokenizer(const fs::path& dir) {
-    if (!fs::exists(dir / "vocab.json") || !fs::exists(dir / "merges.txt"))
-        throw ModelError(dir.string() + ": no tokenizer (expected vocab.json and merges.txt)");
-    throw ModelError(dir.string() + ": the GPT-2 tokenizer is not built into this journey yet");
+    if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
+        throw ModelError(dir.string() + ": no tokenizer (expected tokenizer.json, or vocab.json and merges.txt)");
+    return load_tokenizer_dir(dir.string());
 }
 
 }  // namespace
@@ -52,11 +52,13 @@ std::unique_ptr<Model> Model::load(const fs::path& path, const LoadOptions& opts
     std::unique_ptr<Tokenizer> tok;
     if (opts.tokenizer) tok = load_dir_tokenizer(dir);
     spdlog::debug("loaded {}: {} layers, {} heads, n_embd {}", weights.string(), config.n_layer, config.n_head, config.n_embd);
-    return std::make_unique<Model>(std::move(file), config, std::move(tok));
+    auto model = std::make_unique<Model>(std::move(file), config, std::move(tok));
+    model->source_ = path;
+    return model;
 }
 
 Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer)
-    : file_(std::move(file)), config_(config), weights_(Weights::bind(file_, config_)), tokenizer_(std::move(tokenizer)) {
+    : source_(file.path), file_(std::move(file)), config_(config), weights_(Weights::bind(file_, config_)), tokenizer_(std::move(tokenizer)) {
     if (tokenizer_ && tokenizer_->n_vocab() > config_.n_vocab)
         throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
                          " tokens but the weights only have " + std::to_string(config_.n_vocab) +

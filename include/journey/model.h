@@ -30,12 +30,14 @@ public:
     const ModelConfig& config() const { return config_; }
     const Weights& weights() const { return weights_; }
     const ModelFile& file() const { return file_; }
+    const std::filesystem::path& source() const { return source_; }  // what the user named
     bool has_tokenizer() const { return tokenizer_ != nullptr; }
     const Tokenizer& tokenizer() const;  // throws ModelError when loaded without one
     int64_t n_params() const { return weights_.n_params(); }
     DType weight_dtype() const { return weights_.tok_embd.dtype; }
 
 private:
+    std::filesystem::path source_;
     ModelFile file_;
     ModelConfig config_;
     Weights weights_;
