@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     // Subcommands, in the order of the token's journey.
     journey::cli::register_tokenize(app);
     journey::cli::register_detokenize(app);
+    journey::cli::register_next(app);
+    journey::cli::register_info(app);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,45 @@
+// The shape and the architecture facts of a model, independent of the file it came from.
+// GPT-2 and Llama are two rows of the same description: the forward pass reads the kinds
+// (norm, activation, position) instead of asking "is this GPT-2?".
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace journey {
+
+enum class Arch { gpt2, llama };
+enum class NormKind { layernorm, rmsnorm };       // LayerNorm (weight + bias) or RMSNorm (weight)
+enum class ActivationKind { gelu_new, swiglu };    // MLP: c_fc -> gelu_new -> c_proj, or SiLU(gate)*up
+enum class PositionKind { learned, rope };         // added position embedding, or rotary
+enum class RopePairing { none, interleaved, half };// rotate (2i, 2i+1) pairs, or (i, i + head_dim/2)
+
+std::string_view arch_name(Arch a);
+
+struct ModelConfig {
+    Arch arch = Arch::gpt2;
+    int n_vocab = 0;     // rows of the token embedding / unembedding
+    int n_ctx = 0;       // longest sequence (positions)
+    int n_embd = 0;      // residual stream width C
+    int n_layer = 0;
+    int n_head = 0;      // query heads
+    int n_kv_head = 0;   // key/value heads (== n_head without grouped-query attention)
+    int head_dim = 0;    // n_embd / n_head
+    int n_ff = 0;        // MLP hidden width
+    float norm_eps = 1e-5f;
+    float rope_theta = 10000.0f;
+    RopePairing rope_pairing = RopePairing::none;
+    bool tied_output = true;  // logits use the token embedding when there is no separate lm_head
+    ActivationKind activation = ActivationKind::gelu_new;
+    NormKind norm = NormKind::layernorm;
+    PositionKind position = PositionKind::learned;
+
+    // Throws ModelError naming `source` when the numbers cannot describe a working model.
+    void validate(const std::string& source) const;
+};
+
+// From a Hugging Face config.json (model_type "gpt2"). `source` names the file in errors.
+ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source);
+
+}  // namespace journey

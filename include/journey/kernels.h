@@ -1,0 +1,45 @@
+// The dynamics of the transformer: pure functions with explicit dimensions.
+// Convention: T = tokens in this call, C = channels (n_embd), activations are row-major
+// [T, C] float arrays. Only matmul() talks to BLAS, so it alone owns layouts and threads.
+#pragma once
+#include <cstdint>
+
+#include "journey/weights.h"
+
+namespace journey {
+
+// Threads used by matmul (OpenBLAS). n <= 0 means one per hardware core.
+void set_num_threads(int n);
+int num_threads();
+
+// out[T, n_out] = x[T, n_in] · W (Conv1D) or x · Wᵀ (Linear); dispatches on W.dtype.
+void matmul(float* out, const float* x, const Matrix& W, int T);
+
+// out[C] = row `row` of E, converted to float (embedding lookup).
+void embedding_row(float* out, const Matrix& E, int64_t row);
+
+// out[T, C] = (x - mean) / sqrt(var + eps) * w + b, per row (biased variance, like PyTorch).
+void layernorm(float* out, const float* x, const float* w, const float* b, int T, int C, float eps);
+
+// x[T, N] += b[N] for every row.
+void add_bias(float* x, const float* b, int T, int N);
+
+// out[n] += a[n].
+void add(float* out, const float* a, int64_t n);
+
+// In place: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), in float (HF gelu_new).
+void gelu_new(float* x, int64_t n);
+
+// In place over x[n]: exp(x - max) / sum.
+void softmax(float* x, int64_t n);
+
+// Causal multi-head attention for T new queries at positions n_past .. n_past+T-1.
+//   q       [T, H*D]       queries of the new tokens
+//   k, v    [n_past+T, Hkv*D] the cache, every position so far including the new ones
+//   z       [T, H*D]       out: per-head weighted sums of values (before the output projection)
+//   pattern [H, T, n_past+T] out: attention probabilities, 0 where masked (future keys)
+// Query head h reads key/value head h / (H / Hkv). Scores are scaled by 1/sqrt(D).
+void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
+               int T, int n_past, int H, int Hkv, int D);
+
+}  // namespace journey

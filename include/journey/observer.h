@@ -1,0 +1,32 @@
+// One hook through which every named intermediate of the forward pass passes.
+// Session calls it only when set, so an unused observer costs one branch per intermediate.
+//
+// Names, in order, with dims (T = tokens in this eval, P = n_past before it, C, H, D, V):
+//   tok_embed [T,C], pos_embed [T,C], embed [T,C]                        layer = -1
+//   per layer: resid_pre [T,C], attn_pattern [H,T,P+T], attn_z [T,H,D],
+//              attn_out [T,C], resid_mid [T,C], mlp_out [T,C], resid_post [T,C]
+//   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
+// (pos_embed only for learned positions.) Data is valid only during the call.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+namespace journey {
+
+struct Intermediate {
+    std::string_view name;
+    int layer;                     // block index, or -1 outside the blocks
+    int n_past;                    // position of the first token of this eval
+    const float* data;             // row-major
+    std::span<const int64_t> dims; // outermost first
+};
+
+class Observer {
+public:
+    virtual ~Observer() = default;
+    virtual void observe(const Intermediate& t) = 0;
+};
+
+}  // namespace journey

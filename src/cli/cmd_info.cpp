@@ -1,0 +1,73 @@
+// journey info: what a model is: architecture, shape, dtype, size, file format, tokenizer.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "common.h"
+#include "model_options.h"
+
+namespace journey::cli {
+namespace {
+
+struct InfoOptions {
+    ModelOptions model;
+    bool json = false;
+};
+
+std::string human_count(int64_t n) {
+    char buf[32];
+    if (n >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.2fB", double(n) / 1e9);
+    else if (n >= 1'000'000) std::snprintf(buf, sizeof buf, "%.2fM", double(n) / 1e6);
+    else if (n >= 1'000) std::snprintf(buf, sizeof buf, "%.2fK", double(n) / 1e3);
+    else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+    return buf;
+}
+
+void run_info(const InfoOptions& o) {
+    auto m = load_model(o.model);
+    const ModelConfig& c = m->config();
+    nlohmann::json j = {
+        {"model", m->source().string()},
+        {"format", m->file().format},
+        {"arch", std::string(arch_name(c.arch))},
+        {"n_layer", c.n_layer},
+        {"n_head", c.n_head},
+        {"n_kv_head", c.n_kv_head},
+        {"head_dim", c.head_dim},
+        {"n_embd", c.n_embd},
+        {"n_ff", c.n_ff},
+        {"n_ctx", c.n_ctx},
+        {"n_vocab", c.n_vocab},
+        {"dtype", std::string(dtype_name(m->weight_dtype()))},
+        {"n_params", m->n_params()},
+        {"tied_output", m->weights().output.data == m->weights().tok_embd.data},
+        {"tokenizer", m->tokenizer().kind()},
+        {"tokenizer_n_vocab", m->tokenizer().n_vocab()},
+    };
+    if (o.json) return out_line(j.dump());
+    auto row = [](const char* k, const std::string& v) { out_line(std::string(k) + std::string(12 - std::string(k).size(), ' ') + v); };
+    row("model", j["model"]);
+    row("format", j["format"]);
+    row("arch", j["arch"]);
+    row("layers", std::to_string(c.n_layer));
+    row("heads", std::to_string(c.n_head) + " (kv " + std::to_string(c.n_kv_head) + ", head_dim " + std::to_string(c.head_dim) + ")");
+    row("width", std::to_string(c.n_embd) + " (mlp " + std::to_string(c.n_ff) + ")");
+    row("context", std::to_string(c.n_ctx));
+    row("vocab", std::to_string(c.n_vocab));
+    row("dtype", j["dtype"]);
+    row("parameters", human_count(m->n_params()) + " (" + std::to_string(m->n_params()) + ")");
+    row("tokenizer", m->tokenizer().kind() + " (" + std::to_string(m->tokenizer().n_vocab()) + " tokens)");
+}
+
+}  // namespace
+
+void register_info(CLI::App& app) {
+    auto opts = std::make_shared<InfoOptions>();
+    CLI::App* cmd = app.add_subcommand("info", "Describe a model: architecture, shape, dtype, size, tokenizer");
+    add_model_options(cmd, opts->model);
+    cmd->add_flag("--json", opts->json, "Print one JSON object");
+    cmd->callback([opts] { run_info(*opts); });
+}
+
+}  // namespace journey::cli

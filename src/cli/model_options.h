@@ -1,0 +1,22 @@
+// Options every model-running subcommand shares: which model (-m) and how many threads (-t).
+#pragma once
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "journey/model.h"
+
+namespace journey::cli {
+
+struct ModelOptions {
+    std::string path;  // -m: HF directory or weights file; empty: default_model_path()
+    int threads = 0;   // -t: 0 = one per hardware core
+};
+void add_model_options(CLI::App* cmd, ModelOptions& opts);
+
+// Sets the thread count, resolves the default model, loads it (with its tokenizer).
+// Throws UsageError when no -m is given and there is no default model.
+std::unique_ptr<Model> load_model(const ModelOptions& opts);
+
+}  // namespace journey::cli
