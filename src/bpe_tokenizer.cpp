@@ -19,7 +19,15 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
         if (id < 0) throw ModelError(sources.vocab + ": token \"" + token + "\" has negative id " + std::to_string(id));
         max_id = std::max(max_id, id);
     }
-    for (const auto& a : added) max_id = std::max(max_id, a.id);
+    for (const auto& a : added) {
+        if (a.id < 0) throw ModelError(sources.vocab + ": added token \"" + a.content + "\" has a negative id");
+        max_id = std::max(max_id, a.id);
+    }
+    // Ids may leave gaps, but not so large that the id -> bytes table would not fit in memory.
+    const size_t entries = vocab.size() + added.size();
+    if (static_cast<size_t>(max_id) > 2 * entries + 1024)
+        throw ModelError(sources.vocab + ": id " + std::to_string(max_id) + " is far beyond the " +
+                         std::to_string(entries) + " tokens");
     bytes_of_.resize(static_cast<size_t>(max_id + 1));
     present_.assign(bytes_of_.size(), false);
     std::vector<const std::string*> name_of(bytes_of_.size(), nullptr);
@@ -45,7 +53,7 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
     }
 
     // Merges in rank order. As in Hugging Face, a repeated merge takes the later rank.
-    merges_ = decltype(merges_)(merges.size());
+    merges_ = decltype(merges_)(merges.size());  // sized once for all merges
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const BpeMerge& m = merges[rank];
         auto lookup = [&](const std::string& token) {
@@ -64,7 +72,6 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
 
     // Added tokens stand for their content as written, and are matched before BPE.
     for (const AddedToken& a : added) {
-        if (a.id < 0) throw ModelError(sources.vocab + ": added token \"" + a.content + "\" has a negative id");
         bytes_of_[a.id] = a.content;
         present_[a.id] = true;
         if (!a.content.empty()) added_.push_back(a);

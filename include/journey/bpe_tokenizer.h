@@ -46,6 +46,7 @@ public:
     std::vector<TokenId> encode(std::string_view text, bool parse_special = true) const override;
     std::string token_bytes(TokenId id) const override;  // InputError if id is not in the vocabulary
     int32_t n_vocab() const override { return static_cast<int32_t>(bytes_of_.size()); }
+    // GPT-2 has one special token, <|endoftext|>, both begins and ends a text.
     std::optional<TokenId> bos_id() const override { return eos_id_; }
     std::optional<TokenId> eos_id() const override { return eos_id_; }
     std::string kind() const override { return "gpt2-bpe"; }
