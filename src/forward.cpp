@@ -11,6 +11,7 @@
 
 #include "journey/kernels.h"
 #include "journey/session.h"
+#include "journey/unembed.h"
 
 namespace journey {
 namespace {
@@ -140,11 +141,12 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     }
 
     // Final norm, then unembedding (tied to wte for GPT-2): logits = ln_f(x) · Wᵀ.
-    s.norm(b.xn, b.x, w.final_norm_w, w.final_norm_b);
+    // The same two functions serve the logit lens (unembed.h).
+    final_norm(model_, b.x, T, b.xn);
     s.notify("final_norm", -1, b.xn, {T, C});
     const int rows = which == LogitsFor::all ? T : 1;
     logits_.resize(static_cast<size_t>(rows) * static_cast<size_t>(V));
-    matmul(logits_.data(), b.xn + int64_t{T - rows} * C, w.output, rows);
+    project_to_vocab(model_, b.xn + int64_t{T - rows} * C, rows, logits_.data());
     s.notify("logits", -1, logits_.data(), {rows, V});
 }
 

@@ -1,16 +1,13 @@
 // journey next: the model's distribution over the token that comes after the prompt.
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "common.h"
-#include "journey/errors.h"
+#include "distribution_table.h"
+#include "journey/distribution.h"
 #include "journey/session.h"
 #include "model_options.h"
+#include "prompt_ids.h"
 #include "token_display.h"
 
 namespace journey::cli {
@@ -23,66 +20,6 @@ struct NextOptions {
     bool json = false;     // one JSON object instead of a table
     bool truncate = false; // keep the last n_ctx tokens of a longer prompt instead of failing
 };
-
-// log(0) would be -inf, which JSON cannot carry.
-constexpr double kLogprobFloor = -9999.0;
-
-struct Ranked {
-    TokenId id;
-    float logit;
-    double prob, logprob;
-};
-
-// The distribution at temperature 1: log-sum-exp in double, the k best (ties: lower id), entropy.
-struct Distribution {
-    std::vector<Ranked> top;
-    double entropy = 0;  // nats
-};
-
-Distribution distribution(std::span<const float> logits, int k) {
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (float x : logits) sum += std::exp(double(x) - mx);
-    const double log_z = mx + std::log(sum);
-    Distribution d;
-    for (float x : logits) {
-        const double p = std::exp(double(x) - log_z);
-        if (p > 0) d.entropy -= p * (double(x) - log_z);
-    }
-    std::vector<TokenId> ids(logits.size());
-    std::iota(ids.begin(), ids.end(), 0);
-    const size_t n = std::min(ids.size(), static_cast<size_t>(k));
-    std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), [&](TokenId a, TokenId b) {
-        const float la = logits[size_t(a)], lb = logits[size_t(b)];
-        return la != lb ? la > lb : a < b;
-    });
-    for (size_t i = 0; i < n; ++i) {
-        const float l = logits[size_t(ids[i])];
-        const double lp = std::max(kLogprobFloor, double(l) - log_z);
-        d.top.push_back({ids[i], l, std::exp(double(l) - log_z), lp});
-    }
-    return d;
-}
-
-// The ids the model sees: the prompt's, <|endoftext|> for an empty prompt, the last n_ctx
-// with --truncate.
-std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate) {
-    const Tokenizer& tok = m.tokenizer();
-    std::vector<TokenId> ids = tok.encode(text);
-    if (ids.empty()) {
-        auto start = tok.bos_id() ? tok.bos_id() : tok.eos_id();
-        if (!start) throw InputError("empty prompt, and the tokenizer has no start/end-of-text token to condition on");
-        ids.push_back(*start);
-    }
-    const size_t n_ctx = static_cast<size_t>(m.config().n_ctx);
-    if (ids.size() > n_ctx) {
-        if (!truncate)
-            throw InputError("prompt is " + std::to_string(ids.size()) + " tokens, longer than the model's context of " +
-                             std::to_string(n_ctx) + " (use --truncate to keep the last " + std::to_string(n_ctx) + ")");
-        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(n_ctx));
-    }
-    return ids;
-}
 
 void print_json(const Model& m, const std::vector<TokenId>& ids, const Distribution& d) {
     const Tokenizer& tok = m.tokenizer();
@@ -106,17 +43,7 @@ void print_json(const Model& m, const std::vector<TokenId>& ids, const Distribut
 }
 
 void print_table(const Model& m, const Distribution& d) {
-    const Tokenizer& tok = m.tokenizer();
-    out_line(" rank      prob    logprob     id  token");
-    for (size_t i = 0; i < d.top.size(); ++i) {
-        const Ranked& r = d.top[i];
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "%5zu  %8.6f  %9.4f  %5d  ", i + 1, r.prob, r.logprob, r.id);
-        out_line(buf + visible_token(tok.token_bytes(r.id)));
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "entropy %.4f nats", d.entropy);
-    out_line(buf);
+    for (const std::string& line : distribution_table(m.tokenizer(), d)) out_line(line);
 }
 
 void run_next(const NextOptions& o) {

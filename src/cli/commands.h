@@ -7,6 +7,7 @@ namespace journey::cli {
 void register_tokenize(CLI::App& app);    // text -> ids
 void register_detokenize(CLI::App& app);  // ids -> bytes
 void register_next(CLI::App& app);        // prompt -> distribution of the next token
+void register_trace(CLI::App& app);       // one token's journey through the layers
 void register_info(CLI::App& app);        // what a model is
 
 }  // namespace journey::cli

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     journey::cli::register_tokenize(app);
     journey::cli::register_detokenize(app);
     journey::cli::register_next(app);
+    journey::cli::register_trace(app);
     journey::cli::register_info(app);
 
     try {

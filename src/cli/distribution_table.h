@@ -1,0 +1,14 @@
+// The next-token table `journey next` prints, shared with `journey trace`.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "journey/distribution.h"
+#include "journey/tokenizer.h"
+
+namespace journey::cli {
+
+// " rank      prob    logprob     id  token" rows, then "entropy X nats".
+std::vector<std::string> distribution_table(const Tokenizer& tok, const Distribution& d);
+
+}  // namespace journey::cli

@@ -1,0 +1,14 @@
+// The ids a model-running command feeds the model for a prompt.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "journey/model.h"
+
+namespace journey::cli {
+
+// The prompt's ids; <|endoftext|> (or BOS) for an empty prompt; the last n_ctx ids with
+// `truncate`. Throws InputError when the prompt is too long and truncate is off.
+std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate);
+
+}  // namespace journey::cli

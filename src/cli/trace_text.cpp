@@ -1,0 +1,118 @@
+#include "trace_text.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "distribution_table.h"
+#include "token_display.h"
+
+namespace journey::cli {
+namespace {
+
+constexpr size_t kWidth = 100;
+
+// Columns a UTF-8 string takes (one per code point: the tokens are shown through
+// visible_token, so there are no control characters).
+size_t columns(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+// At most `max` columns, cut on a code point boundary with "…".
+std::string fit(const std::string& s, size_t max) {
+    if (columns(s) <= max) return s;
+    std::string out;
+    size_t n = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if ((c & 0xC0) != 0x80 && ++n > max - 1) break;
+        out += s[i];
+    }
+    return out + "\xE2\x80\xA6";
+}
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+    char buf[256];
+    va_list ap;
+    va_start(ap, f);
+    std::vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+
+std::string tok_text(const Tokenizer& tok, TokenId id, size_t max = 14) {
+    return fit(visible_token(tok.token_bytes(id)), max);
+}
+
+// Appends `items` separated by two spaces, wrapping at kWidth with `indent` on new lines.
+void wrap(std::vector<std::string>& lines, std::string line, const std::vector<std::string>& items,
+          const std::string& indent) {
+    for (const std::string& item : items) {
+        if (columns(line) + 2 + columns(item) > kWidth && columns(line) > columns(indent)) {
+            lines.push_back(line);
+            line = indent;
+        } else if (columns(line) > columns(indent)) {
+            line += "  ";
+        }
+        line += item;
+    }
+    lines.push_back(line);
+}
+
+void layer_lines(std::vector<std::string>& lines, const Trace& tr, const Tokenizer& tok, const LayerTrace& l) {
+    lines.push_back(fmt("layer %-3d |resid| pre %.3f  mid %.3f  post %.3f   |attn_out| %.3f  |mlp_out| %.3f",
+                        l.layer, l.resid_pre, l.resid_mid, l.resid_post, l.attn_out, l.mlp_out));
+    for (const HeadTrace& h : l.heads) {
+        std::string line = fmt("  head %-3d H %5.3f  |out| %7.3f  ", h.head, h.entropy, h.out_norm);
+        for (size_t i = 0; i < h.top_keys.size(); ++i) {
+            const int k = h.top_keys[i];
+            const std::string item = fmt("%s%d:", i ? "  " : "", k) +
+                                     tok_text(tok, tr.tokens[static_cast<size_t>(k)], 10) +
+                                     fmt(" %.2f", h.pattern[static_cast<size_t>(k)]);
+            if (columns(line) + columns(item) > kWidth) break;
+            line += item;
+        }
+        lines.push_back(line);
+    }
+    const LensTrace& lens = l.lens;
+    std::string line = fmt("  lens     H %5.3f  KL %6.3f  target rank %lld p %.4f  ", lens.dist.entropy,
+                           lens.kl_to_final, static_cast<long long>(lens.target_rank), lens.target_prob);
+    for (size_t i = 0; i < lens.dist.top.size() && i < 5; ++i) {
+        const Ranked& r = lens.dist.top[i];
+        const std::string item = (i ? "  " : "") + tok_text(tok, r.id, 10) + fmt(" %.3f", r.prob);
+        if (columns(line) + columns(item) > kWidth) break;
+        line += item;
+    }
+    lines.push_back(line);
+}
+
+}  // namespace
+
+std::vector<std::string> trace_text(const Trace& tr, const Tokenizer& tok) {
+    std::vector<std::string> lines;
+    std::vector<std::string> items;
+    for (size_t i = 0; i < tr.tokens.size(); ++i)
+        items.push_back(fmt("%zu:", i) + tok_text(tok, tr.tokens[i]) + (int(i) == tr.position ? "*" : ""));
+    wrap(lines, "tokens    ", items, "          ");
+    const TokenId at = tr.tokens[static_cast<size_t>(tr.position)];
+    lines.push_back(fit(fmt("position  %d (id %d) ", tr.position, at) + tok_text(tok, at, 30) + fmt("   target (id %d) ", tr.target) +
+                            tok_text(tok, tr.target, 30) +
+                            fmt("  final rank %lld p %.4f", static_cast<long long>(tr.final_target_rank), tr.final_target_prob),
+                        kWidth));
+    const EmbeddingTrace& e = tr.embedding;
+    if (e.position_norm)
+        lines.push_back(fmt("embedding |token| %.3f  + |position| %.3f  = |sum| %.3f", e.token_norm, *e.position_norm,
+                            e.sum_norm));
+    else
+        lines.push_back(fmt("embedding |token| %.3f  (rotary: position enters in attention)  |sum| %.3f", e.token_norm,
+                            e.sum_norm));
+    lines.push_back("(H: entropy in nats; head keys as pos:token weight; lens: final norm + unembedding)");
+    for (const LayerTrace& l : tr.layers) layer_lines(lines, tr, tok, l);
+    lines.push_back("final");
+    for (const std::string& l : distribution_table(tok, tr.final)) lines.push_back(fit(l, kWidth));
+    return lines;
+}
+
+}  // namespace journey::cli

@@ -1,0 +1,253 @@
+// The look and behaviour of the trace page (trace_html.h). Plain CSS and dependency-free
+// JavaScript; every token string is inserted with textContent, never innerHTML.
+namespace journey {
+
+extern const char* const kTraceCss;
+extern const char* const kTraceJs;
+
+const char* const kTraceCss = R"CSS(
+:root { --ink:#1f2937; --muted:#6b7280; --line:#e5e7eb; --accent:#dc2626; --bg:#fafafa; }
+* { box-sizing: border-box; }
+body { margin: 0; padding: 20px 28px 40px; font: 14px/1.45 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
+h1 { font-size: 20px; margin: 0 0 8px; }
+h2 { font-size: 16px; margin: 26px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { font-size: 13px; margin: 14px 0 4px; color: var(--muted); font-weight: 600; }
+.note { color: var(--muted); font-size: 12px; margin: 2px 0 8px; }
+.tokens { display: flex; flex-wrap: wrap; gap: 4px; }
+.tok { font-family: ui-monospace, monospace; font-size: 12.5px; background: #fff; border: 1px solid var(--line);
+       border-radius: 4px; padding: 1px 5px; white-space: pre; }
+.tok sub { color: var(--muted); font-size: 9px; margin-left: 3px; }
+.tok.traced { border-color: var(--accent); background: #fee2e2; font-weight: 700; }
+.facts { display: flex; gap: 22px; flex-wrap: wrap; margin-top: 8px; }
+.facts div b { font-family: ui-monospace, monospace; }
+table.lens { border-collapse: collapse; font-size: 12px; }
+table.lens th, table.lens td { border: 1px solid var(--line); padding: 2px 5px; text-align: left; }
+table.lens th { background: #f3f4f6; font-weight: 600; }
+table.lens td.cell { font-family: ui-monospace, monospace; white-space: pre; min-width: 70px; }
+table.lens td.cell small { display: block; font-size: 10px; opacity: .8; }
+table.lens td.target { outline: 2px solid var(--accent); outline-offset: -2px; }
+table.lens td.num { text-align: right; font-variant-numeric: tabular-nums; }
+svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
+.legend span { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin: 0 4px 0 12px; border-radius: 2px; }
+.layer-att { display: inline-block; vertical-align: top; margin: 0 18px 12px 0; }
+.heads { display: flex; flex-wrap: wrap; gap: 10px; }
+.head { text-align: center; font-size: 11px; color: var(--muted); }
+.head canvas { display: block; border: 1px solid var(--line); background: #fff; }
+#js-errors { color: #fff; background: var(--accent); padding: 8px; }
+)CSS";
+
+const char* const kTraceJs = R"JS(
+'use strict';
+function reportError(msg) {
+  let p = document.getElementById('js-errors');
+  if (!p) { p = document.createElement('pre'); p.id = 'js-errors'; document.body.prepend(p); }
+  p.textContent += msg + '\n';
+  document.body.dataset.status = 'error';
+}
+window.addEventListener('error', e => reportError(String(e.message)));
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function svgEl(tag, attrs, text) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+// Token text as a reader wants to see it: spaces and control characters made visible.
+function shown(t) {
+  return t.replace(/ /g, '\u2423').replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
+}
+function clip(t, n) { return t.length > n ? t.slice(0, n - 1) + '\u2026' : t; }
+function fix(x, d) { return (typeof x === 'number' && isFinite(x)) ? x.toFixed(d) : '\u2013'; }
+// 0..1 -> white..deep blue; text turns white on dark cells.
+function heat(v) { v = Math.max(0, Math.min(1, v)); return `hsl(222, ${40 + 45 * v}%, ${98 - 62 * v}%)`; }
+function ink(v) { return v > 0.55 ? '#fff' : '#1f2937'; }
+
+function section(app, title, note) {
+  app.appendChild(el('h2', '', title));
+  if (note) app.appendChild(el('p', 'note', note));
+}
+
+function renderPrompt(app, d) {
+  section(app, 'Prompt', 'Each token with its position; the traced token is outlined.');
+  const box = el('div', 'tokens');
+  d.tokens.forEach((t, i) => {
+    const s = el('span', 'tok' + (i === d.position ? ' traced' : ''), shown(t.token));
+    s.appendChild(el('sub', '', String(i)));
+    s.title = `position ${i}, id ${t.id}`;
+    box.appendChild(s);
+  });
+  app.appendChild(box);
+  const f = el('div', 'facts');
+  const fact = (label, value) => { const x = el('div', '', label + ' '); x.appendChild(el('b', '', value)); f.appendChild(x); };
+  const at = d.tokens[d.position];
+  fact('traced position', `${d.position} (${shown(at.token)})`);
+  fact('target', `${shown(d.target.token)} #${d.target.id}, final rank ${d.target.final_rank}, p ${fix(d.target.final_prob, 4)}`);
+  const e = d.embedding;
+  fact('|token emb|', fix(e.token_norm, 3));
+  fact('|position emb|', e.position_norm === null ? 'rotary (in attention)' : fix(e.position_norm, 3));
+  fact('|embed|', fix(e.sum_norm, 3));
+  app.appendChild(f);
+}
+
+function renderNorms(app, d) {
+  section(app, 'Residual stream norms', 'L2 norm at the traced position after each stage; dots: what attention and the MLP added.');
+  const pts = [{label: 'embed', v: d.embedding.sum_norm}];
+  const attn = [], mlp = [];
+  d.layers.forEach(l => {
+    attn.push({x: pts.length, v: l.attn.out_norm});
+    pts.push({label: `L${l.layer} mid`, v: l.resid_mid.norm});
+    mlp.push({x: pts.length, v: l.mlp.out_norm});
+    pts.push({label: `L${l.layer} post`, v: l.resid_post.norm});
+  });
+  const W = 1100, H = 250, L = 56, R = 16, T = 14, B = 50;
+  const all = pts.map(p => p.v).concat(attn.map(p => p.v), mlp.map(p => p.v)).filter(isFinite);
+  const ymax = Math.max(1e-9, ...all) * 1.08;
+  const x = i => L + (pts.length === 1 ? 0 : i * (W - L - R) / (pts.length - 1));
+  const y = v => T + (H - T - B) * (1 - v / ymax);
+  const s = svgEl('svg', {width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img'});
+  for (let k = 0; k <= 4; ++k) {
+    const v = ymax * k / 4;
+    s.appendChild(svgEl('line', {x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#e5e7eb'}));
+    s.appendChild(svgEl('text', {x: L - 6, y: y(v) + 4, 'text-anchor': 'end'}, v.toFixed(v < 10 ? 2 : 1)));
+  }
+  const every = Math.max(1, Math.ceil(pts.length / 26));
+  pts.forEach((p, i) => {
+    if (i % every) return;
+    s.appendChild(svgEl('text', {x: x(i), y: H - B + 14, 'text-anchor': 'end',
+                                 transform: `rotate(-35 ${x(i)} ${H - B + 14})`}, p.label));
+  });
+  s.appendChild(svgEl('polyline', {points: pts.map((p, i) => `${x(i)},${y(p.v)}`).join(' '),
+                                   fill: 'none', stroke: '#2563eb', 'stroke-width': 2}));
+  pts.forEach((p, i) => {
+    const c = svgEl('circle', {cx: x(i), cy: y(p.v), r: 3, fill: '#2563eb'});
+    c.appendChild(svgEl('title', {}, `${p.label}: ${fix(p.v, 4)}`));
+    s.appendChild(c);
+  });
+  const dots = (list, color, name) => list.forEach(p => {
+    const c = svgEl('rect', {x: x(p.x) - 4, y: y(p.v) - 4, width: 8, height: 8, fill: color});
+    c.appendChild(svgEl('title', {}, `${name} (into ${pts[p.x].label}): ${fix(p.v, 4)}`));
+    s.appendChild(c);
+  });
+  dots(attn, '#f59e0b', '|attn_out|');
+  dots(mlp, '#10b981', '|mlp_out|');
+  app.appendChild(s);
+  const lg = el('div', 'legend note');
+  [['#2563eb', 'residual'], ['#f59e0b', 'attention output'], ['#10b981', 'MLP output']].forEach(([c, n]) => {
+    const sw = el('span'); sw.style.background = c; lg.appendChild(sw); lg.appendChild(document.createTextNode(n));
+  });
+  app.appendChild(lg);
+}
+
+function renderLens(app, d) {
+  section(app, 'Logit lens', 'Final norm + unembedding applied to the residual stream after each layer. ' +
+          'Cells: the most likely tokens, shaded by probability; the target is outlined in red.');
+  const k = d.final.top.length;
+  const t = el('table', 'lens');
+  const head = el('tr');
+  ['layer'].concat(Array.from({length: k}, (_, i) => `#${i + 1}`), ['target rank', 'target p', 'entropy', 'KL(final\u2016lens)'])
+    .forEach(h => head.appendChild(el('th', '', h)));
+  t.appendChild(head);
+  const row = (label, top, extra) => {
+    const tr = el('tr');
+    tr.appendChild(el('th', '', label));
+    top.forEach(c => {
+      const td = el('td', 'cell' + (c.id === d.target.id ? ' target' : ''), clip(shown(c.token), 14));
+      td.appendChild(el('small', '', fix(c.prob, 3)));
+      const v = Math.sqrt(c.prob);
+      td.style.background = heat(v);
+      td.style.color = ink(v);
+      td.title = `id ${c.id}, p ${c.prob}`;
+      tr.appendChild(td);
+    });
+    extra.forEach(x => tr.appendChild(el('td', 'num', x)));
+    t.appendChild(tr);
+  };
+  d.layers.forEach(l => row(`L${l.layer}`, l.lens.top,
+    [String(l.lens.target_rank), fix(l.lens.target_prob, 4), fix(l.lens.entropy, 3), fix(l.lens.kl_to_final, 3)]));
+  row('final', d.final.top, [String(d.target.final_rank), fix(d.target.final_prob, 4), fix(d.final.entropy, 3), '0.000']);
+  app.appendChild(t);
+}
+
+// One layer: heads x keys at the traced position, as an SVG heatmap with token labels.
+function renderTracedAttention(app, d) {
+  section(app, 'Attention at the traced position', 'Rows: heads; columns: the keys the traced token can see. ' +
+          'Right: entropy (nats) and the norm of the head\u2019s output through W_O.');
+  const n = d.position + 1, cw = Math.max(10, Math.min(34, Math.floor(640 / n))), ch = 16;
+  d.layers.forEach(l => {
+    const H = l.attn.heads.length, left = 44, top = 18, bottom = 70, right = 120;
+    const W = left + n * cw + right, Ht = top + H * ch + bottom;
+    const box = el('div', 'layer-att');
+    box.appendChild(el('h3', '', `Layer ${l.layer}  \u00b7  |attn_out| ${fix(l.attn.out_norm, 3)}`));
+    const s = svgEl('svg', {width: W, height: Ht, viewBox: `0 0 ${W} ${Ht}`});
+    s.appendChild(svgEl('text', {x: left + n * cw + 8, y: top - 5}, 'H      |out|'));
+    l.attn.heads.forEach((h, r) => {
+      s.appendChild(svgEl('text', {x: left - 6, y: top + r * ch + 12, 'text-anchor': 'end'}, `h${h.head}`));
+      for (let k = 0; k < n; ++k) {
+        const w = h.pattern[k];
+        const c = svgEl('rect', {x: left + k * cw, y: top + r * ch, width: cw - 1, height: ch - 1, fill: heat(Math.sqrt(w))});
+        c.appendChild(svgEl('title', {}, `head ${h.head} \u2192 ${k} ${shown(d.tokens[k].token)}: ${fix(w, 4)}`));
+        s.appendChild(c);
+      }
+      s.appendChild(svgEl('text', {x: left + n * cw + 8, y: top + r * ch + 12},
+                          `${fix(h.entropy, 2)}   ${fix(h.out_norm, 2)}`));
+    });
+    for (let k = 0; k < n; ++k) {
+      const cx = left + k * cw + cw / 2, cy = top + H * ch + 8;
+      s.appendChild(svgEl('text', {x: cx, y: cy, 'text-anchor': 'end', transform: `rotate(-60 ${cx} ${cy})`},
+                          clip(shown(d.tokens[k].token), 10)));
+    }
+    box.appendChild(s);
+    app.appendChild(box);
+  });
+}
+
+// Every head's whole pattern (queries down, keys across), the traced query marked in red.
+function renderFullPatterns(app, d) {
+  if (!d.layers.length || !d.layers[0].attn.heads.length || !d.layers[0].attn.heads[0].full_pattern) return;
+  section(app, 'Full attention patterns', 'Each head\u2019s [T\u00d7T] pattern: row = query, column = key; ' +
+          'the traced query\u2019s row is marked in red.');
+  const T = d.tokens.length, s = Math.max(1, Math.floor(150 / T)), size = T * s;
+  d.layers.forEach(l => {
+    app.appendChild(el('h3', '', `Layer ${l.layer}`));
+    const heads = el('div', 'heads');
+    l.attn.heads.forEach(h => {
+      const cell = el('div', 'head');
+      const cv = document.createElement('canvas');
+      cv.width = size; cv.height = size;
+      cv.style.width = cv.style.height = Math.max(size, 150) + 'px';
+      cv.style.imageRendering = 'pixelated';
+      const g = cv.getContext('2d');
+      g.fillStyle = '#ffffff'; g.fillRect(0, 0, size, size);
+      h.full_pattern.forEach((rowv, q) => rowv.forEach((w, k) => {
+        g.fillStyle = heat(Math.sqrt(w)); g.fillRect(k * s, q * s, s, s);
+      }));
+      g.strokeStyle = '#dc2626'; g.lineWidth = Math.max(1, s / 3);
+      g.strokeRect(0, d.position * s, size, s);
+      cell.appendChild(cv);
+      cell.appendChild(el('div', '', `h${h.head}`));
+      heads.appendChild(cell);
+    });
+    app.appendChild(heads);
+  });
+}
+
+(function main() {
+  const d = JSON.parse(document.getElementById('trace-data').textContent);
+  const app = document.getElementById('app');
+  renderPrompt(app, d);
+  renderNorms(app, d);
+  renderLens(app, d);
+  renderTracedAttention(app, d);
+  renderFullPatterns(app, d);
+  if (document.body.dataset.status !== 'error') document.body.dataset.status = 'rendered';
+})();
+)JS";
+
+}  // namespace journey
