@@ -77,7 +77,7 @@ void layer_lines(std::vector<std::string>& lines, const Trace& tr, const Tokeniz
         lines.push_back(line);
     }
     const LensTrace& lens = l.lens;
-    std::string line = fmt("  lens     H %5.3f  KL %6.3f  target rank %lld p %.4f  ", lens.dist.entropy,
+    std::string line = fmt("  lens     H %5.3f  KL %6.3f  target rank %lld p %.3g  ", lens.dist.entropy,
                            lens.kl_to_final, static_cast<long long>(lens.target_rank), lens.target_prob);
     for (size_t i = 0; i < lens.dist.top.size() && i < 5; ++i) {
         const Ranked& r = lens.dist.top[i];
@@ -99,7 +99,7 @@ std::vector<std::string> trace_text(const Trace& tr, const Tokenizer& tok) {
     const TokenId at = tr.tokens[static_cast<size_t>(tr.position)];
     lines.push_back(fit(fmt("position  %d (id %d) ", tr.position, at) + tok_text(tok, at, 30) + fmt("   target (id %d) ", tr.target) +
                             tok_text(tok, tr.target, 30) +
-                            fmt("  final rank %lld p %.4f", static_cast<long long>(tr.final_target_rank), tr.final_target_prob),
+                            fmt("  final rank %lld p %.3g", static_cast<long long>(tr.final_target_rank), tr.final_target_prob),
                         kWidth));
     const EmbeddingTrace& e = tr.embedding;
     if (e.position_norm)
