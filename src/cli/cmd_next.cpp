@@ -11,7 +11,7 @@
 #include "journey/errors.h"
 #include "journey/session.h"
 #include "model_options.h"
-#include "token_display.h"
+#include "journey/token_display.h"
 
 namespace journey::cli {
 namespace {
