@@ -4,7 +4,7 @@
 Reproducible on a fresh Debian 12 machine:
 
     sudo apt-get install python3-torch python3-numpy python3-matplotlib bible-kjv
-    /usr/bin/python3 scripts/train_default_model.py --minutes 45
+    /usr/bin/python3 scripts/train_default_model.py --minutes 40   # as for the shipped model
 
 (`--install-deps` runs that apt-get line itself when something is missing.)  Use Debian's
 /usr/bin/python3: the packages above install torch for it, not for a pyenv or venv python.
