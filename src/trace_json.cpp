@@ -1,6 +1,7 @@
 // A Trace as JSON: one document, or one object per stage (JSONL).
 #include <cmath>
 
+#include "journey/token_display.h"
 #include "journey/trace.h"
 
 namespace journey {
@@ -11,9 +12,7 @@ using nlohmann::json;
 // Token text can be partial UTF-8 (byte-level BPE): valid text for reading, exact bytes beside it.
 json token_json(const Tokenizer& tok, TokenId id) {
     const std::string b = tok.token_bytes(id);
-    json bytes = json::array();
-    for (char c : b) bytes.push_back(static_cast<unsigned char>(c));
-    return {{"id", id}, {"token", valid_utf8(b)}, {"bytes", std::move(bytes)}};
+    return {{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}};
 }
 
 json top_json(const Tokenizer& tok, const Distribution& d) {

@@ -6,9 +6,9 @@
 #include "distribution_table.h"
 #include "journey/distribution.h"
 #include "journey/session.h"
+#include "journey/token_display.h"
 #include "model_options.h"
 #include "prompt_ids.h"
-#include "token_display.h"
 
 namespace journey::cli {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "token_display.h"
+#include "journey/token_display.h"
 
 namespace journey::cli {
 

@@ -1,10 +1,10 @@
-#include "token_display.h"
+#include "journey/token_display.h"
 
 #include <cstdio>
 
 #include "journey/tokenizer.h"
 
-namespace journey::cli {
+namespace journey {
 
 std::string visible_token(std::string_view bytes) {
     std::string out;
@@ -46,4 +46,4 @@ nlohmann::json bytes_json(std::string_view bytes) {
     return a;
 }
 
-}  // namespace journey::cli
+}  // namespace journey

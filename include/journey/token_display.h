@@ -1,11 +1,11 @@
-// Showing token bytes to a human and to JSON.
+// Showing token bytes to a human (visible escapes) and to JSON (exact bytes).
 #pragma once
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
-namespace journey::cli {
+namespace journey {
 
 // Bytes with visible escapes: space -> "␣", \n \t \r as escapes, other control bytes and
 // invalid UTF-8 as \xNN, backslash as "\\". Valid non-ASCII UTF-8 is kept.
@@ -14,4 +14,4 @@ std::string visible_token(std::string_view bytes);
 // The exact bytes as a JSON array of integers 0..255 (byte-level pieces may be partial UTF-8).
 nlohmann::json bytes_json(std::string_view bytes);
 
-}  // namespace journey::cli
+}  // namespace journey
