@@ -29,7 +29,7 @@ table.lens td.target { outline: 2px solid var(--accent); outline-offset: -2px; }
 table.lens td.num { text-align: right; font-variant-numeric: tabular-nums; }
 svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
 .legend span { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin: 0 4px 0 12px; border-radius: 2px; }
-.layer-att { display: inline-block; vertical-align: top; margin: 0 18px 12px 0; }
+.layer-att { margin: 0 18px 4px 0; }
 .heads { display: flex; flex-wrap: wrap; gap: 10px; }
 .head { text-align: center; font-size: 11px; color: var(--muted); }
 .head canvas { display: block; border: 1px solid var(--line); background: #fff; }
@@ -179,24 +179,27 @@ function renderLens(app, d) {
 function renderTracedAttention(app, d) {
   section(app, 'Attention at the traced position', 'Rows: heads; columns: the keys the traced token can see. ' +
           'Right: entropy (nats) and the norm of the head\u2019s output through W_O.');
-  const n = d.position + 1, cw = Math.max(10, Math.min(34, Math.floor(640 / n))), ch = 16;
+  const n = d.position + 1, cw = Math.max(10, Math.min(30, Math.floor(560 / n))), ch = 16;
+  const grid = el('div', 'heads');
   d.layers.forEach(l => {
-    const H = l.attn.heads.length, left = 44, top = 18, bottom = 70, right = 120;
-    const W = left + n * cw + right, Ht = top + H * ch + bottom;
+    const H = l.attn.heads.length, left = 44, top = 18, bottom = 70, right = 110;
+    const W = left + n * cw + right, Ht = top + H * ch + bottom, x0 = left + n * cw + 8;
     const box = el('div', 'layer-att');
     box.appendChild(el('h3', '', `Layer ${l.layer}  \u00b7  |attn_out| ${fix(l.attn.out_norm, 3)}`));
     const s = svgEl('svg', {width: W, height: Ht, viewBox: `0 0 ${W} ${Ht}`});
-    s.appendChild(svgEl('text', {x: left + n * cw + 8, y: top - 5}, 'H      |out|'));
+    s.appendChild(svgEl('text', {x: x0, y: top - 5}, 'H'));
+    s.appendChild(svgEl('text', {x: x0 + 44, y: top - 5}, '|out|'));
     l.attn.heads.forEach((h, r) => {
-      s.appendChild(svgEl('text', {x: left - 6, y: top + r * ch + 12, 'text-anchor': 'end'}, `h${h.head}`));
+      const y = top + r * ch + 12;
+      s.appendChild(svgEl('text', {x: left - 6, y: y, 'text-anchor': 'end'}, `h${h.head}`));
       for (let k = 0; k < n; ++k) {
         const w = h.pattern[k];
         const c = svgEl('rect', {x: left + k * cw, y: top + r * ch, width: cw - 1, height: ch - 1, fill: heat(Math.sqrt(w))});
         c.appendChild(svgEl('title', {}, `head ${h.head} \u2192 ${k} ${shown(d.tokens[k].token)}: ${fix(w, 4)}`));
         s.appendChild(c);
       }
-      s.appendChild(svgEl('text', {x: left + n * cw + 8, y: top + r * ch + 12},
-                          `${fix(h.entropy, 2)}   ${fix(h.out_norm, 2)}`));
+      s.appendChild(svgEl('text', {x: x0, y: y}, fix(h.entropy, 2)));
+      s.appendChild(svgEl('text', {x: x0 + 44, y: y}, fix(h.out_norm, 2)));
     });
     for (let k = 0; k < n; ++k) {
       const cx = left + k * cw + cw / 2, cy = top + H * ch + 8;
@@ -204,8 +207,9 @@ function renderTracedAttention(app, d) {
                           clip(shown(d.tokens[k].token), 10)));
     }
     box.appendChild(s);
-    app.appendChild(box);
+    grid.appendChild(box);
   });
+  app.appendChild(grid);
 }
 
 // Every head's whole pattern (queries down, keys across), the traced query marked in red.
