@@ -52,7 +52,8 @@ TraceOptions options(int position = -1, int top_k = 10, bool full_patterns = fal
 }  // namespace
 
 TEST_CASE("trace: final distribution matches the float64 reference's top 20", "[trace][reference]") {
-    for (const auto& cs : expected()["cases"]) {
+    const nlohmann::json ref = expected();
+    for (const auto& cs : ref["cases"]) {
         INFO("case: " << cs["text"].get<std::string>());
         const auto ids = cs["ids"].get<std::vector<TokenId>>();
         const Trace tr = run_trace(tiny(), ids, options(-1, 20));
