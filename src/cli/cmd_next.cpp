@@ -10,6 +10,7 @@
 #include "common.h"
 #include "journey/errors.h"
 #include "journey/session.h"
+#include "journey/spm_tokenizer.h"
 #include "model_options.h"
 #include "token_display.h"
 
@@ -64,11 +65,13 @@ Distribution distribution(std::span<const float> logits, int k) {
     return d;
 }
 
-// The ids the model sees: the prompt's, <|endoftext|> for an empty prompt, the last n_ctx
-// with --truncate.
+// The ids the model sees: the prompt's, after BOS when the tokenizer asks for one (Llama's
+// SentencePiece); <|endoftext|> for an empty prompt; the last n_ctx with --truncate.
 std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate) {
     const Tokenizer& tok = m.tokenizer();
     std::vector<TokenId> ids = tok.encode(text);
+    // TODO(wt-gen): use Tokenizer::add_bos() / encode_prompt() once merged.
+    if (auto* spm = dynamic_cast<const SpmTokenizer*>(&tok); spm && spm->add_bos()) ids.insert(ids.begin(), *spm->bos_id());
     if (ids.empty()) {
         auto start = tok.bos_id() ? tok.bos_id() : tok.eos_id();
         if (!start) throw InputError("empty prompt, and the tokenizer has no start/end-of-text token to condition on");
