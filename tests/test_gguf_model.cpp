@@ -147,8 +147,9 @@ TEST_CASE("gguf gpt2: a Q8_0 copy stays close to F32", "[gguf][gpt2][quant]") {
     // Q8_0 rounds each weight to a step of max|w|/127 over its 32-block: for roughly Gaussian
     // weights (max ≈ 2.1σ over 32) an error of about 2.1σ/127/√12 ≈ 0.5% of σ, RMS. A logit goes
     // through 7 quantized matmuls (qkv, proj, fc, proj per layer, then the output), whose
-    // independent errors add in quadrature: ≈ √7 · 0.5% ≈ 1.3% of the logits' RMS. We allow 2%
-    // RMS; the largest single deviation over the ~50000·T logits of a case is a few times that.
+    // independent errors add in quadrature: ≈ √7 · 0.5% ≈ 1.3% of the logits' RMS, more where
+    // LayerNorm rescales small activations (measured: 1.9%). We allow 3% RMS; one bad kernel
+    // (a wrong block scale or nibble order) gives errors of the order of the logits themselves.
     double worst_rel = 0;
     float worst = 0;
     for (const auto& cs : gpt2_cases()) {
@@ -163,7 +164,7 @@ TEST_CASE("gguf gpt2: a Q8_0 copy stays close to F32", "[gguf][gpt2][quant]") {
         const double rel = std::sqrt(err2 / ref2);
         worst_rel = std::max(worst_rel, rel);
         worst = std::max(worst, max_abs_diff(got, want));
-        CHECK(rel < 0.02);
+        CHECK(rel < 0.03);
 
         Session s(*q);  // T == 1: vec_dot per row, must agree with the block path
         const std::vector<float> batched(got.end() - 50257, got.end());
