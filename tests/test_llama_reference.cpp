@@ -126,18 +126,25 @@ TEST_CASE("Hugging Face llama layout: half-split rotary gives the llama2.c logit
     const auto hf = Model::load(d.path, LoadOptions{.tokenizer = false});
     CHECK(hf->config().rope_pairing == RopePairing::half);
     CHECK(hf->file().format == "safetensors");
-    float worst = 0;
-    for (const auto& cs : expected()["cases"]) {
+    // The same numbers in a different order: q·k sums over a permuted head dimension. Release
+    // builds agree exactly; unoptimised (sanitizer) builds round differently, by about one float
+    // step of logits up to ~18, so the bound is 1e-5 relative to max(1, |logit|).
+    float worst = 0, worst_rel = 0;
+    const auto ref = expected();
+    for (const auto& cs : ref["cases"]) {
         const std::vector<TokenId> ids = cs["ids"];
         Session a(stories()), b(*hf);
         const auto la = a.eval(ids, LogitsFor::all);
         const std::vector<float> want(la.begin(), la.end());
         const auto lb = b.eval(ids, LogitsFor::all);
         REQUIRE(lb.size() == want.size());
-        for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(lb[i] - want[i]));
+        for (size_t i = 0; i < want.size(); ++i) {
+            worst = std::max(worst, std::abs(lb[i] - want[i]));
+            worst_rel = std::max(worst_rel, std::abs(lb[i] - want[i]) / std::max(1.0f, std::abs(want[i])));
+        }
     }
-    WARN("max |logit(HF layout) - logit(llama2.c)| = " << worst);
-    CHECK(worst < 1e-5f);
+    WARN("max |logit(HF layout) - logit(llama2.c)| = " << worst << " (relative " << worst_rel << ")");
+    CHECK(worst_rel < 1e-5f);
 
     // The pairing is what makes them agree: read the HF weights with GGUF's pairing and they differ.
     ModelConfig wrong = hf->config();
