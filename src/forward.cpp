@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
-#include <stdexcept>
 
 #include "journey/kernels.h"
 #include "journey/session.h"
@@ -31,9 +30,8 @@ struct Pass {
     void norm(float* out, const float* x, const Vector& w, const Vector& b) const {
         switch (c.norm) {
             case NormKind::layernorm: return layernorm(out, x, w.data, b.data, T, c.n_embd, c.norm_eps);
-            case NormKind::rmsnorm: break;
+            case NormKind::rmsnorm: return rmsnorm(out, x, w.data, T, c.n_embd, c.norm_eps);
         }
-        throw std::logic_error("rmsnorm is not implemented yet");
     }
 
     // y[T, n_out] = x · W + b (b may be empty).
@@ -80,10 +78,15 @@ void attention_block(const Pass& s, const LayerWeights& w, int l, Buffers& b, fl
             std::memcpy(k_cache + (P + t) * KD, r + HD, sizeof(float) * static_cast<size_t>(KD));
             std::memcpy(v_cache + (P + t) * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
         }
-    } else {
-        throw std::logic_error("separate q/k/v projections are not implemented yet");
+    } else {  // Llama: three Linear projections; keys and values go straight into the cache rows.
+        s.linear(b.q, b.xn, w.attn_q, {});
+        s.linear(k_cache + P * KD, b.xn, w.attn_k, {});
+        s.linear(v_cache + P * KD, b.xn, w.attn_v, {});
     }
-    if (c.position == PositionKind::rope) throw std::logic_error("rotary positions are not implemented yet");
+    if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
+        rope(b.q, T, H, D, P, c.rope_theta, c.rope_pairing);
+        rope(k_cache + P * KD, T, Hkv, D, P, c.rope_theta, c.rope_pairing);
+    }
 
     attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D);
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
@@ -103,7 +106,10 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
     switch (c.activation) {
         case ActivationKind::gelu_new: gelu_new(b.ff, int64_t{T} * c.n_ff); break;
-        case ActivationKind::swiglu: throw std::logic_error("swiglu is not implemented yet");
+        case ActivationKind::swiglu:  // ff = silu(gate(x)) * up(x)
+            s.linear(b.gate, b.xn, w.mlp_gate, {});
+            swiglu(b.ff, b.gate, int64_t{T} * c.n_ff);
+            break;
     }
     s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
     s.notify("mlp_out", l, b.proj, {T, C});
@@ -121,7 +127,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     work_.resize(Buffers::floats(c, T, P));
     Buffers b(work_.data(), c, T, P);
 
-    // Embedding: token vector + position vector.
+    // Embedding: token vector, plus a position vector for learned positions (rotary ones act in attention).
     for (int t = 0; t < T; ++t) embedding_row(b.x + int64_t{t} * C, w.tok_embd, tokens[static_cast<size_t>(t)]);
     s.notify("tok_embed", -1, b.x, {T, C});
     if (c.position == PositionKind::learned) {

@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include "journey/convert.h"
+#include "journey/matmul_quant.h"
 
 namespace journey {
 
@@ -74,7 +75,7 @@ void matmul(float* out, const float* x, const Matrix& W, int T) {
         case DType::F16:
         case DType::BF16: return matmul_converted(out, x, W, T);
         case DType::Q8_0:
-        case DType::Q4_0: break;
+        case DType::Q4_0: return matmul_quantized(out, x, W, T);
     }
     throw std::logic_error("matmul: no kernel for " + std::string(dtype_name(W.dtype)));
 }

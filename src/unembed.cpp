@@ -13,9 +13,10 @@ void final_norm(const Model& m, const float* resid, int rows, float* out) {
     switch (c.norm) {
         case NormKind::layernorm:
             return layernorm(out, resid, w.final_norm_w.data, w.final_norm_b.data, rows, c.n_embd, c.norm_eps);
-        case NormKind::rmsnorm: break;
+        case NormKind::rmsnorm:
+            return rmsnorm(out, resid, w.final_norm_w.data, rows, c.n_embd, c.norm_eps);
     }
-    throw std::logic_error("rmsnorm is not implemented yet");
+    throw std::logic_error("unknown norm kind");
 }
 
 void project_to_vocab(const Model& m, const float* normed, int rows, float* logits) {

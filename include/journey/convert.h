@@ -36,7 +36,7 @@ inline float bf16_to_f32(uint16_t h) {
     return f;
 }
 
-// out[n] = the n elements of a float dtype (F32, F16, BF16) starting at src.
+// out[n] = the n elements of type t starting at src (for Q8_0 / Q4_0, n whole blocks of 32).
 void to_float(float* out, DType t, const std::byte* src, int64_t n);
 
 }  // namespace journey

@@ -33,6 +33,20 @@ void gelu_new(float* x, int64_t n);
 // In place over x[n]: exp(x - max) / sum.
 void softmax(float* x, int64_t n);
 
+// The Llama kernels (src/kernels_llama.cpp).
+
+// out[T, C] = x / sqrt(mean(x²) + eps) * w, per row (RMSNorm, no mean subtraction, no bias).
+void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps);
+
+// In place over up[n]: up = silu(gate) * up, silu(g) = g / (1 + exp(-g))  (SwiGLU's gating).
+void swiglu(float* up, const float* gate, int64_t n);
+
+// Rotary position embedding, in place over x[T, n_heads * D]; row t is at position pos0 + t.
+// Pair i of a head (i < D/2) is rotated by the angle pos * theta^(-2i/D). Which two elements
+// form pair i is the checkpoint's convention: (2i, 2i+1) interleaved (GGUF, llama2.c, Meta),
+// or (i, i + D/2) half (Hugging Face, whose conversion permutes the q/k rows accordingly).
+void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing);
+
 // Causal multi-head attention for T new queries at positions n_past .. n_past+T-1.
 //   q       [T, H*D]       queries of the new tokens
 //   k, v    [n_past+T, Hkv*D] the cache, every position so far including the new ones

@@ -12,12 +12,19 @@ namespace journey {
 
 struct LoadOptions {
     bool tokenizer = true;  // false: weights only (tokenizer() must not be called)
+    // A tokenizer file to use instead of the one stored with the model: llama2.c's
+    // tokenizer.bin (required for a llama2.c checkpoint, which stores none), or a tokenizer.json.
+    std::filesystem::path tokenizer_path;
 };
 
 class Model {
 public:
-    // `path`: a Hugging Face directory (config.json + model.safetensors or
-    // model.safetensors.index.json + vocab.json/merges.txt), or a .safetensors file inside one.
+    // `path` is one of
+    //   a Hugging Face directory: config.json (model_type gpt2 or llama), model.safetensors or
+    //     model.safetensors.index.json, tokenizer.json or vocab.json + merges.txt;
+    //   a .safetensors file inside such a directory;
+    //   a .gguf file (general.architecture gpt2 or llama; tokenizer from its metadata);
+    //   a llama2.c checkpoint (.bin), with opts.tokenizer_path naming its tokenizer.bin.
     // Throws ModelError naming what is missing or broken.
     static std::unique_ptr<Model> load(const std::filesystem::path& path, const LoadOptions& opts = {});
 

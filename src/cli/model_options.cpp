@@ -6,7 +6,10 @@
 namespace journey::cli {
 
 void add_model_options(CLI::App* cmd, ModelOptions& opts) {
-    cmd->add_option("-m,--model", opts.path, "Model directory (Hugging Face: config.json, model.safetensors, tokenizer)");
+    cmd->add_option("-m,--model", opts.path,
+                    "Model: Hugging Face directory (config.json, model.safetensors, tokenizer), .gguf file, or llama2.c .bin");
+    cmd->add_option("--tokenizer", opts.tokenizer,
+                    "Tokenizer file instead of the model's: llama2.c tokenizer.bin (needed with a .bin model) or tokenizer.json");
     cmd->add_option("-t,--threads", opts.threads, "Threads for matrix products (default: one per core)")
         ->check(CLI::NonNegativeNumber);
 }
@@ -16,7 +19,7 @@ std::unique_ptr<Model> load_model(const ModelOptions& opts) {
     std::filesystem::path path = opts.path;
     if (path.empty()) path = default_model_path();
     if (path.empty()) throw UsageError("no model: give -m DIR (or set JOURNEY_MODEL)");
-    return Model::load(path);
+    return Model::load(path, LoadOptions{.tokenizer = true, .tokenizer_path = opts.tokenizer});
 }
 
 }  // namespace journey::cli

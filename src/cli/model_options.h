@@ -1,4 +1,5 @@
-// Options every model-running subcommand shares: which model (-m) and how many threads (-t).
+// Options every model-running subcommand shares: which model (-m), which tokenizer when the
+// model has none (--tokenizer), and how many threads (-t).
 #pragma once
 #include <memory>
 #include <string>
@@ -10,7 +11,8 @@
 namespace journey::cli {
 
 struct ModelOptions {
-    std::string path;  // -m: HF directory or weights file; empty: default_model_path()
+    std::string path;       // -m: HF directory, .gguf, llama2.c .bin; empty: default_model_path()
+    std::string tokenizer;  // --tokenizer: tokenizer.bin (llama2.c) or tokenizer.json instead of the model's
     int threads = 0;   // -t: 0 = one per hardware core
 };
 void add_model_options(CLI::App* cmd, ModelOptions& opts);
