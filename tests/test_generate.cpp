@@ -99,7 +99,7 @@ TEST_CASE("generate: a stop string spanning two tokens ends the text before it",
     const std::string first = tiny().tokenizer().token_bytes(9157);  // the greedy tokens: 9157 9157 ...
     REQUIRE(first.size() >= 2);
     GenerateOptions o = greedy(16);
-    o.stop = {first.substr(first.size() - 1) + first.substr(0, 1)};  // end of token 0 + start of token 1
+    o.stop = {{first.back(), first.front()}};  // the end of token 0 + the start of token 1
     std::string shown;
     const GenerateResult r = generate(session, ids, o, [&](const StepResult& s) { shown += s.text; });
     CHECK(r.finish_reason == FinishReason::stop);
