@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "journey/errors.h"
+#include "journey/prompt.h"
 #include "journey/stop_strings.h"
 #include "journey/utf8_stream.h"
 
@@ -94,8 +95,7 @@ GenerateResult generate(Session& session, std::span<const TokenId> prompt, const
     std::vector<TokenId> history(prompt.begin(), prompt.end());  // for the repetition penalty
     std::vector<float> masked;                                    // logits with end tokens banned
     VisibleText visible(opts.stop);
-    // llama2.c drops the leading space of a piece that follows BOS: the text starts there.
-    const bool strip_first_space = tok.add_bos() && prompt.size() == 1 && tok.bos_id() == prompt[0];
+    const bool strip_first_space = drops_first_space(tok, prompt);
 
     for (int i = 0; i < opts.max_tokens; ++i) {
         StepResult step;

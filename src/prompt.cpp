@@ -26,4 +26,8 @@ std::vector<TokenId> encode_prompt(const Tokenizer& tok, std::string_view text, 
     return ids;
 }
 
+bool drops_first_space(const Tokenizer& tok, std::span<const TokenId> prompt) {
+    return tok.add_bos() && prompt.size() == 1 && tok.bos_id() == prompt[0];
+}
+
 }  // namespace journey

@@ -49,6 +49,11 @@ TEST_CASE("encode_prompt: BOS for SPM, <|endoftext|> for an empty GPT-2 prompt",
     CHECK(spm->add_bos());
     CHECK(encode_prompt(*spm, "Once upon a time") == std::vector<TokenId>{1, 403, 407, 261, 378});
     CHECK(encode_prompt(*spm, "") == std::vector<TokenId>{1});
+
+    // llama2.c drops the space prefix of the first piece only right after a lone BOS.
+    CHECK(drops_first_space(*spm, std::vector<TokenId>{1}));
+    CHECK_FALSE(drops_first_space(*spm, std::vector<TokenId>{1, 403}));
+    CHECK_FALSE(drops_first_space(gpt2, std::vector<TokenId>{50256}));
 }
 
 TEST_CASE("generate: greedy continuations equal the reference's", "[generate][reference]") {
@@ -188,4 +193,30 @@ TEST_CASE("score: a sliding window scores each token once with the context its w
     const ScoreResult one = score(session, std::vector<TokenId>{50256});
     CHECK(one.logprobs.empty());
     CHECK(one.perplexity == 1);
+}
+
+// llama2.c's run.c on stories260K (temperature 0): the prompt, then the continuation, byte for
+// byte. Runs once the llama2.c format and the Llama block load through Model::load.
+TEST_CASE("generate: stories260K greedy text equals llama2.c's", "[generate][reference][llama]") {
+    const std::string dir = test::shared_dir() + "/models/stories260K";
+    std::unique_ptr<Model> model;
+    try {
+        model = Model::load(dir + "/stories260K.bin");
+    } catch (const Error& e) {
+        WARN("stories260K does not load yet: " << e.what());
+        return;
+    }
+    if (!model->has_tokenizer()) return;
+    const auto ref = nlohmann::json::parse(std::ifstream(test::shared_dir() + "/reference/stories260K.expected.json"));
+    Session session(*model);
+    for (const auto& cs : ref["cases"]) {
+        const std::string text = cs["text"];
+        const auto ids = encode_prompt(model->tokenizer(), text);
+        CHECK(ids == cs["ids"].get<std::vector<TokenId>>());
+        // run.c's steps count every position from BOS on; the prompt's own fill the first ones.
+        const int n = ref["steps"].get<int>() - int(ids.size()) + 1;
+        const GenerateResult r = generate(session, ids, greedy(n));
+        INFO(text);
+        CHECK(text + r.text == cs["runc_greedy_text"].get<std::string>());
+    }
 }

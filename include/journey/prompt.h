@@ -4,6 +4,7 @@
 //     token (<|endoftext|>), the separator GPT-2 saw between documents in training.
 #pragma once
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -17,5 +18,10 @@ std::optional<TokenId> start_token(const Tokenizer& tok);
 
 // Throws InputError when the text is empty and there is no start token to condition on.
 std::vector<TokenId> encode_prompt(const Tokenizer& tok, std::string_view text, bool parse_special = true);
+
+// llama2.c's rule for showing a continuation: after a lone BOS the text starts, and the
+// SentencePiece space prefix of the first generated piece ("▁Once" -> "Once") is dropped.
+// True when `prompt` is just BOS of a tokenizer that adds one.
+bool drops_first_space(const Tokenizer& tok, std::span<const TokenId> prompt);
 
 }  // namespace journey

@@ -14,7 +14,7 @@
 #include "journey/prompt.h"
 #include "model_options.h"
 #include "sampling_options.h"
-#include "token_display.h"
+#include "journey/token_display.h"
 
 namespace journey::cli {
 namespace {

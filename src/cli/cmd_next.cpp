@@ -13,7 +13,7 @@
 #include "journey/prompt.h"
 #include "journey/session.h"
 #include "model_options.h"
-#include "token_display.h"
+#include "journey/token_display.h"
 
 namespace journey::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "journey/prompt.h"
 #include "journey/score.h"
 #include "model_options.h"
-#include "token_display.h"
+#include "journey/token_display.h"
 
 namespace journey::cli {
 namespace {

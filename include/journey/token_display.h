@@ -1,4 +1,4 @@
-// Showing token bytes to a human and to JSON.
+// Showing token bytes to a human (visible escapes) and to JSON (exact bytes).
 #pragma once
 #include <string>
 #include <string_view>
@@ -7,7 +7,7 @@
 
 #include "journey/tokenizer.h"
 
-namespace journey::cli {
+namespace journey {
 
 // Bytes with visible escapes: space -> "␣", \n \t \r as escapes, other control bytes and
 // invalid UTF-8 as \xNN, backslash as "\\". Valid non-ASCII UTF-8 is kept.
@@ -19,4 +19,4 @@ nlohmann::json bytes_json(std::string_view bytes);
 // {"id", "token" (valid UTF-8, U+FFFD for a partial character), "bytes" (exact)}.
 nlohmann::ordered_json token_json(const Tokenizer& tok, TokenId id);
 
-}  // namespace journey::cli
+}  // namespace journey

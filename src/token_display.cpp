@@ -1,10 +1,10 @@
-#include "token_display.h"
+#include "journey/token_display.h"
 
 #include <cstdio>
 
 #include "journey/tokenizer.h"
 
-namespace journey::cli {
+namespace journey {
 
 std::string visible_token(std::string_view bytes) {
     std::string out;
@@ -51,4 +51,4 @@ nlohmann::ordered_json token_json(const Tokenizer& tok, TokenId id) {
     return {{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}};
 }
 
-}  // namespace journey::cli
+}  // namespace journey
