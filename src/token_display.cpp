@@ -46,4 +46,9 @@ nlohmann::json bytes_json(std::string_view bytes) {
     return a;
 }
 
+nlohmann::ordered_json token_json(const Tokenizer& tok, TokenId id) {
+    const std::string b = tok.token_bytes(id);
+    return {{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}};
+}
+
 }  // namespace journey

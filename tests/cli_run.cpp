@@ -20,6 +20,7 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
     std::string in_path = dir + "/in", out_path = dir + "/out", err_path = dir + "/err";
     { std::ofstream(in_path, std::ios::binary) << stdin_text; }
     RunResult r;
+    std::fflush(nullptr);  // or the child would flush a copy of our buffered output
     pid_t pid = fork();
     if (pid == 0) {
         if (feed_stdin) freopen(in_path.c_str(), "rb", stdin);

@@ -60,7 +60,7 @@ public:
     std::optional<TokenId> eos_id() const override { return options_.eos; }
     std::string kind() const override { return "llama-spm"; }
 
-    bool add_bos() const { return options_.add_bos; }
+    bool add_bos() const override { return options_.add_bos; }
     bool add_space_prefix() const { return options_.add_space_prefix; }
     const std::string& token_text(TokenId id) const { return tokens_.at(size_t(id)); }
     float score(TokenId id) const { return scores_.at(size_t(id)); }

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "journey/tokenizer.h"
+
 namespace journey {
 
 // Bytes with visible escapes: space -> "␣", \n \t \r as escapes, other control bytes and
@@ -13,5 +15,8 @@ std::string visible_token(std::string_view bytes);
 
 // The exact bytes as a JSON array of integers 0..255 (byte-level pieces may be partial UTF-8).
 nlohmann::json bytes_json(std::string_view bytes);
+
+// {"id", "token" (valid UTF-8, U+FFFD for a partial character), "bytes" (exact)}.
+nlohmann::ordered_json token_json(const Tokenizer& tok, TokenId id);
 
 }  // namespace journey

@@ -26,6 +26,8 @@ public:
     virtual int32_t n_vocab() const = 0;
     virtual std::optional<TokenId> bos_id() const { return std::nullopt; }
     virtual std::optional<TokenId> eos_id() const { return std::nullopt; }
+    // Whether a prompt starts with bos_id() (Llama/SPM: yes; GPT-2: no). See encode_prompt().
+    virtual bool add_bos() const { return false; }
     virtual std::string kind() const = 0;  // e.g. "gpt2-bpe", "llama-spm"
 };
 

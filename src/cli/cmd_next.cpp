@@ -1,10 +1,12 @@
 // journey next: the model's distribution over the token that comes after the prompt.
 #include <nlohmann/json.hpp>
 
+#include "batch.h"
 #include "commands.h"
 #include "common.h"
 #include "distribution_table.h"
 #include "journey/distribution.h"
+#include "journey/errors.h"
 #include "journey/session.h"
 #include "journey/token_display.h"
 #include "model_options.h"
@@ -19,19 +21,17 @@ struct NextOptions {
     int top_k = 10;        // how many of the most likely tokens to list
     bool json = false;     // one JSON object instead of a table
     bool truncate = false; // keep the last n_ctx tokens of a longer prompt instead of failing
+    std::string batch;     // --batch FILE: one prompt per line, one JSON line out per prompt
 };
 
-void print_json(const Model& m, const std::vector<TokenId>& ids, const Distribution& d) {
+nlohmann::ordered_json next_json(const Model& m, const std::vector<TokenId>& ids, const Distribution& d) {
     const Tokenizer& tok = m.tokenizer();
-    nlohmann::json j;
+    nlohmann::ordered_json j;
     j["model"] = m.source().string();
-    j["prompt_tokens"] = nlohmann::json::array();
-    for (TokenId id : ids) {
-        const std::string b = tok.token_bytes(id);
-        j["prompt_tokens"].push_back({{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}});
-    }
+    j["prompt_tokens"] = nlohmann::ordered_json::array();
+    for (TokenId id : ids) j["prompt_tokens"].push_back(token_json(tok, id));
     j["n_vocab"] = m.config().n_vocab;
-    j["top"] = nlohmann::json::array();
+    j["top"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < d.top.size(); ++i) {
         const Ranked& r = d.top[i];
         const std::string b = tok.token_bytes(r.id);
@@ -39,7 +39,7 @@ void print_json(const Model& m, const std::vector<TokenId>& ids, const Distribut
                             {"prob", r.prob}, {"logprob", r.logprob}, {"logit", r.logit}});
     }
     j["entropy"] = d.entropy;
-    out_line(j.dump());
+    return j;
 }
 
 void print_table(const Model& m, const Distribution& d) {
@@ -47,13 +47,26 @@ void print_table(const Model& m, const Distribution& d) {
 }
 
 void run_next(const NextOptions& o) {
-    const std::string text = read_prompt(o.prompt);
+    if (!o.batch.empty() && (!o.prompt.text.empty() || !o.prompt.file.empty()))
+        throw UsageError("--batch: give either --batch or -p/-f, not both");
+    const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
     auto model = load_model(o.model);
-    const std::vector<TokenId> ids = prompt_ids(*model, text, o.truncate);
     Session session(*model);
-    const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
-    const Distribution d = distribution(logits, o.top_k);
-    if (o.json) print_json(*model, ids, d);
+    auto one = [&](const std::string& prompt) {
+        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate);
+        session.reset();
+        const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
+        return std::pair(ids, distribution(logits, o.top_k));
+    };
+    if (!o.batch.empty()) {
+        run_batch(o.batch, [&](const std::string& prompt) {
+            const auto [ids, d] = one(prompt);
+            return next_json(*model, ids, d);
+        });
+        return;
+    }
+    const auto [ids, d] = one(text);
+    if (o.json) out_line(next_json(*model, ids, d).dump());
     else print_table(*model, d);
 }
 
@@ -69,6 +82,7 @@ void register_next(CLI::App& app) {
         ->capture_default_str();
     cmd->add_flag("--json", opts->json, "Print one JSON object");
     cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer prompt");
+    add_batch_option(cmd, opts->batch);
     cmd->callback([opts] { run_next(*opts); });
 }
 
