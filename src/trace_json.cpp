@@ -9,12 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// Token text can be partial UTF-8 (byte-level BPE): valid text for reading, exact bytes beside it.
-json token_json(const Tokenizer& tok, TokenId id) {
-    const std::string b = tok.token_bytes(id);
-    return {{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}};
-}
-
 json top_json(const Tokenizer& tok, const Distribution& d) {
     json a = json::array();
     for (size_t i = 0; i < d.top.size(); ++i) {
@@ -84,7 +78,7 @@ json embedding_json(const Trace& tr) {
 
 json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
     json tokens = json::array();
-    for (TokenId id : tr.tokens) tokens.push_back(token_json(tok, id));
+    for (TokenId id : tr.tokens) tokens.push_back(json(token_json(tok, id)));
     json target = token_json(tok, tr.target);
     target["final_rank"] = tr.final_target_rank;
     target["final_prob"] = tr.final_target_prob;
