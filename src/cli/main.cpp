@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     journey::cli::register_detokenize(app);
     journey::cli::register_next(app);
     journey::cli::register_info(app);
+    journey::cli::register_bench(app);
 
     try {
         app.parse(argc, argv);
