@@ -211,22 +211,29 @@ void round_to_bf16(uint16_t* xb, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) xb[i] = fp32_to_bf16(x[i]);
 }
 
-uint16_t bf16_at(const Matrix& W, int64_t i, int64_t o) {  // element (input i, output o)
-    const int64_t idx = W.layout == Layout::Conv1D ? i * W.cols + o : o * W.cols + i;
+// Where element (input i, output o) of W lives: W.data + 2 * (i * in_stride + o * out_stride).
+struct Strides {
+    int64_t in, out;
+    explicit Strides(const Matrix& W)
+        : in(W.layout == Layout::Conv1D ? W.cols : 1), out(W.layout == Layout::Conv1D ? 1 : W.cols) {}
+};
+
+uint16_t bf16_at(const std::byte* w, Strides s, int64_t i, int64_t o) {
     uint16_t h;
-    std::memcpy(&h, W.data + 2 * idx, 2);
+    std::memcpy(&h, w + 2 * (i * s.in + o * s.out), 2);
     return h;
 }
 
 void gemm_bf16_portable(float* out, const uint16_t* xb, const Matrix& W, int T, int64_t o0, int64_t o1) {
     const int64_t n_in = W.n_in(), n_out = W.n_out();
+    const Strides s(W);
     for (int t = 0; t < T; ++t)
         for (int64_t o = o0; o < o1; ++o) {
             const uint16_t* xt = xb + t * n_in;
             float acc = 0.0f;
             for (int64_t k = 0; k < n_in; k += 2) {
-                acc += bf16_to_f32(xt[k + 1]) * bf16_to_f32(bf16_at(W, k + 1, o));
-                acc += bf16_to_f32(xt[k]) * bf16_to_f32(bf16_at(W, k, o));
+                acc += bf16_to_f32(xt[k + 1]) * bf16_to_f32(bf16_at(W.data, s, k + 1, o));
+                acc += bf16_to_f32(xt[k]) * bf16_to_f32(bf16_at(W.data, s, k, o));
             }
             out[t * n_out + o] = acc;
         }
@@ -257,9 +264,12 @@ JOURNEY_AVX512BF16 void pack_panel(uint32_t* panel, const Matrix& W, int64_t o0)
         }
         return;
     }
+    const Strides s(W);
     for (int64_t kp = 0; kp < n_in / 2; ++kp)
         for (int64_t c = 0; c < kNB; ++c)
-            panel[kp * kNB + c] = c < nc ? uint32_t(bf16_at(W, 2 * kp, o0 + c)) | uint32_t(bf16_at(W, 2 * kp + 1, o0 + c)) << 16 : 0;
+            panel[kp * kNB + c] = c < nc ? uint32_t(bf16_at(W.data, s, 2 * kp, o0 + c)) |
+                                               uint32_t(bf16_at(W.data, s, 2 * kp + 1, o0 + c)) << 16
+                                         : 0;
 }
 
 // out[t, o0 + c] for MR tokens starting at xb, c < nc.
