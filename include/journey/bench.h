@@ -17,14 +17,19 @@ struct BenchOptions {
 };
 
 struct BenchResult {
-    double pp_tok_s = 0;  // median over reps; 0 when skipped
+    double pp_tok_s = 0;  // median over reps, wall clock; 0 when skipped
     double tg_tok_s = 0;
+    // The same, counting this process's CPU time (user + system) divided by the thread count
+    // instead of wall time: what the rate would be with the cores to ourselves. On a shared,
+    // oversubscribed machine wall-clock rates mostly measure the other processes.
+    double pp_tok_s_cpu = 0;
+    double tg_tok_s_cpu = 0;
 };
 
 // Runs the tests on a fresh Session. `progress` (may be empty) gets one line per repetition.
 // Token ids are a fixed pseudo-random sequence over the vocabulary: speed does not depend on
 // them. Throws InputError when n_prompt or n_gen exceed the model's context.
-BenchResult run_bench(const Model& model, const BenchOptions& opts,
+BenchResult run_bench(const Model& model, const BenchOptions& opts, int threads,
                       const std::function<void(const std::string&)>& progress = {});
 
 // Peak resident set size of this process so far (VmHWM), in bytes; 0 when unknown.
