@@ -4,11 +4,15 @@
 12 layers, 12 heads, width 768, context 1024, vocabulary 50257: 124M parameters.
 Speed does not depend on the values, so these files are generated, never committed.
 
-    scripts/make_bench_model.py OUT_DIR [--dtypes f32,f16,bf16] [--seed 0]
+    scripts/make_bench_model.py OUT_DIR [--dtypes f32,f16,bf16] [--gguf f32,f16,q8_0] [--seed 0]
 
 writes OUT_DIR/gpt2-small-<dtype>/ as Hugging Face directories (config.json,
-model.safetensors, vocab.json and merges.txt copied from models/gpt2-tokenizer).
-Needs only numpy (Debian: python3-numpy).
+model.safetensors, vocab.json and merges.txt copied from models/gpt2-tokenizer), and
+OUT_DIR/gpt2-small-<type>.gguf as GGUF v3 files the way llama.cpp's converter writes GPT-2:
+arch gpt2, tensors token_embd / position_embd / blk.N.{attn_norm, attn_qkv, attn_output,
+ffn_norm, ffn_up, ffn_down} / output_norm, matrices in Linear [out, in] layout (GPT-2's
+Conv1D weights transposed), 1-D tensors in F32, and the tokenizer as tokenizer.ggml.* (gpt2).
+The same seed gives the same numbers in every file. Needs only numpy (Debian: python3-numpy).
 """
 import argparse
 import json
@@ -73,10 +77,116 @@ def write_safetensors(path, items, dtype):
             f.write(b)
 
 
+# ---- GGUF v3 ---------------------------------------------------------------------------------
+GGUF_ALIGN = 32
+T_U32, T_I32, T_F32, T_BOOL, T_STR, T_ARR = 4, 5, 6, 7, 8, 9
+GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
+FILE_TYPE = {"f32": 0, "f16": 1, "q8_0": 7}  # general.file_type (llama_ftype)
+
+
+def gguf_str(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_kv(key, vtype, value):
+    out = gguf_str(key) + struct.pack("<I", vtype)
+    if vtype == T_STR:
+        return out + gguf_str(value)
+    if vtype == T_ARR:
+        etype, items = value
+        out += struct.pack("<IQ", etype, len(items))
+        if etype == T_STR:
+            return out + b"".join(gguf_str(x) for x in items)
+        return out + np.asarray(items, dtype={T_I32: "<i4", T_U32: "<u4", T_F32: "<f4"}[etype]).tobytes()
+    return out + struct.pack({T_U32: "<I", T_I32: "<i", T_F32: "<f", T_BOOL: "<?"}[vtype], value)
+
+
+def quantize_q8_0(a):
+    """llama.cpp's Q8_0: blocks of 32 along rows, d = amax / 127 (f16), q = round(x / d)."""
+    blocks = a.reshape(-1, 32).astype(np.float32)
+    d = np.abs(blocks).max(axis=1) / 127.0
+    inv = np.where(d != 0, 1.0 / np.where(d != 0, d, 1), 0).astype(np.float32)
+    v = blocks * inv[:, None]
+    q = (np.sign(v) * np.floor(np.abs(v) + 0.5)).astype(np.int8)  # roundf: halves away from 0
+    out = np.empty(len(blocks), dtype=[("d", "<f2"), ("qs", "i1", 32)])
+    out["d"], out["qs"] = d.astype("<f2"), q
+    return out.tobytes()
+
+
+def gguf_tensors(items):
+    """HF GPT-2 tensors -> llama.cpp names, Linear [out, in] layout."""
+    rename = {"wte.weight": "token_embd.weight", "wpe.weight": "position_embd.weight",
+              "ln_f.weight": "output_norm.weight", "ln_f.bias": "output_norm.bias"}
+    block = {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
+             "ln_2": "ffn_norm", "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+    for name, a in items:
+        if name in rename:
+            yield rename[name], a
+            continue
+        _, layer, rest = name.split(".", 2)
+        part, kind = rest.rsplit(".", 1)
+        if a.ndim == 2:
+            a = np.ascontiguousarray(a.T)  # Conv1D [in, out] -> Linear [out, in]
+        yield f"blk.{layer}.{block[part]}.{kind}", a
+
+
+def write_gguf(path, items, qtype, root):
+    vocab = json.loads((root / "models" / "gpt2-tokenizer" / "vocab.json").read_text(encoding="utf-8"))
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    tokens += [f"[PAD{i}]" for i in range(N_VOCAB - len(tokens))]
+    merges = [l for l in (root / "models" / "gpt2-tokenizer" / "merges.txt").read_text(encoding="utf-8").split("\n")
+              if l and not l.startswith("#version")]
+    token_type = [3 if t == "<|endoftext|>" else 1 for t in tokens]  # 1 normal, 3 control
+    kvs = [
+        gguf_kv("general.architecture", T_STR, "gpt2"),
+        gguf_kv("general.name", T_STR, f"gpt2-small-bench-{qtype}"),
+        gguf_kv("general.file_type", T_U32, FILE_TYPE[qtype]),
+        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
+        gguf_kv("gpt2.context_length", T_U32, N_CTX),
+        gguf_kv("gpt2.embedding_length", T_U32, N_EMBD),
+        gguf_kv("gpt2.feed_forward_length", T_U32, 4 * N_EMBD),
+        gguf_kv("gpt2.block_count", T_U32, N_LAYER),
+        gguf_kv("gpt2.attention.head_count", T_U32, N_HEAD),
+        gguf_kv("gpt2.attention.layer_norm_epsilon", T_F32, 1e-5),
+        gguf_kv("tokenizer.ggml.model", T_STR, "gpt2"),
+        gguf_kv("tokenizer.ggml.pre", T_STR, "gpt-2"),
+        gguf_kv("tokenizer.ggml.tokens", T_ARR, (T_STR, tokens)),
+        gguf_kv("tokenizer.ggml.token_type", T_ARR, (T_I32, token_type)),
+        gguf_kv("tokenizer.ggml.merges", T_ARR, (T_STR, merges)),
+        gguf_kv("tokenizer.ggml.bos_token_id", T_U32, 50256),
+        gguf_kv("tokenizer.ggml.eos_token_id", T_U32, 50256),
+    ]
+    infos, blobs, offset = [], [], 0
+    for name, a in gguf_tensors(items):
+        if a.ndim == 1 or qtype == "f32":
+            gtype, raw = GGML_F32, a.astype("<f4").tobytes()
+        elif qtype == "f16":
+            gtype, raw = GGML_F16, a.astype("<f2").tobytes()
+        else:
+            gtype, raw = GGML_Q8_0, quantize_q8_0(a)
+        ne = list(reversed(a.shape))  # innermost first
+        infos.append(gguf_str(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne)
+                     + struct.pack("<IQ", gtype, offset))
+        pad = -len(raw) % GGUF_ALIGN
+        blobs.append(raw + b"\0" * pad)
+        offset += len(raw) + pad
+    with open(path, "wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(kvs)))
+        for kv in kvs:
+            f.write(kv)
+        for info in infos:
+            f.write(info)
+        f.write(b"\0" * (-f.tell() % GGUF_ALIGN))
+        for b in blobs:
+            f.write(b)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
-    ap.add_argument("--dtypes", default="f32,f16,bf16")
+    ap.add_argument("--dtypes", default="f32,f16,bf16", help="safetensors directories ('' for none)")
+    ap.add_argument("--gguf", default="f32,f16,q8_0", help="GGUF files ('' for none)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     root = Path(__file__).resolve().parent.parent
@@ -86,7 +196,7 @@ def main():
               "n_layer": N_LAYER, "n_positions": N_CTX, "n_ctx": N_CTX, "n_inner": None,
               "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new", "vocab_size": N_VOCAB,
               "bos_token_id": 50256, "eos_token_id": 50256}
-    for dtype in args.dtypes.split(","):
+    for dtype in filter(None, args.dtypes.split(",")):
         d = Path(args.out_dir) / f"gpt2-small-{dtype}"
         d.mkdir(parents=True, exist_ok=True)
         (d / "config.json").write_text(json.dumps(config, indent=2) + "\n")
@@ -94,6 +204,11 @@ def main():
             shutil.copy(root / "models" / "gpt2-tokenizer" / f, d / f)
         write_safetensors(d / "model.safetensors", items, dtype)
         print(f"{d}: {n_params} parameters, {dtype}", flush=True)
+    for qtype in filter(None, args.gguf.split(",")):
+        path = Path(args.out_dir) / f"gpt2-small-{qtype}.gguf"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_gguf(path, items, qtype, root)
+        print(f"{path}: {n_params} parameters, {qtype}", flush=True)
 
 
 if __name__ == "__main__":

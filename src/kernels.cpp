@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -11,18 +14,33 @@
 
 #include "journey/convert.h"
 #include "journey/matmul_quant.h"
+#include "journey/gemv.h"
+#include "journey/thread_pool.h"
 
 namespace journey {
 
 // ---------------------------------------------------------------------------------------------
-// Threads: OpenBLAS owns them; our own loops stay single-threaded so the two never compete.
+// Threads: OpenBLAS runs the matrix-matrix products of F32/F16 weights; our pool (the same
+// size) runs gemv and the BF16 gemm. A forward pass calls them one after the other, never
+// nested, so the two never compete for the cores. Elementwise kernels stay single-threaded.
 
 void set_num_threads(int n) {
     if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     openblas_set_num_threads(n);
+    resize_thread_pool(n);
 }
 
 int num_threads() { return openblas_get_num_threads(); }
+
+const char* blas_core_override() {
+    if (std::getenv("OPENBLAS_CORETYPE")) return nullptr;
+    if (std::string_view(openblas_get_corename()) != "Prescott") return nullptr;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    return nullptr;
+}
 
 // ---------------------------------------------------------------------------------------------
 // matmul: the only caller of BLAS.
@@ -69,11 +87,18 @@ void matmul_converted(float* out, const float* x, const Matrix& W, int T) {
 
 }  // namespace
 
+// One token: our gemv streams the weights once at memory speed, in place, for every float dtype.
+// A prompt: BLAS sgemm (F32 in place, F16 converted block by block), or our vdpbf16ps gemm for
+// BF16 (where the CPU has AVX512-BF16; elsewhere the converted path).
 void matmul(float* out, const float* x, const Matrix& W, int T) {
+    const bool float_type = W.dtype == DType::F32 || W.dtype == DType::F16 || W.dtype == DType::BF16;
+    if (T == 1 && float_type) return gemv(out, x, W);
     switch (W.dtype) {
         case DType::F32: return matmul_f32(out, x, W, T);
-        case DType::F16:
-        case DType::BF16: return matmul_converted(out, x, W, T);
+        case DType::BF16:
+            if (gemm_bf16_fast_available() && W.n_in() % 2 == 0) return gemm_bf16(out, x, W, T);
+            return matmul_converted(out, x, W, T);
+        case DType::F16: return matmul_converted(out, x, W, T);
         case DType::Q8_0:
         case DType::Q4_0: return matmul_quantized(out, x, W, T);
     }
@@ -111,28 +136,71 @@ void add(float* out, const float* a, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] += a[i];
 }
 
+namespace {
+
+// e^x for x <= 88 (below -87.3 it returns 2^-126 scaled, i.e. ~1e-38 instead of denormals),
+// within 2 ulp: x = n ln2 + r, |r| <= ln2/2, e^r by its degree-6 Taylor polynomial. Plain
+// arithmetic so that loops calling it vectorize (std::exp does not), and the same bits on
+// every path.
+inline float fast_exp(float x) {
+    x = std::min(88.0f, std::max(-87.3f, x));
+    const float n = std::floor(x * 1.44269504f + 0.5f);
+    const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;  // ln2 split hi + lo
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, 4);
+    return p * scale;
+}
+
+}  // namespace
+
 void gelu_new(float* x, int64_t n) {
     // HF NewGELUActivation: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
-    const float k = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
+    // computed as x * sigmoid(2u) = x / (1 + e^(-2u)), u = sqrt(2/pi) * (x + 0.044715 x^3),
+    // since 0.5 (1 + tanh u) = sigmoid(2u); no cancellation, and it vectorizes.
+    const float k2 = static_cast<float>(2 * std::sqrt(2.0 / std::numbers::pi));
     for (int64_t i = 0; i < n; ++i) {
         const float v = x[i];
-        x[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+        x[i] = v / (1.0f + fast_exp(-k2 * (v + 0.044715f * v * v * v)));
     }
 }
 
 void softmax(float* x, int64_t n) {
     const float max = *std::max_element(x, x + n);
+    for (int64_t i = 0; i < n; ++i) x[i] = fast_exp(x[i] - max);
     double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        x[i] = std::exp(x[i] - max);
-        sum += x[i];
-    }
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Attention: softmax(q·kᵀ / sqrt(D) + causal mask) · v, one head at a time.
+// Attention: softmax(q·kᵀ / sqrt(D) + causal mask) · v, one head at a time. A prompt (T > 1)
+// computes each head's scores and weighted sum as two BLAS products over all L keys (masked
+// probabilities are 0, so the future adds nothing); one token uses plain loops.
+
+namespace {
+
+// sum_d a[d] * b[d], with 16 partial sums so that the loop vectorizes.
+float dot(const float* a, const float* b, int n) {
+    float acc[16] = {};
+    int d = 0;
+    for (; d + 16 <= n; d += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += a[d + l] * b[d + l];
+    for (; d < n; ++d) acc[d % 16] += a[d] * b[d];
+    float s = 0.0f;
+    for (float x : acc) s += x;
+    return s;
+}
+
+}  // namespace
 
 void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
                int T, int n_past, int H, int Hkv, int D) {
@@ -143,24 +211,29 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     for (int h = 0; h < H; ++h) {
         const int64_t kv_off = int64_t{h / group} * D;
+        float* ph = pattern + int64_t{h} * T * L;
+        if (T > 1)  // scores[T, L] = scale * q_h · k_hᵀ
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, L, D, scale, q + int64_t{h} * D,
+                        static_cast<int>(q_stride), k + kv_off, static_cast<int>(kv_stride), 0.0f, ph, L);
         for (int t = 0; t < T; ++t) {
             const float* qt = q + t * q_stride + int64_t{h} * D;
-            float* p = pattern + (int64_t{h} * T + t) * L;
+            float* p = ph + int64_t{t} * L;
             const int visible = n_past + t + 1;  // keys 0 .. n_past+t
-            for (int j = 0; j < visible; ++j) {
-                const float* kj = k + j * kv_stride + kv_off;
-                float s = 0.0f;
-                for (int d = 0; d < D; ++d) s += qt[d] * kj[d];
-                p[j] = s * scale;
-            }
+            if (T == 1)
+                for (int j = 0; j < visible; ++j) p[j] = dot(qt, k + j * kv_stride + kv_off, D) * scale;
             softmax(p, visible);
             std::fill(p + visible, p + L, 0.0f);  // masked: the future
-            float* zt = z + t * q_stride + int64_t{h} * D;
-            std::fill(zt, zt + D, 0.0f);
-            for (int j = 0; j < visible; ++j) {
-                const float* vj = v + j * kv_stride + kv_off;
-                for (int d = 0; d < D; ++d) zt[d] += p[j] * vj[d];
-            }
+        }
+        if (T > 1) {  // z_h[T, D] = pattern_h[T, L] · v_h[L, D]
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, L, 1.0f, ph, L, v + kv_off,
+                        static_cast<int>(kv_stride), 0.0f, z + int64_t{h} * D, static_cast<int>(q_stride));
+            continue;
+        }
+        float* zt = z + int64_t{h} * D;
+        std::fill(zt, zt + D, 0.0f);
+        for (int j = 0; j < L; ++j) {
+            const float* vj = v + j * kv_stride + kv_off;
+            for (int d = 0; d < D; ++d) zt[d] += ph[j] * vj[d];
         }
     }
 }

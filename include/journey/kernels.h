@@ -12,6 +12,12 @@ namespace journey {
 void set_num_threads(int n);
 int num_threads();
 
+// OpenBLAS picks its kernels when it is loaded, and Debian's 0.3.21 does not recognise newer
+// Xeons: it falls back to its SSE3 "Prescott" kernels, ~3x slower. Returns the core type to
+// name in OPENBLAS_CORETYPE (e.g. "SkylakeX" on an AVX-512 CPU) when that happened and the
+// variable is not set; nullptr otherwise. main() sets it and re-executes itself.
+const char* blas_core_override();
+
 // out[T, n_out] = x[T, n_in] · W (Conv1D) or x · Wᵀ (Linear); dispatches on W.dtype.
 void matmul(float* out, const float* x, const Matrix& W, int T);
 

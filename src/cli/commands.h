@@ -11,5 +11,6 @@ void register_trace(CLI::App& app);       // one token's journey through the lay
 void register_generate(CLI::App& app);    // prompt -> sampled continuation
 void register_score(CLI::App& app);       // text -> log-probability of each token
 void register_info(CLI::App& app);        // what a model is
+void register_bench(CLI::App& app);       // how fast a model runs
 
 }  // namespace journey::cli

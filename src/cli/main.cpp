@@ -1,7 +1,9 @@
 // journey: run transformer language models on the CPU, and watch a token's journey through them.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -10,8 +12,15 @@
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
+#include "journey/kernels.h"
 
 int main(int argc, char** argv) {
+    // Give OpenBLAS the right kernels before any work (see blas_core_override); exec only
+    // returns on failure, and then we simply run with what OpenBLAS chose.
+    if (const char* core = journey::blas_core_override()) {
+        setenv("OPENBLAS_CORETYPE", core, 1);
+        execv("/proc/self/exe", argv);
+    }
     // Data goes to stdout; every log line goes to stderr so pipes stay clean.
     spdlog::set_default_logger(spdlog::stderr_color_mt("journey"));
     spdlog::set_pattern("[%^%l%$] %v");
@@ -32,6 +41,7 @@ int main(int argc, char** argv) {
     journey::cli::register_generate(app);
     journey::cli::register_score(app);
     journey::cli::register_info(app);
+    journey::cli::register_bench(app);
 
     try {
         app.parse(argc, argv);

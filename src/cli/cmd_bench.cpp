@@ -1,0 +1,76 @@
+// journey bench: prompt-processing and generation speed, load time and peak memory, in the
+// manner of llama-bench. Figures go to stdout (a table, or one JSON object); progress to stderr.
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "common.h"
+#include "journey/bench.h"
+#include "journey/kernels.h"
+#include "model_options.h"
+
+namespace journey::cli {
+namespace {
+
+struct BenchCliOptions {
+    ModelOptions model;
+    BenchOptions bench;
+    bool json = false;
+};
+
+void run_bench_cmd(const BenchCliOptions& o) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto model = load_model(o.model);
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "journey bench: loaded %s in %.1f ms\n", model->source().string().c_str(), load_ms);
+    const BenchResult r = run_bench(*model, o.bench, num_threads(), [](const std::string& line) {
+        std::fprintf(stderr, "journey bench: %s\n", line.c_str());
+    });
+    const double rss_mb = double(peak_rss_bytes()) / (1024.0 * 1024.0);
+    const std::string dtype(dtype_name(model->weight_dtype()));
+    if (o.json) {
+        nlohmann::json j = {{"model", model->source().string()}, {"dtype", dtype}, {"threads", num_threads()},
+                            {"pp_tok_s", r.pp_tok_s}, {"tg_tok_s", r.tg_tok_s}, {"load_ms", load_ms},
+                            {"peak_rss_mb", rss_mb}, {"pp_tok_s_cpu", r.pp_tok_s_cpu},
+                            {"tg_tok_s_cpu", r.tg_tok_s_cpu}};
+        out_line(j.dump());
+        return;
+    }
+    char buf[256];
+    out_line("| model | dtype | threads | test | tok/s | tok/s by CPU time |");
+    out_line("| --- | --- | ---: | --- | ---: | ---: |");
+    const std::string name = model->source().filename().string();
+    if (o.bench.n_prompt > 0) {
+        std::snprintf(buf, sizeof buf, "| %s | %s | %d | pp%d | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
+                      o.bench.n_prompt, r.pp_tok_s, r.pp_tok_s_cpu);
+        out_line(buf);
+    }
+    if (o.bench.n_gen > 0) {
+        std::snprintf(buf, sizeof buf, "| %s | %s | %d | tg%d | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
+                      o.bench.n_gen, r.tg_tok_s, r.tg_tok_s_cpu);
+        out_line(buf);
+    }
+    std::snprintf(buf, sizeof buf, "load %.1f ms, peak RSS %.1f MiB", load_ms, rss_mb);
+    out_line(buf);
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+    auto opts = std::make_shared<BenchCliOptions>();
+    CLI::App* cmd = app.add_subcommand("bench", "Measure prompt and generation speed, load time and peak memory");
+    add_model_options(cmd, opts->model);
+    cmd->add_option("-p,--n-prompt", opts->bench.n_prompt, "Prompt tokens processed in one eval (0: skip)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("-n,--n-gen", opts->bench.n_gen, "Tokens generated one at a time (0: skip)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("-r,--repetitions", opts->bench.reps, "Timed repetitions; the median is reported")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_flag("--json", opts->json, "Print one JSON object");
+    cmd->callback([opts] { run_bench_cmd(*opts); });
+}
+
+}  // namespace journey::cli

@@ -1,0 +1,38 @@
+// journey bench, run as a user would, on the gpt2-tiny reference checkpoint (speed itself is
+// not tested: only that the figures are there, on stdout, and progress is on stderr).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+using namespace journey::test;
+using Catch::Matchers::Contains;
+
+namespace {
+const std::string tiny = shared_dir() + "/reference/gpt2-tiny";
+}
+
+TEST_CASE("bench --json: one object with every figure", "[cli][bench]") {
+    auto r = run_journey({"bench", "-m", tiny, "-p", "8", "-n", "4", "-r", "2", "-t", "1", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    for (const char* key : {"model", "dtype", "threads", "pp_tok_s", "tg_tok_s", "load_ms", "peak_rss_mb"})
+        CHECK(j.contains(key));
+    CHECK(j["dtype"] == "F32");
+    CHECK(j["threads"] == 1);
+    CHECK(j["pp_tok_s"].get<double>() > 0);
+    CHECK(j["tg_tok_s"].get<double>() > 0);
+    CHECK(j["peak_rss_mb"].get<double>() > 0);
+    CHECK_THAT(r.err, Contains("pp8 rep 2/2") && Contains("tg4 rep 1/2"));
+}
+
+TEST_CASE("bench: a table; -n 0 skips generation; too long a prompt is refused", "[cli][bench]") {
+    auto r = run_journey({"bench", "-m", tiny, "-p", "4", "-n", "0", "-r", "1", "-t", "1"});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Contains("| pp4 |") && Contains("peak RSS"));
+    CHECK(r.out.find("tg") == std::string::npos);
+    auto bad = run_journey({"bench", "-m", tiny, "-p", "100000", "-r", "1"});
+    CHECK(bad.exit_code == 3);
+    CHECK_THAT(bad.err, Contains("context"));
+}

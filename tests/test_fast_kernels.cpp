@@ -1,0 +1,139 @@
+// The AVX-512 kernels against the portable ones (forced with force_portable_kernels), on
+// random matrices whose sizes leave tails in every loop.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "journey/gemv.h"
+#include "journey/kernels.h"
+#include "journey/quant.h"
+
+using namespace journey;
+
+namespace {
+
+// A random matrix stored as `dtype`, and its float values.
+struct Stored {
+    std::vector<std::byte> bytes;
+    std::vector<float> values;  // what the stored numbers are, exactly
+    Matrix m;
+};
+
+Stored random_matrix(DType dtype, int64_t rows, int64_t cols, Layout layout, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 0.5f);
+    Stored s;
+    const size_t n = static_cast<size_t>(rows * cols);
+    s.values.resize(n);
+    s.bytes.resize(n * (dtype == DType::F32 ? 4 : 2));
+    for (size_t i = 0; i < n; ++i) {
+        const float f = dist(rng);
+        if (dtype == DType::F32) {
+            s.values[i] = f;
+            std::memcpy(s.bytes.data() + 4 * i, &f, 4);
+        } else {
+            const uint16_t h = dtype == DType::F16 ? fp32_to_fp16(f) : fp32_to_bf16(f);
+            s.values[i] = dtype == DType::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h);
+            std::memcpy(s.bytes.data() + 2 * i, &h, 2);
+        }
+    }
+    s.m = Matrix{dtype, s.bytes.data(), rows, cols, layout};
+    return s;
+}
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+// Restores the automatic choice when a test ends, even on failure.
+struct PortableScope {
+    explicit PortableScope(bool on) { force_portable_kernels(on); }
+    ~PortableScope() { force_portable_kernels(false); }
+};
+
+}  // namespace
+
+TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fast]") {
+    INFO("kernels: " << kernel_isa());
+    for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+        for (Layout layout : {Layout::Conv1D, Layout::Linear})
+            for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{37, 53}, {768, 100}, {64, 2304}, {5, 3}}) {
+                const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
+                const Stored W = random_matrix(dtype, rows, cols, layout, 7);
+                const std::vector<float> x = random_vector(static_cast<size_t>(n_in), 11);
+                std::vector<float> fast(static_cast<size_t>(n_out)), port(fast.size()), ref(fast.size());
+                gemv(fast.data(), x.data(), W.m);
+                {
+                    PortableScope p(true);
+                    gemv(port.data(), x.data(), W.m);
+                }
+                INFO(dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out);
+                CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+                // and both are the product, to float accuracy (double reference)
+                for (int64_t o = 0; o < n_out; ++o) {
+                    double want = 0, mag = 0;
+                    for (int64_t i = 0; i < n_in; ++i) {
+                        const float w = W.values[static_cast<size_t>(layout == Layout::Conv1D ? i * n_out + o : o * n_in + i)];
+                        want += double(w) * x[static_cast<size_t>(i)];
+                        mag += std::fabs(double(w) * x[static_cast<size_t>(i)]);
+                    }
+                    CHECK(std::fabs(fast[static_cast<size_t>(o)] - want) <= 1e-6 * mag + 1e-30);
+                }
+            }
+}
+
+TEST_CASE("gemv splits over the pool without changing the result", "[kernels][fast]") {
+    const Stored W = random_matrix(DType::BF16, 300, 777, Layout::Conv1D, 3);
+    const std::vector<float> x = random_vector(300, 5);
+    std::vector<float> one(777), two(777);
+    set_num_threads(1);
+    gemv(one.data(), x.data(), W.m);
+    set_num_threads(2);
+    gemv(two.data(), x.data(), W.m);
+    set_num_threads(1);
+    CHECK(one == two);
+}
+
+TEST_CASE("gemm_bf16: vdpbf16ps and portable kernels agree; both are the bf16-rounded product", "[kernels][fast]") {
+    INFO("kernels: " << kernel_isa());
+    for (Layout layout : {Layout::Conv1D, Layout::Linear})
+        for (auto [T, n_in, n_out] : {std::tuple<int, int64_t, int64_t>{7, 64, 128}, {13, 38, 70}, {2, 768, 200}}) {
+            const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
+            const Stored W = random_matrix(DType::BF16, rows, cols, layout, 17);
+            const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 19);
+            const size_t n = static_cast<size_t>(T * n_out);
+            std::vector<float> fast(n), port(n);
+            gemm_bf16(fast.data(), x.data(), W.m, T);
+            {
+                PortableScope p(true);
+                gemm_bf16(port.data(), x.data(), W.m, T);
+            }
+            for (int t = 0; t < T; ++t)
+                for (int64_t o = 0; o < n_out; ++o) {
+                    double exact = 0, mag = 0;  // with x in bfloat16, as both kernels use it
+                    for (int64_t i = 0; i < n_in; ++i) {
+                        const float w = W.values[static_cast<size_t>(layout == Layout::Conv1D ? i * n_out + o : o * n_in + i)];
+                        const float xb = bf16_to_fp32(fp32_to_bf16(x[static_cast<size_t>(t * n_in + i)]));
+                        exact += double(w) * xb;
+                        mag += std::fabs(double(w) * xb);
+                    }
+                    const size_t k = static_cast<size_t>(t * n_out + o);
+                    // float accumulation of n_in exact products: error <= n_in * 2^-24 * mag
+                    const double tol = double(n_in) * 0x1p-24 * mag;
+                    CHECK(std::fabs(fast[k] - exact) <= tol);
+                    CHECK(std::fabs(port[k] - exact) <= tol);
+                    CHECK(std::fabs(fast[k] - port[k]) <= tol);
+                }
+            size_t same = 0;
+            for (size_t k = 0; k < n; ++k) same += fast[k] == port[k];
+            WARN("gemm_bf16 " << (layout == Layout::Conv1D ? "Conv1D" : "Linear") << ": " << same << " of " << n
+                              << " outputs bitwise equal between the fast and portable kernels");
+        }
+}
