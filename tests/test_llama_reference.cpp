@@ -126,9 +126,11 @@ TEST_CASE("Hugging Face llama layout: half-split rotary gives the llama2.c logit
     const auto hf = Model::load(d.path, LoadOptions{.tokenizer = false});
     CHECK(hf->config().rope_pairing == RopePairing::half);
     CHECK(hf->file().format == "safetensors");
-    // The same numbers in a different order: q·k sums over a permuted head dimension. Release
-    // builds agree exactly; unoptimised (sanitizer) builds round differently, by about one float
-    // step of logits up to ~18, so the bound is 1e-5 relative to max(1, |logit|).
+    // The same numbers in a different order: q·k sums over a permuted head dimension, and the
+    // prompt's matrix products (BLAS) and one-token ones (our gemv) block their sums differently,
+    // so the two layouts round differently by a few float steps of logits up to ~18 (seen: up to
+    // 1.7e-5 relative). A wrong pairing gives differences of order 1 (checked below), so the
+    // bound is 1e-4 relative to max(1, |logit|).
     float worst = 0, worst_rel = 0;
     const auto ref = expected();
     for (const auto& cs : ref["cases"]) {
@@ -144,7 +146,7 @@ TEST_CASE("Hugging Face llama layout: half-split rotary gives the llama2.c logit
         }
     }
     WARN("max |logit(HF layout) - logit(llama2.c)| = " << worst << " (relative " << worst_rel << ")");
-    CHECK(worst_rel < 1e-5f);
+    CHECK(worst_rel < 1e-4f);
 
     // The pairing is what makes them agree: read the HF weights with GGUF's pairing and they differ.
     ModelConfig wrong = hf->config();
