@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "journey/gemv.h"
 #include "journey/kernels.h"
 #include "journey/quant.h"
 
@@ -25,13 +26,20 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
         }
         const Matrix Wq{t, reinterpret_cast<const std::byte*>(q.data()), n_out, n_in, Layout::Linear};
         const Matrix Wf{DType::F32, reinterpret_cast<const std::byte*>(deq.data()), n_out, n_in, Layout::Linear};
-        for (int T : {1, 3}) {
-            std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), want(size_t(T * n_out));
-            for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i));
-            matmul(got.data(), x.data(), Wq, T);
-            matmul(want.data(), x.data(), Wf, T);
-            for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-4));
+        // One token runs our row-dot kernel (AVX-512 for Q8_0 where the CPU has it), several
+        // tokens dequantize blocks of rows for sgemm; both, and the forced portable path, agree.
+        for (bool portable : {false, true}) {
+            INFO("portable kernels forced: " << portable);
+            force_portable_kernels(portable);
+            for (int T : {1, 3}) {
+                std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), want(size_t(T * n_out));
+                for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i));
+                matmul(got.data(), x.data(), Wq, T);
+                matmul(want.data(), x.data(), Wf, T);
+                for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-4));
+            }
         }
+        force_portable_kernels(false);
         std::vector<float> row(static_cast<size_t>(n_in));
         embedding_row(row.data(), Wq, 5);
         for (int64_t i = 0; i < n_in; ++i) CHECK(row[size_t(i)] == deq[size_t(5 * n_in + i)]);
