@@ -221,23 +221,10 @@ TEST_CASE("trace: target, KL and JSON", "[trace]") {
     CHECK(trace_jsonl(j).size() == 2 + 3);
 }
 
-TEST_CASE("trace: a llama2.c model (stories260K), once the Llama forward pass exists", "[trace][llama]") {
-    std::unique_ptr<Model> m;
-    try {
-        m = Model::load(journey::test::shared_dir() + "/models/stories260K/stories260K.bin", {.tokenizer = false});
-    } catch (const std::exception& e) {
-        WARN("skipped: stories260K does not load yet: " << e.what());
-        return;
-    }
+TEST_CASE("trace: a llama2.c model (stories260K)", "[trace][llama]") {
+    const auto m = Model::load(journey::test::shared_dir() + "/models/stories260K/stories260K.bin", {.tokenizer = false});
     const std::vector<TokenId> ids{1, 403, 407, 261, 378, 429};
-    Trace tr;
-    try {
-        tr = run_trace(*m, ids, options(-1, 10, true));
-    } catch (const std::logic_error& e) {
-        if (std::string(e.what()).find("not implemented") == std::string::npos) throw;
-        WARN("skipped: the Llama forward pass is not there yet: " << e.what());
-        return;
-    }
+    const Trace tr = run_trace(*m, ids, options(-1, 10, true));
     CHECK(!tr.embedding.position_norm);
     REQUIRE(tr.layers.size() == 5);
     for (const LayerTrace& l : tr.layers)
