@@ -1,6 +1,8 @@
 // Scalar reference kernels for the weight number formats (see include/journey/quant.h).
 #include "journey/quant.h"
 
+#include "journey/convert.h"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -11,17 +13,8 @@ namespace journey {
 
 // ---- half and bfloat16 ----------------------------------------------------------------------
 
-float fp16_to_fp32(uint16_t h) {
-    const uint32_t sign = uint32_t(h & 0x8000) << 16;
-    const uint32_t exp = (h >> 10) & 0x1f;
-    const uint32_t mant = h & 0x3ff;
-    if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in float
-        const float v = std::ldexp(float(mant), -24);
-        return sign ? -v : v;
-    }
-    if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf / NaN
-    return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
-}
+// One exact conversion for the whole project: the inline ones the kernels use (convert.h).
+float fp16_to_fp32(uint16_t h) { return f16_to_f32(h); }
 
 // Drop the low `shift` bits of q_full (shift >= 1), rounding to nearest, ties to even.
 static uint32_t round_shift_even(uint32_t q_full, int shift) {
@@ -51,7 +44,7 @@ uint16_t fp32_to_fp16(float f) {
     return uint16_t(sign | round_shift_even(m | 0x800000, 126 - e));
 }
 
-float bf16_to_fp32(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+float bf16_to_fp32(uint16_t b) { return bf16_to_f32(b); }
 
 uint16_t fp32_to_bf16(float f) {
     const uint32_t x = std::bit_cast<uint32_t>(f);
