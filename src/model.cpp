@@ -39,7 +39,7 @@ fs::path find_weights(const fs::path& dir) {
 // A tokenizer file named by the user: llama2.c's tokenizer.bin, or a tokenizer.json.
 std::unique_ptr<Tokenizer> load_tokenizer_file(const fs::path& path, int n_vocab) {
     if (!fs::exists(path)) throw ModelError(path.string() + ": no such tokenizer file");
-    if (path.extension() == ".json") return load_bpe_from_tokenizer_json(path.string());
+    if (path.extension() == ".json") return load_tokenizer_json(path.string());
     return SpmTokenizer::from_llama2c(path, n_vocab);
 }
 

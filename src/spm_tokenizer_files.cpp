@@ -1,5 +1,6 @@
-// Building an SpmTokenizer from the two places Llama vocabularies are stored: GGUF metadata
-// (tokenizer.ggml.*) and llama2.c's tokenizer.bin.
+// Building an SpmTokenizer from two of the places Llama vocabularies are stored: GGUF metadata
+// (tokenizer.ggml.*) and llama2.c's tokenizer.bin. (Hugging Face's tokenizer.json, the third,
+// is spm_tokenizer_json.cpp.)
 #include <cstring>
 
 #include "journey/errors.h"

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "hf_tokenizer_json.h"
 #include "journey/llama2c_reader.h"
+#include "journey/spm_tokenizer.h"
 #include "safetensors_writer.h"
 
 namespace journey::test {
@@ -36,8 +38,25 @@ inline std::vector<float> hf_values(const TensorInfo& t, int n_heads) {
     return out;
 }
 
-// Writes config.json and model.safetensors into dir (no tokenizer: pass tok512.bin).
-inline void write_stories_hf_dir(const std::filesystem::path& dir) {
+// tok512.bin as the tokenizer.json LlamaConverter would make from its tokenizer.model (where
+// BOS and EOS are "<s>" and "</s>"; llama2.c's export wrote them as "\n<s>\n" and "\n</s>\n").
+inline nlohmann::json stories_tokenizer_json(HfSpaces spaces = HfSpaces::legacy) {
+    const auto tok = SpmTokenizer::from_llama2c(stories_tok());
+    std::vector<std::string> pieces;
+    std::vector<float> scores;
+    for (TokenId i = 0; i < tok->n_vocab(); ++i) {
+        pieces.push_back(tok->token_text(i));
+        scores.push_back(tok->score(i));
+    }
+    pieces[1] = "<s>";
+    pieces[2] = "</s>";
+    return llama_tokenizer_json(pieces, scores, spaces);
+}
+
+// Writes config.json and model.safetensors into dir, and tokenizer.json when asked (else pass
+// tok512.bin with --tokenizer).
+inline void write_stories_hf_dir(const std::filesystem::path& dir, bool with_tokenizer = false) {
+    if (with_tokenizer) std::ofstream(dir / "tokenizer.json") << stories_tokenizer_json().dump();
     const ModelFile mf = read_llama2c(stories_bin());
     const auto& m = mf.metadata;
     const int H = m["llama.attention.head_count"], Hkv = m["llama.attention.head_count_kv"];

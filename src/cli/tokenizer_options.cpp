@@ -33,7 +33,7 @@ std::string default_tokenizer_dir() {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const TokenizerSource& src) {
-    if (!src.tokenizer_json.empty()) return load_bpe_from_tokenizer_json(src.tokenizer_json);
+    if (!src.tokenizer_json.empty()) return load_tokenizer_json(src.tokenizer_json);
     if (!src.vocab.empty()) return load_bpe_from_files(src.vocab, src.merges);
     return load_tokenizer_dir(src.model_dir.empty() ? default_tokenizer_dir() : src.model_dir);
 }
