@@ -100,6 +100,12 @@ JOURNEY_AVX512 inline __m512 load16(const std::byte* p, __mmask16 m) {
     }
 }
 
+// One thread streaming a matrix from memory keeps too few loads in flight to reach the memory
+// bandwidth on its own (the hardware prefetcher stops at 4 KiB pages, and the Conv1D sweeps read
+// eight rows at once); asking for the next block's lines while this one is multiplied lifted
+// F16 one-token decoding from ~74 to ~100 tok/s on 2 threads in our measurements.
+inline void prefetch(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+
 JOURNEY_AVX512 inline __mmask16 tail_mask(int64_t left) {
     return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
 }
@@ -115,6 +121,8 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
         for (int64_t o = o0; o < o1; o += 16) {
             const __mmask16 m = tail_mask(o1 - o);
             __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
+            if (i0 + 2 * R <= n_in)  // the same columns of the next sweep's rows: more loads in flight
+                for (int64_t k = R; k < 2 * R; ++k) prefetch(rows + k * stride + o * esize(D));
             for (int64_t k = 0; k < r; ++k)
                 acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i0 + k]), load16<D>(rows + k * stride + o * esize(D), m), acc);
             _mm512_mask_storeu_ps(y + o, m, acc);
@@ -133,6 +141,8 @@ JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, 
             const __mmask16 m = tail_mask(n_in - i);
             const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
             const size_t off = static_cast<size_t>(i) * esize(D);
+            if (o + 8 <= o1 && off % 64 == 0)  // the next four rows, a cache line at a time
+                for (int k = 4; k < 8; ++k) prefetch(row + k * stride + off);
             a0 = _mm512_mask3_fmadd_ps(load16<D>(row + off, m), xv, a0, m);
             a1 = _mm512_mask3_fmadd_ps(load16<D>(row + stride + off, m), xv, a1, m);
             a2 = _mm512_mask3_fmadd_ps(load16<D>(row + 2 * stride + off, m), xv, a2, m);
