@@ -11,36 +11,22 @@
 #include "journey/thread_pool.h"
 
 namespace journey {
-namespace {
-
-// out[r0:r1] = rows r0..r1 of a Q4_0 W · x, straight from the blocks.
-void gemv_q4_0_range(float* out, const float* x, const Matrix& W, int64_t r0, int64_t r1) {
-    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(W.cols));
-    for (int64_t r = r0; r < r1; ++r) out[r] = vec_dot(W.dtype, W.data + r * row_bytes, x, W.cols);
-}
-
-}  // namespace
 
 void matmul_quantized(float* out, const float* x, const Matrix& W, int T) {
     if (W.layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
+    if (W.dtype != DType::Q8_0 && W.dtype != DType::Q4_0) throw std::logic_error("matmul_quantized: not Q8_0 / Q4_0");
     const int64_t n_in = W.cols, n_out = W.rows;
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in));
-    if (T == 1 && W.dtype == DType::Q8_0) {
+    if (T == 1) {
         // One token, as llama.cpp does it: x is quantized to Q8_0 once, then each row · x is an
         // integer dot per block (quant_dot.h). The threads split the rows.
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
         quantize_activations(x, n_in, scratch);
         const QuantizedActivations* xq = &scratch;
+        const auto dot_rows = W.dtype == DType::Q8_0 ? dot_rows_q8_0 : dot_rows_q4_0;
         thread_pool().run([&](int i, int n) {
             const int64_t r0 = n_out * i / n, r1 = n_out * (i + 1) / n;
-            dot_rows_q8_0(out, W.data, row_bytes, *xq, r0, r1);
-        });
-        return;
-    }
-    if (T == 1) {  // a matrix-vector product, split by rows over the thread pool
-        thread_pool().run([&](int i, int n) {
-            const int64_t r0 = n_out * i / n, r1 = n_out * (i + 1) / n;
-            gemv_q4_0_range(out, x, W, r0, r1);
+            dot_rows(out, W.data, row_bytes, *xq, r0, r1);
         });
         return;
     }

@@ -34,8 +34,25 @@ float reduce16(float* a) {
     return a[0];
 }
 
+// The weight formats, both int8 per element: Q8_0 stores w; Q4_0 stores w + 8 in a nibble
+// (element j < 16 in the low nibble of byte j, element j + 16 in its high nibble).
+template <DType D>
+constexpr int64_t kBlockBytes = D == DType::Q8_0 ? int64_t(sizeof(BlockQ8_0)) : int64_t(sizeof(BlockQ4_0));
+
 // ---- portable ------------------------------------------------------------------------------
 
+template <DType D>
+void unpack_block(const std::byte* blk, int8_t* w) {
+    if constexpr (D == DType::Q8_0) {
+        std::memcpy(w, blk + 2, kQK);
+    } else {
+        const auto* nibbles = reinterpret_cast<const uint8_t*>(blk + 2);  // char types may alias
+        for (int j = 0; j < kQK / 2; ++j) w[j] = static_cast<int8_t>((nibbles[j] & 0x0f) - 8);
+        for (int j = 0; j < kQK / 2; ++j) w[j + kQK / 2] = static_cast<int8_t>((nibbles[j] >> 4) - 8);
+    }
+}
+
+template <DType D>
 float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
     const int64_t nb = x.n / kQK;
     float acc[16] = {};
@@ -45,8 +62,9 @@ float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
             int32_t isum[8] = {};
             float scale = 0.0f;
             if (b < nb) {
-                const std::byte* blk = row + b * int64_t(sizeof(BlockQ8_0));
-                const auto* w = reinterpret_cast<const int8_t*>(blk + 2);  // char types may alias
+                const std::byte* blk = row + b * kBlockBytes<D>;
+                int8_t w[kQK];
+                unpack_block<D>(blk, w);
                 const int8_t* q = x.q.data() + b * kQK;
                 // spelled out per group of 4 so that compilers vectorize it (2x faster than a
                 // loop over j accumulating into isum[j / 4])
@@ -70,64 +88,95 @@ bool cpu_avx512vnni() {
     return ok;
 }
 
-// vpdpbusd multiplies unsigned by signed bytes. Flipping the weight's top bit turns w into the
-// unsigned w + 128 (exact for every int8, -128 included); the dot then holds 128 · Σq too,
-// which x.bias (-128 · Σq per lane) removes: seeding the accumulator with it gives Σ w·q.
-// Rows are R at a time; each 64-byte step loads x's quants, bias and scales once for all R.
+// vpdpbusd multiplies unsigned by signed bytes, so the kernels feed it w + k as u8 (Q8_0:
+// k = 128, the top bit flipped, exact for every int8 including -128; Q4_0: k = 8, the nibble
+// as stored). The dot then holds k · Σq too, which x's bias (-k · Σq per lane) removes:
+// seeding the accumulator with it leaves Σ w·q.
+//
 // One pair of blocks (2c, 2c+1) of one row: acc += float(Σ w·q per lane) · (d_w · d_x). With
 // pair false only block 2c exists: the upper half of w is zero instead of read (it may lie
 // past the end of the matrix), and with x's zero padding its lanes add fma(0, 0, acc).
 // (The zero-masked forms spell out what the plain ones do without GCC 12's false "may be used
 // uninitialized" warnings.)
+template <DType D>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) inline __m512
 pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx, bool pair) {
-    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    const __m256i w1 = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : _mm256_setzero_si256();
-    const __m512i w = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(w0), w1, 1);
-    const __m512i isum = _mm512_dpbusd_epi32(bias, _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80))), xq);
+    __m512i u;  // w + k, 64 bytes: block 2c in the low half, 2c+1 in the high half
+    if constexpr (D == DType::Q8_0) {
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+        const __m256i w1 = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : _mm256_setzero_si256();
+        const __m512i w = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(w0), w1, 1);
+        u = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
+    } else {
+        const __m128i n0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+        const __m128i n1 = pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 20)) : _mm_setzero_si128();
+        const __m256i nn0 = _mm256_inserti128_si256(_mm256_castsi128_si256(n0), n0, 1);
+        const __m256i nn1 = _mm256_inserti128_si256(_mm256_castsi128_si256(n1), n1, 1);
+        __m512i z = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(nn0), nn1, 1);  // 16-byte lanes n0 n0 n1 n1
+        z = _mm512_mask_srli_epi16(z, 0xFF00FF00, z, 4);  // lanes 1 and 3: the high nibbles
+        u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+    }
+    const __m512i isum = _mm512_dpbusd_epi32(bias, u, xq);
     const __m128i h0 = _mm_set1_epi16(static_cast<short>(load_u16(blk)));
-    const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + 34)) : 0);
+    const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + kBlockBytes<D>)) : 0);
     const __m512 dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
     return _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(dw, dx), acc);
 }
 
-// vpdpbusd multiplies unsigned by signed bytes. Flipping the weight's top bit turns w into the
-// unsigned w + 128 (exact for every int8, -128 included); the dot then holds 128 · Σq too,
-// which x.bias (-128 · Σq per lane) removes: seeding the accumulator with it gives Σ w·q.
-// Rows are R at a time; each 64-byte step loads x's quants, bias and scales once for all R.
+// Rows are R at a time; each 64-element step loads x's quants, bias and scales once for all R.
 // The weights come from L3 or DRAM, read once per token: the hardware prefetcher alone keeps
 // too few lines in flight for R interleaved streams, so each step also prefetches the two
 // lines `ahead` bytes on (the same place some groups of rows later; 0 near the end).
-template <int R>
+template <DType D, int R>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
 void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const QuantizedActivations& x, size_t ahead) {
     const int64_t nb = x.n / kQK;
-    constexpr int64_t pair_bytes = 2 * sizeof(BlockQ8_0);
+    constexpr int64_t pair_bytes = 2 * kBlockBytes<D>;
+    const int32_t* bias_k = D == DType::Q8_0 ? x.bias_q8_0.data() : x.bias_q4_0.data();
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     int64_t c = 0;
     for (; 2 * c + 1 < nb; ++c) {
         const __m512i xq = _mm512_loadu_si512(x.q.data() + c * kPair);
-        const __m512i bias = _mm512_loadu_si512(x.bias.data() + c * 16);
+        const __m512i bias = _mm512_loadu_si512(bias_k + c * 16);
         const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
         for (int r = 0; r < R; ++r) {
             const std::byte* blk = row0 + size_t(r) * row_bytes + c * pair_bytes;
             _mm_prefetch(reinterpret_cast<const char*>(blk + ahead), _MM_HINT_T0);
-            _mm_prefetch(reinterpret_cast<const char*>(blk + ahead + 64), _MM_HINT_T0);
-            acc[r] = pair_vnni(acc[r], blk, xq, bias, dx, true);
+            if constexpr (pair_bytes > 64) _mm_prefetch(reinterpret_cast<const char*>(blk + ahead + 64), _MM_HINT_T0);
+            acc[r] = pair_vnni<D>(acc[r], blk, xq, bias, dx, true);
         }
     }
     if (2 * c < nb) {  // an odd number of blocks: the last one alone
         const __m512i xq = _mm512_loadu_si512(x.q.data() + c * kPair);
-        const __m512i bias = _mm512_loadu_si512(x.bias.data() + c * 16);
+        const __m512i bias = _mm512_loadu_si512(bias_k + c * 16);
         const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
-        for (int r = 0; r < R; ++r) acc[r] = pair_vnni(acc[r], row0 + size_t(r) * row_bytes + c * pair_bytes, xq, bias, dx, false);
+        for (int r = 0; r < R; ++r)
+            acc[r] = pair_vnni<D>(acc[r], row0 + size_t(r) * row_bytes + c * pair_bytes, xq, bias, dx, false);
     }
     for (int r = 0; r < R; ++r) {
         alignas(64) float lanes[16];
         _mm512_store_ps(lanes, acc[r]);
         out[r] = reduce16(lanes);
     }
+}
+
+template <DType D>
+void dot_rows(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0, int64_t r1) {
+    if (!quant_dot_fast_available()) {
+        for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(rows + size_t(r) * row_bytes, x);
+        return;
+    }
+    // Prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on the 130 MB GPT-2
+    // small in Q8_0: memory-bound, ~2x the rate of no prefetching; 3 KiB ahead was slower).
+    constexpr int64_t R = 4;
+    const int64_t groups_ahead = std::max<int64_t>(1, (8192 + R * int64_t(row_bytes) - 1) / (R * int64_t(row_bytes)));
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) {
+        const size_t ahead = r + (groups_ahead + 1) * R <= r1 ? size_t(groups_ahead * R) * row_bytes : 0;
+        dot_rows_vnni<D, R>(out + r, rows + size_t(r) * row_bytes, row_bytes, x, ahead);
+    }
+    for (; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, rows + size_t(r) * row_bytes, row_bytes, x, 0);
 }
 
 }  // namespace
@@ -142,7 +191,8 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out) 
     out.q.assign(size_t(n_pad), 0);
     out.d.assign(size_t(n_pad / kQK), 0.0f);
     out.d_lanes.assign(size_t(n_pad / 4), 0.0f);
-    out.bias.assign(size_t(n_pad / 4), 0);
+    out.bias_q8_0.assign(size_t(n_pad / 4), 0);
+    out.bias_q4_0.assign(size_t(n_pad / 4), 0);
     for (int64_t b = 0; b < nb; ++b) {
         const float* xb = x + b * kQK;
         float amax = 0.0f;
@@ -165,7 +215,8 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out) 
     for (int64_t g = 0; g < n_pad / 4; ++g) {
         int32_t s = 0;
         for (int k = 0; k < 4; ++k) s += out.q[size_t(4 * g + k)];
-        out.bias[size_t(g)] = -128 * s;
+        out.bias_q8_0[size_t(g)] = -128 * s;
+        out.bias_q4_0[size_t(g)] = -8 * s;
         out.d_lanes[size_t(g)] = out.d[size_t(g / 8)];  // group g of 4 lies in block g / 8
     }
 }
@@ -174,20 +225,12 @@ bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(ke
 
 void dot_rows_q8_0(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0,
                    int64_t r1) {
-    if (!quant_dot_fast_available()) {
-        for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable(rows + size_t(r) * row_bytes, x);
-        return;
-    }
-    // Prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on the 130 MB GPT-2
-    // small: memory-bound, ~2x the rate of no prefetching; 3 KiB ahead was slower).
-    constexpr int64_t R = 4;
-    const int64_t groups_ahead = std::max<int64_t>(1, (8192 + R * int64_t(row_bytes) - 1) / (R * int64_t(row_bytes)));
-    int64_t r = r0;
-    for (; r + R <= r1; r += R) {
-        const size_t ahead = r + (groups_ahead + 1) * R <= r1 ? size_t(groups_ahead * R) * row_bytes : 0;
-        dot_rows_vnni<R>(out + r, rows + size_t(r) * row_bytes, row_bytes, x, ahead);
-    }
-    for (; r < r1; ++r) dot_rows_vnni<1>(out + r, rows + size_t(r) * row_bytes, row_bytes, x, 0);
+    dot_rows<DType::Q8_0>(out, rows, row_bytes, x, r0, r1);
+}
+
+void dot_rows_q4_0(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0,
+                   int64_t r1) {
+    dot_rows<DType::Q4_0>(out, rows, row_bytes, x, r0, r1);
 }
 
 }  // namespace journey

@@ -1,5 +1,5 @@
-// Q8_0 rows · Q8_0-quantized activations (quant_dot.h): the activation quantizer, the VNNI
-// kernel against the portable one (same bits), and both against double-precision references.
+// Q8_0 / Q4_0 rows · Q8_0-quantized activations (quant_dot.h): the activation quantizer, the
+// VNNI kernels against the portable ones (same bits), and both against double references.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,29 +18,34 @@ using namespace journey;
 
 namespace {
 
-// Q8_0 rows of random bytes: every int8 quant (-128 included) and scales of both signs.
 struct Rows {
     std::vector<std::byte> bytes;
     std::vector<float> values;  // dequantized, exactly what the blocks hold
     size_t row_bytes = 0;
 };
 
-Rows random_q8_0_rows(int64_t rows, int64_t n, uint32_t seed) {
+// Q8_0 / Q4_0 rows of random bytes: every quant (Q8_0: -128 included) and scales of both signs.
+Rows random_rows(DType t, int64_t rows, int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> quant(-128, 127);
+    std::uniform_int_distribution<int> byte(0, 255);
     std::uniform_real_distribution<float> scale(-0.02f, 0.02f);
     Rows r;
-    r.row_bytes = dtype_bytes(DType::Q8_0, uint64_t(n));
+    r.row_bytes = dtype_bytes(t, uint64_t(n));
     r.bytes.resize(r.row_bytes * size_t(rows));
-    for (size_t b = 0; b < r.bytes.size() / sizeof(BlockQ8_0); ++b) {
-        BlockQ8_0 blk;
-        blk.d = fp32_to_fp16(scale(rng));
-        for (int8_t& q : blk.qs) q = static_cast<int8_t>(quant(rng));
-        std::memcpy(r.bytes.data() + b * sizeof(BlockQ8_0), &blk, sizeof blk);
+    const size_t block_bytes = t == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+    for (size_t b = 0; b < r.bytes.size() / block_bytes; ++b) {
+        std::byte* blk = r.bytes.data() + b * block_bytes;
+        const uint16_t d = fp32_to_fp16(scale(rng));
+        std::memcpy(blk, &d, 2);
+        for (size_t j = 2; j < block_bytes; ++j) blk[j] = std::byte(byte(rng));
     }
     r.values.resize(size_t(rows * n));
-    for (int64_t i = 0; i < rows; ++i) dequantize_row(DType::Q8_0, r.bytes.data() + size_t(i) * r.row_bytes, r.values.data() + i * n, n);
+    for (int64_t i = 0; i < rows; ++i) dequantize_row(t, r.bytes.data() + size_t(i) * r.row_bytes, r.values.data() + i * n, n);
     return r;
+}
+
+void dot_rows(DType t, float* out, const Rows& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
+    (t == DType::Q8_0 ? dot_rows_q8_0 : dot_rows_q4_0)(out, W.bytes.data(), W.row_bytes, x, r0, r1);
 }
 
 std::vector<float> random_activations(int64_t n, uint32_t seed) {
@@ -95,37 +100,39 @@ TEST_CASE("quantize_activations: per block d = max|x|/127 and q = round(x/d)", "
     CHECK(xq.q[0] == 64);  // 63.5: ties round away from zero
 }
 
-TEST_CASE("dot_rows_q8_0: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
+TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+    for (DType t : {DType::Q8_0, DType::Q4_0})
     for (auto [rows, n] : kShapes) {
-        INFO(rows << " rows of " << n);
-        const Rows W = random_q8_0_rows(rows, n, 7);
+        INFO(dtype_name(t) << ": " << rows << " rows of " << n);
+        const Rows W = random_rows(t, rows, n, 7);
         QuantizedActivations xq;
         quantize_activations(random_activations(n, 11).data(), n, xq);
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f), part(size_t(rows), -3.0f);
-        dot_rows_q8_0(fast.data(), W.bytes.data(), W.row_bytes, xq, 0, rows);
-        dot_rows_q8_0(part.data(), W.bytes.data(), W.row_bytes, xq, rows / 3, rows);  // other groupings of rows
-        dot_rows_q8_0(part.data(), W.bytes.data(), W.row_bytes, xq, 0, rows / 3);
+        dot_rows(t, fast.data(), W, xq, 0, rows);
+        dot_rows(t, part.data(), W, xq, rows / 3, rows);  // other groupings of rows
+        dot_rows(t, part.data(), W, xq, 0, rows / 3);
         {
             PortableScope p(true);
-            dot_rows_q8_0(port.data(), W.bytes.data(), W.row_bytes, xq, 0, rows);
+            dot_rows(t, port.data(), W, xq, 0, rows);
         }
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), part.data(), fast.size() * 4) == 0);
     }
 }
 
-TEST_CASE("dot_rows_q8_0: the product of the dequantized weights and the quantized x", "[quant][quant_dot]") {
-    for (bool portable : {false, true}) {
+TEST_CASE("dot_rows: the product of the dequantized weights and the quantized x", "[quant][quant_dot]") {
+    for (bool portable : {false, true})
+    for (DType t : {DType::Q8_0, DType::Q4_0}) {
         PortableScope p(portable);
         for (auto [rows, n] : kShapes) {
-            INFO(rows << " rows of " << n << ", portable forced: " << portable);
-            const Rows W = random_q8_0_rows(rows, n, 3);
+            INFO(dtype_name(t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
+            const Rows W = random_rows(t, rows, n, 3);
             const std::vector<float> x = random_activations(n, 5);
             QuantizedActivations xq;
             quantize_activations(x.data(), n, xq);
             std::vector<float> got(static_cast<size_t>(rows));
-            dot_rows_q8_0(got.data(), W.bytes.data(), W.row_bytes, xq, 0, rows);
+            dot_rows(t, got.data(), W, xq, 0, rows);
             const int64_t nb = n / kQK;
             for (int64_t r = 0; r < rows; ++r) {
                 double exact = 0, mag = 0, exact_x = 0, bound_x = 0;
@@ -149,8 +156,9 @@ TEST_CASE("dot_rows_q8_0: the product of the dequantized weights and the quantiz
     }
 }
 
-TEST_CASE("dot_rows_q8_0: a non-finite activation makes the outputs NaN", "[quant][quant_dot]") {
-    const Rows W = random_q8_0_rows(6, 64, 9);
+TEST_CASE("dot_rows: a non-finite activation makes the outputs NaN", "[quant][quant_dot]") {
+    const DType t = DType::Q8_0;
+    const Rows W = random_rows(t, 6, 64, 9);
     for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
         std::vector<float> x = random_activations(64, 1);
         x[40] = bad;
@@ -159,15 +167,16 @@ TEST_CASE("dot_rows_q8_0: a non-finite activation makes the outputs NaN", "[quan
         for (bool portable : {false, true}) {
             PortableScope p(portable);
             std::vector<float> out(6);
-            dot_rows_q8_0(out.data(), W.bytes.data(), W.row_bytes, xq, 0, 6);
+            dot_rows(t, out.data(), W, xq, 0, 6);
             for (float o : out) CHECK(std::isnan(o));
         }
     }
 }
 
-TEST_CASE("matmul: one-token Q8_0 products split over the pool without changing the result", "[quant][quant_dot]") {
-    const Rows W = random_q8_0_rows(301, 96, 13);  // 75 groups of 4 and a remainder
-    const Matrix m{DType::Q8_0, W.bytes.data(), 301, 96, Layout::Linear};
+TEST_CASE("matmul: one-token quantized products split over the pool without changing the result", "[quant][quant_dot]") {
+  for (DType t : {DType::Q8_0, DType::Q4_0}) {
+    const Rows W = random_rows(t, 301, 96, 13);  // 75 groups of 4 and a remainder
+    const Matrix m{t, W.bytes.data(), 301, 96, Layout::Linear};
     const std::vector<float> x = random_activations(96, 17);
     std::vector<float> one(301), two(301);
     set_num_threads(1);
@@ -176,4 +185,5 @@ TEST_CASE("matmul: one-token Q8_0 products split over the pool without changing 
     matmul(two.data(), x.data(), m, 1);
     set_num_threads(1);
     CHECK(one == two);
+  }
 }
