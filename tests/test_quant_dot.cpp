@@ -92,12 +92,18 @@ TEST_CASE("quantize_activations: per block d = max|x|/127 and q = round(x/d)", "
     CHECK(xq.q.size() == 128);
     for (size_t i = 96; i < 128; ++i) CHECK(xq.q[i] == 0);
     CHECK_THROWS_AS(quantize_activations(x.data(), 40, xq), std::invalid_argument);
-    // tiny blocks (127 / max|x| beyond float range) still round to [-127, 127]
-    std::vector<float> tiny(32, 0x1p-140f);
-    tiny[5] = -0x1p-139f;
+    // tiny blocks (127 / max|x| beyond float range) still round to [-127, 127]; here
+    // 127 / max|x| = 2^140 exactly, so x = k · 2^-141 is the tie k / 2, rounded to even
+    std::vector<float> tiny(32, 0.0f);
+    tiny[5] = -127 * 0x1p-140f;
+    tiny[0] = 127 * 0x1p-141f;
+    tiny[6] = 129 * 0x1p-141f;
+    tiny[7] = -125 * 0x1p-141f;
     quantize_activations(tiny.data(), 32, xq);
     CHECK(xq.q[5] == -127);
-    CHECK(xq.q[0] == 64);  // 63.5: ties round away from zero
+    CHECK(xq.q[0] == 64);  // 63.5
+    CHECK(xq.q[6] == 64);  // 64.5
+    CHECK(xq.q[7] == -62);  // -62.5
 }
 
 TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {

@@ -17,7 +17,7 @@
 
 namespace journey {
 
-// x quantized per block of 32: d = max|x| / 127, q = round(x / d) (ties away from zero), so
+// x quantized per block of 32: d = max|x| / 127, q = round(x / d) (to nearest, ties to even), so
 // x ≈ d·q with |x - d·q| <= d/2. d stays a float (llama.cpp rounds it to f16; we need not).
 // Padded with zeros to a whole number of block pairs, which the kernels rely on.
 struct QuantizedActivations {
