@@ -1,6 +1,7 @@
 #include "journey/matmul_quant.h"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <vector>
 
@@ -19,14 +20,18 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T) {
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in));
     if (T == 1) {
         // One token, as llama.cpp does it: x is quantized to Q8_0 once, then each row · x is an
-        // integer dot per block (quant_dot.h). The threads split the rows.
+        // integer dot per block (quant_dot.h). The threads take ~64 KiB chunks of rows as
+        // they come rather than fixed shares, so a worker that wakes late (perf at -t 2: ~20%
+        // of the time in the scheduler's wake-up paths) or is preempted on a shared machine
+        // leaves its rows to the others instead of stalling the product.
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
         quantize_activations(x, n_in, scratch);
         const QuantizedActivations* xq = &scratch;
-        const auto dot_rows = W.dtype == DType::Q8_0 ? dot_rows_q8_0 : dot_rows_q4_0;
-        thread_pool().run([&](int i, int n) {
-            const int64_t r0 = n_out * i / n, r1 = n_out * (i + 1) / n;
-            dot_rows(out, W.data, row_bytes, *xq, r0, r1);
+        const int64_t chunk = std::max<int64_t>(16, (64 << 10) / int64_t(row_bytes)) / 4 * 4;  // ~64 KiB
+        std::atomic<int64_t> next{0};
+        thread_pool().run([&](int, int) {
+            for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < n_out;)
+                dot_rows(out, W, *xq, r0, std::min(n_out, r0 + chunk));
         });
         return;
     }

@@ -162,21 +162,23 @@ void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const Qu
 }
 
 template <DType D>
-void dot_rows(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0, int64_t r1) {
+void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
+    const size_t row_bytes = dtype_bytes(D, uint64_t(W.cols));
     if (!quant_dot_fast_available()) {
-        for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(rows + size_t(r) * row_bytes, x);
+        for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(W.data + size_t(r) * row_bytes, x);
         return;
     }
     // Prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on the 130 MB GPT-2
-    // small in Q8_0: memory-bound, ~2x the rate of no prefetching; 3 KiB ahead was slower).
+    // small in Q8_0: memory-bound, ~2x the rate of no prefetching; 3 KiB ahead was slower),
+    // past r1 too (the caller's next rows, or another thread's) but not past the matrix.
     constexpr int64_t R = 4;
     const int64_t groups_ahead = std::max<int64_t>(1, (8192 + R * int64_t(row_bytes) - 1) / (R * int64_t(row_bytes)));
     int64_t r = r0;
     for (; r + R <= r1; r += R) {
-        const size_t ahead = r + (groups_ahead + 1) * R <= r1 ? size_t(groups_ahead * R) * row_bytes : 0;
-        dot_rows_vnni<D, R>(out + r, rows + size_t(r) * row_bytes, row_bytes, x, ahead);
+        const size_t ahead = r + (groups_ahead + 1) * R <= W.rows ? size_t(groups_ahead * R) * row_bytes : 0;
+        dot_rows_vnni<D, R>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, ahead);
     }
-    for (; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, rows + size_t(r) * row_bytes, row_bytes, x, 0);
+    for (; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, 0);
 }
 
 }  // namespace
@@ -225,14 +227,14 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out) 
 
 bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(kernel_isa()) != "portable"; }
 
-void dot_rows_q8_0(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0,
-                   int64_t r1) {
-    dot_rows<DType::Q8_0>(out, rows, row_bytes, x, r0, r1);
-}
-
-void dot_rows_q4_0(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0,
-                   int64_t r1) {
-    dot_rows<DType::Q4_0>(out, rows, row_bytes, x, r0, r1);
+void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
+    if (W.layout != Layout::Linear || W.cols != x.n || r0 < 0 || r1 > W.rows)
+        throw std::invalid_argument("dot_rows: W must be Linear with x.n columns, and rows within it");
+    switch (W.dtype) {
+        case DType::Q8_0: return dot_rows_of<DType::Q8_0>(out, W, x, r0, r1);
+        case DType::Q4_0: return dot_rows_of<DType::Q4_0>(out, W, x, r0, r1);
+        default: throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
+    }
 }
 
 }  // namespace journey

@@ -19,6 +19,7 @@ using namespace journey;
 namespace {
 
 struct Rows {
+    Matrix m;  // over bytes
     std::vector<std::byte> bytes;
     std::vector<float> values;  // dequantized, exactly what the blocks hold
     size_t row_bytes = 0;
@@ -41,11 +42,8 @@ Rows random_rows(DType t, int64_t rows, int64_t n, uint32_t seed) {
     }
     r.values.resize(size_t(rows * n));
     for (int64_t i = 0; i < rows; ++i) dequantize_row(t, r.bytes.data() + size_t(i) * r.row_bytes, r.values.data() + i * n, n);
+    r.m = Matrix{t, r.bytes.data(), rows, n, Layout::Linear};
     return r;
-}
-
-void dot_rows(DType t, float* out, const Rows& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
-    (t == DType::Q8_0 ? dot_rows_q8_0 : dot_rows_q4_0)(out, W.bytes.data(), W.row_bytes, x, r0, r1);
 }
 
 std::vector<float> random_activations(int64_t n, uint32_t seed) {
@@ -115,12 +113,12 @@ TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[qu
         QuantizedActivations xq;
         quantize_activations(random_activations(n, 11).data(), n, xq);
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f), part(size_t(rows), -3.0f);
-        dot_rows(t, fast.data(), W, xq, 0, rows);
-        dot_rows(t, part.data(), W, xq, rows / 3, rows);  // other groupings of rows
-        dot_rows(t, part.data(), W, xq, 0, rows / 3);
+        dot_rows(fast.data(), W.m, xq, 0, rows);
+        dot_rows(part.data(), W.m, xq, rows / 3, rows);  // other groupings of rows
+        dot_rows(part.data(), W.m, xq, 0, rows / 3);
         {
             PortableScope p(true);
-            dot_rows(t, port.data(), W, xq, 0, rows);
+            dot_rows(port.data(), W.m, xq, 0, rows);
         }
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), part.data(), fast.size() * 4) == 0);
@@ -138,7 +136,7 @@ TEST_CASE("dot_rows: the product of the dequantized weights and the quantized x"
             QuantizedActivations xq;
             quantize_activations(x.data(), n, xq);
             std::vector<float> got(static_cast<size_t>(rows));
-            dot_rows(t, got.data(), W, xq, 0, rows);
+            dot_rows(got.data(), W.m, xq, 0, rows);
             const int64_t nb = n / kQK;
             for (int64_t r = 0; r < rows; ++r) {
                 double exact = 0, mag = 0, exact_x = 0, bound_x = 0;
@@ -162,6 +160,18 @@ TEST_CASE("dot_rows: the product of the dequantized weights and the quantized x"
     }
 }
 
+TEST_CASE("dot_rows: refuses a matrix that does not fit x", "[quant][quant_dot]") {
+    const Rows W = random_rows(DType::Q8_0, 4, 64, 1);
+    QuantizedActivations xq;
+    quantize_activations(random_activations(96, 1).data(), 96, xq);
+    std::vector<float> out(4);
+    CHECK_THROWS_AS(dot_rows(out.data(), W.m, xq, 0, 4), std::invalid_argument);  // 64 columns, x has 96
+    quantize_activations(random_activations(64, 1).data(), 64, xq);
+    CHECK_THROWS_AS(dot_rows(out.data(), W.m, xq, 0, 5), std::invalid_argument);  // past the last row
+    const Matrix f32{DType::F32, W.bytes.data(), 1, 64, Layout::Linear};
+    CHECK_THROWS_AS(dot_rows(out.data(), f32, xq, 0, 1), std::invalid_argument);
+}
+
 TEST_CASE("dot_rows: a non-finite activation makes the outputs NaN", "[quant][quant_dot]") {
     const DType t = DType::Q8_0;
     const Rows W = random_rows(t, 6, 64, 9);
@@ -173,7 +183,7 @@ TEST_CASE("dot_rows: a non-finite activation makes the outputs NaN", "[quant][qu
         for (bool portable : {false, true}) {
             PortableScope p(portable);
             std::vector<float> out(6);
-            dot_rows(t, out.data(), W, xq, 0, 6);
+            dot_rows(out.data(), W.m, xq, 0, 6);
             for (float o : out) CHECK(std::isnan(o));
         }
     }
@@ -182,7 +192,7 @@ TEST_CASE("dot_rows: a non-finite activation makes the outputs NaN", "[quant][qu
 TEST_CASE("matmul: one-token quantized products split over the pool without changing the result", "[quant][quant_dot]") {
   for (DType t : {DType::Q8_0, DType::Q4_0}) {
     const Rows W = random_rows(t, 301, 96, 13);  // 75 groups of 4 and a remainder
-    const Matrix m{t, W.bytes.data(), 301, 96, Layout::Linear};
+    const Matrix& m = W.m;
     const std::vector<float> x = random_activations(96, 17);
     std::vector<float> one(301), two(301);
     set_num_threads(1);

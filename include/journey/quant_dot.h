@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "journey/weights.h"
+
 namespace journey {
 
 // x quantized per block of 32: d = max|x| / 127, q = round(x / d) (to nearest, ties to even), so
@@ -33,13 +35,10 @@ struct QuantizedActivations {
 // value makes its block's d NaN and its q zero, so NaN reaches every output it touches.
 void quantize_activations(const float* x, int64_t n, QuantizedActivations& out);
 
-// out[r] = row r · x (the arithmetic above) for rows r0 <= r < r1 of a Q8_0 / Q4_0 matrix whose
-// rows are row_bytes apart and hold x.n elements each. Single-threaded; AVX-512 VNNI when the
-// CPU has it and the portable kernels are not forced (see gemv.h).
-void dot_rows_q8_0(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0,
-                   int64_t r1);
-void dot_rows_q4_0(float* out, const std::byte* rows, size_t row_bytes, const QuantizedActivations& x, int64_t r0,
-                   int64_t r1);
+// out[r] = row r · x (the arithmetic above) for rows r0 <= r < r1 of a Linear Q8_0 / Q4_0
+// matrix W with x.n columns (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
+// when the CPU has it and the portable kernels are not forced (see gemv.h).
+void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 
 bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portable
 
