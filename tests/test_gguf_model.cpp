@@ -166,11 +166,23 @@ TEST_CASE("gguf gpt2: a Q8_0 copy stays close to F32", "[gguf][gpt2][quant]") {
         worst = std::max(worst, max_abs_diff(got, want));
         CHECK(rel < 0.03);
 
-        Session s(*q);  // T == 1: vec_dot per row, must agree with the block path
-        const std::vector<float> batched(got.end() - 50257, got.end());
+        // T == 1 quantizes x to Q8_0 too, as llama.cpp does (quant_dot.h): x is rounded to a
+        // step of max|x|/127 per 32-block, an error of the same kind and size as the weights'.
+        // So the one-token logits get the same 3% bound against F32 (measured: at most 2.7%
+        // on these cases), and differ from the batched ones by about the activations' share
+        // of it (measured: at most 1.8%); before x was quantized the two agreed within 1e-4.
+        Session s(*q);
+        const std::vector<float> batched(got.end() - 50257, got.end()), want_last(want.end() - 50257, want.end());
         for (size_t t = 0; t + 1 < ids.size(); ++t) s.eval(std::span(&ids[t], 1));
         const auto one = s.eval(std::span(&ids.back(), 1));
-        CHECK(max_abs_diff(std::vector<float>(one.begin(), one.end()), batched) < 1e-4f);
+        double err_f32 = 0, err_batched = 0, ref_last = 0;
+        for (size_t i = 0; i < batched.size(); ++i) {
+            err_f32 += double(one[i] - want_last[i]) * double(one[i] - want_last[i]);
+            err_batched += double(one[i] - batched[i]) * double(one[i] - batched[i]);
+            ref_last += double(want_last[i]) * double(want_last[i]);
+        }
+        CHECK(std::sqrt(err_f32 / ref_last) < 0.03);
+        CHECK(std::sqrt(err_batched / ref_last) < 0.03);
     }
     WARN("Q8_0: RMS logit error / RMS logit = " << worst_rel << ", max |logit - F32 logit| = " << worst);
 }

@@ -6,6 +6,7 @@
 #include "journey/gemv.h"
 #include "journey/kernels.h"
 #include "journey/quant.h"
+#include "journey/quant_dot.h"
 
 using namespace journey;
 
@@ -26,8 +27,9 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
         }
         const Matrix Wq{t, reinterpret_cast<const std::byte*>(q.data()), n_out, n_in, Layout::Linear};
         const Matrix Wf{DType::F32, reinterpret_cast<const std::byte*>(deq.data()), n_out, n_in, Layout::Linear};
-        // One token runs our row-dot kernel (AVX-512 for Q8_0 where the CPU has it), several
-        // tokens dequantize blocks of rows for sgemm; both, and the forced portable path, agree.
+        // One token runs our row-dot kernels (integer dots with x quantized, VNNI where the
+        // CPU has it), several tokens dequantize blocks of rows for sgemm; both, and the
+        // forced portable path, agree.
         for (bool portable : {false, true}) {
             INFO("portable kernels forced: " << portable);
             force_portable_kernels(portable);
@@ -35,7 +37,15 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
                 std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), want(size_t(T * n_out));
                 for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i));
                 matmul(got.data(), x.data(), Wq, T);
-                matmul(want.data(), x.data(), Wf, T);
+                // One token quantizes x to Q8_0 blocks too (quant_dot.h): the reference product
+                // takes that rounded x (test_quant_dot.cpp bounds the difference).
+                std::vector<float> x_ref = x;
+                if (T == 1) {
+                    QuantizedActivations xq;
+                    quantize_activations(x.data(), n_in, xq);
+                    for (int64_t i = 0; i < n_in; ++i) x_ref[size_t(i)] = xq.d[size_t(i / kQK)] * float(xq.q[size_t(i)]);
+                }
+                matmul(want.data(), x_ref.data(), Wf, T);
                 for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-4));
             }
         }
