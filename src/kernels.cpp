@@ -61,44 +61,18 @@ void matmul_f32(float* out, const float* x, const Matrix& W, int T) {
     }
 }
 
-// Other dtypes: convert a block of stored rows to float, then multiply that block with BLAS.
-// Linear: a block of rows is a block of outputs.  Conv1D: a block of rows is a block of inputs,
-// whose partial products accumulate into out.
-void matmul_converted(float* out, const float* x, const Matrix& W, int T) {
-    constexpr int64_t block_rows = 64;
-    const int64_t cols = W.cols, n_in = W.n_in(), n_out = W.n_out();
-    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(cols));
-    thread_local std::vector<float> block;
-    block.resize(static_cast<size_t>(block_rows * cols));
-    if (W.layout == Layout::Conv1D) std::fill(out, out + T * n_out, 0.0f);
-    for (int64_t r0 = 0; r0 < W.rows; r0 += block_rows) {
-        const int64_t nr = std::min(block_rows, W.rows - r0);
-        for (int64_t r = 0; r < nr; ++r)
-            to_float(block.data() + r * cols, W.dtype, W.data + (r0 + r) * row_bytes, cols);
-        const int m = static_cast<int>(nr), c = static_cast<int>(cols);
-        if (W.layout == Layout::Linear)  // out[:, r0:r0+nr] = x · blockᵀ
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, m, c, 1.0f, x, static_cast<int>(n_in),
-                        block.data(), c, 0.0f, out + r0, static_cast<int>(n_out));
-        else  // out += x[:, r0:r0+nr] · block
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, c, m, 1.0f, x + r0, static_cast<int>(n_in),
-                        block.data(), c, 1.0f, out, static_cast<int>(n_out));
-    }
-}
-
 }  // namespace
 
 // One token: our gemv streams the weights once at memory speed, in place, for every float dtype.
-// A prompt: BLAS sgemm (F32 in place, F16 converted block by block), or our vdpbf16ps gemm for
-// BF16 (where the CPU has AVX512-BF16; elsewhere the converted path).
+// A prompt: our gemm (src/gemm.cpp) for every float dtype; BLAS sgemm for F32 on a CPU without
+// AVX-512, where our portable gemm would be slower.
 void matmul(float* out, const float* x, const Matrix& W, int T) {
     const bool float_type = W.dtype == DType::F32 || W.dtype == DType::F16 || W.dtype == DType::BF16;
     if (T == 1 && float_type) return gemv(out, x, W);
     switch (W.dtype) {
-        case DType::F32: return matmul_f32(out, x, W, T);
-        case DType::BF16:
-            if (gemm_bf16_fast_available() && W.n_in() % 2 == 0) return gemm_bf16(out, x, W, T);
-            return matmul_converted(out, x, W, T);
-        case DType::F16: return matmul_converted(out, x, W, T);
+        case DType::F32: return gemm_fast_available() ? gemm(out, x, W, T) : matmul_f32(out, x, W, T);
+        case DType::F16:
+        case DType::BF16: return gemm(out, x, W, T);
         case DType::Q8_0:
         case DType::Q4_0: return matmul_quantized(out, x, W, T);
     }

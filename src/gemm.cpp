@@ -1,0 +1,166 @@
+// The matrix-matrix product of prompts for float weights (F32, F16, BF16), on our thread pool.
+//
+// Why not BLAS: a prompt's product is skinny (T = a few hundred rows of x against a weight
+// matrix of millions of elements), so OpenBLAS spends much of its time copying (packing) the
+// weights, and it knows no F16/BF16. Why not vdpbf16ps for BF16: on this CPU it retires one
+// 32-product instruction every other cycle, half the rate of F32 fma, so converting BF16 to F32
+// while packing and multiplying in F32 is faster (scripts/peak_flops.sh measures both).
+//
+// Shape of the kernel: threads take panels of 64 output columns; a panel of W, converted to
+// float, is packed as [n_in][64] (it stays in L2), then 6 tokens at a time run over it with
+// 6 x 4 vector accumulators, one fma per weight vector and token.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <immintrin.h>
+#include <string_view>
+#include <vector>
+
+#include "journey/convert.h"
+#include "journey/gemv.h"
+#include "journey/thread_pool.h"
+
+namespace journey {
+namespace {
+
+constexpr int64_t kNB = 64;  // output columns per panel: four vectors of 16
+constexpr int kMR = 6;       // tokens per tile
+constexpr int64_t kKB = 128; // inputs per pass over the tokens: 128 x 64 floats = 32 KiB
+
+float weight(const Matrix& W, int64_t i, int64_t o) {  // W's element for input i, output o
+    const int64_t at = W.layout == Layout::Conv1D ? i * W.cols + o : o * W.cols + i;
+    switch (W.dtype) {
+        case DType::F32: { float f; std::memcpy(&f, W.data + 4 * at, 4); return f; }
+        case DType::F16: { uint16_t h; std::memcpy(&h, W.data + 2 * at, 2); return f16_to_f32(h); }
+        case DType::BF16: { uint16_t h; std::memcpy(&h, W.data + 2 * at, 2); return bf16_to_f32(h); }
+        default: std::abort();  // matmul() sends only float dtypes here
+    }
+}
+
+// panel[i][c] = w[i, o0 + c] as float for c < nc (the rest is not read).
+void pack_panel_portable(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    for (int64_t i = 0; i < W.n_in(); ++i)
+        for (int64_t c = 0; c < nc; ++c) panel[i * kNB + c] = weight(W, i, o0 + c);
+}
+
+// The definition: out[t, o] = fma(x[t, n_in-1], w[n_in-1, o], ... fma(x[t, 0], w[0, o], 0)).
+void gemm_portable(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1) {
+    const int64_t n_in = W.n_in(), n_out = W.n_out();
+    std::vector<float> panel(static_cast<size_t>(n_in * kNB));
+    for (int64_t c0 = o0; c0 < o1; c0 += kNB) {
+        const int64_t nc = std::min(kNB, o1 - c0);
+        pack_panel_portable(panel.data(), W, c0, nc);
+        for (int t = 0; t < T; ++t) {
+            float* ot = out + t * n_out + c0;
+            std::fill(ot, ot + nc, 0.0f);
+            for (int64_t i = 0; i < n_in; ++i) {
+                const float xi = x[t * n_in + i];
+                const float* p = panel.data() + i * kNB;
+                for (int64_t c = 0; c < nc; ++c) ot[c] = std::fma(xi, p[c], ot[c]);
+            }
+        }
+    }
+}
+
+#define JOURNEY_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+
+JOURNEY_AVX512 inline __mmask16 lanes(int64_t left) {
+    return left >= 16 ? __mmask16(0xffff) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
+}
+
+// 16 elements of W at byte address p (those in m; the others 0) as float.
+JOURNEY_AVX512 inline __m512 load16(DType d, const std::byte* p, __mmask16 m) {
+    if (d == DType::F32) return _mm512_maskz_loadu_ps(m, p);
+    const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+    if (d == DType::F16) return _mm512_maskz_cvtph_ps(0xffff, h);
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16));
+}
+
+// panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64.
+JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    const int64_t n_in = W.n_in();
+    const size_t es = dtype_bytes(W.dtype, 1);
+    if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
+        for (int64_t i = 0; i < n_in; ++i) {
+            const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
+            for (int j = 0; j < 4; ++j)
+                _mm512_storeu_ps(panel + i * kNB + 16 * j, load16(W.dtype, row + 16 * j * es, lanes(nc - 16 * j)));
+        }
+        return;
+    }
+    // Linear: output o's weights are row o; 16 inputs at a time are scattered down column c.
+    const __m512i down = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32(kNB));
+    for (int64_t c = 0; c < kNB; ++c) {
+        const std::byte* row = W.data + static_cast<size_t>((o0 + c) * n_in) * es;
+        for (int64_t i = 0; i < n_in; i += 16) {
+            const __mmask16 m = lanes(n_in - i);
+            const __m512 v = c < nc ? load16(W.dtype, row + i * es, m) : _mm512_setzero_ps();
+            _mm512_mask_i32scatter_ps(panel + i * kNB + c, m, down, v, 4);
+        }
+    }
+}
+
+// out[t, c] for MR tokens from x (row stride ldx) and c < nc, over inputs i0 <= i < i1 of the
+// packed panel; the sums continue from out's values when i0 > 0 (a float store and load are
+// exact, so the chain of fmas is the same as in one go).
+template <int MR>
+JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t i0, int64_t i1, int64_t nc) {
+    __m512 acc[MR][4];
+    for (int t = 0; t < MR; ++t)
+        for (int j = 0; j < 4; ++j)
+            acc[t][j] = i0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes(nc - 16 * j), out + t * ldo + 16 * j);
+    for (int64_t i = i0; i < i1; ++i) {
+        const float* p = panel + i * kNB;
+        const __m512 w0 = _mm512_loadu_ps(p), w1 = _mm512_loadu_ps(p + 16);
+        const __m512 w2 = _mm512_loadu_ps(p + 32), w3 = _mm512_loadu_ps(p + 48);
+        for (int t = 0; t < MR; ++t) {
+            const __m512 xv = _mm512_set1_ps(x[t * ldx + i]);
+            acc[t][0] = _mm512_fmadd_ps(xv, w0, acc[t][0]);
+            acc[t][1] = _mm512_fmadd_ps(xv, w1, acc[t][1]);
+            acc[t][2] = _mm512_fmadd_ps(xv, w2, acc[t][2]);
+            acc[t][3] = _mm512_fmadd_ps(xv, w3, acc[t][3]);
+        }
+    }
+    for (int t = 0; t < MR; ++t)
+        for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(out + t * ldo + 16 * j, lanes(nc - 16 * j), acc[t][j]);
+}
+
+template <int MR>
+void tile_fn(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t i0, int64_t i1, int64_t nc) {
+    tile<MR>(out, ldo, x, ldx, panel, i0, i1, nc);
+}
+
+JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1) {
+    using Tile = void (*)(float*, int64_t, const float*, int64_t, const float*, int64_t, int64_t, int64_t);
+    static constexpr Tile tiles[kMR + 1] = {nullptr, tile_fn<1>, tile_fn<2>, tile_fn<3>, tile_fn<4>, tile_fn<5>, tile_fn<6>};
+    const int64_t n_in = W.n_in(), n_out = W.n_out();
+    thread_local std::vector<float> panel;
+    panel.resize(static_cast<size_t>(n_in * kNB));
+    for (int64_t c0 = o0; c0 < o1; c0 += kNB) {
+        const int64_t nc = std::min(kNB, o1 - c0);
+        pack_panel(panel.data(), W, c0, nc);
+        for (int64_t i0 = 0; i0 < n_in; i0 += kKB)  // a 32 KiB slice of the panel stays in L1
+            for (int t = 0; t < T; t += kMR)
+                tiles[std::min(kMR, T - t)](out + t * n_out + c0, n_out, x + t * n_in, n_in, panel.data(), i0,
+                                            std::min(n_in, i0 + kKB), nc);
+    }
+}
+
+}  // namespace
+
+bool gemm_fast_available() { return std::string_view(kernel_isa()) != "portable"; }
+
+void gemm(float* out, const float* x, const Matrix& W, int T) {
+    const int64_t n_out = W.n_out();
+    const int64_t blocks = (n_out + kNB - 1) / kNB;  // threads split whole panels
+    const bool fast = gemm_fast_available();
+    thread_pool().run([&](int i, int n) {
+        const int64_t o0 = std::min(n_out, blocks * i / n * kNB), o1 = std::min(n_out, blocks * (i + 1) / n * kNB);
+        if (o0 >= o1) return;
+        if (fast) gemm_avx512(out, x, W, T, o0, o1);
+        else gemm_portable(out, x, W, T, o0, o1);
+    });
+}
+
+}  // namespace journey
