@@ -25,6 +25,7 @@ namespace {
 
 constexpr int64_t kNB = 64;  // output columns per panel: four vectors of 16
 constexpr int kMR = 6;       // tokens per tile
+constexpr int64_t kAhead = 16;  // rows prefetched ahead while packing
 constexpr int64_t kKB = 128; // inputs per pass over the tokens: 128 x 64 floats = 32 KiB
 
 float weight(const Matrix& W, int64_t i, int64_t o) {  // W's element for input i, output o
@@ -81,8 +82,12 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
     const int64_t n_in = W.n_in();
     const size_t es = dtype_bytes(W.dtype, 1);
     if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
+        const size_t stride = static_cast<size_t>(W.cols) * es;
         for (int64_t i = 0; i < n_in; ++i) {
             const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
+            // Rows are far apart: without asking ahead, each one waits for memory in turn.
+            if (i + kAhead < n_in)
+                for (size_t b = 0; b < kNB * es; b += 64) _mm_prefetch(reinterpret_cast<const char*>(row + kAhead * stride + b), _MM_HINT_T0);
             for (int j = 0; j < 4; ++j)
                 _mm512_storeu_ps(panel + i * kNB + 16 * j, load16(W.dtype, row + 16 * j * es, lanes(nc - 16 * j)));
         }
