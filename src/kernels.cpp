@@ -140,10 +140,14 @@ void gelu_new(float* x, int64_t n) {
     // computed as x * sigmoid(2u) = x / (1 + e^(-2u)), u = sqrt(2/pi) * (x + 0.044715 x^3),
     // since 0.5 (1 + tanh u) = sigmoid(2u); no cancellation, and it vectorizes.
     const float k2 = static_cast<float>(2 * std::sqrt(2.0 / std::numbers::pi));
-    for (int64_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        x[i] = v / (1.0f + fast_exp(-k2 * (v + 0.044715f * v * v * v)));
-    }
+    auto range = [x, k2](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const float v = x[i];
+            x[i] = v / (1.0f + fast_exp(-k2 * (v + 0.044715f * v * v * v)));
+        }
+    };
+    if (n < (1 << 15)) return range(0, n);  // one token's MLP: not worth waking a thread
+    thread_pool().run([&](int i, int parts) { range(n * i / parts, n * (i + 1) / parts); });
 }
 
 void softmax(float* x, int64_t n) {

@@ -156,3 +156,14 @@ TEST_CASE("attention: causal mask, scaling, and grouped heads", "[kernels]") {
     CHECK(z2[0] == Approx(4.0f));
     CHECK(z2[4] == Approx(3.0f));
 }
+
+TEST_CASE("gelu_new over many elements (split over the pool) equals it one element at a time", "[kernels]") {
+    std::vector<float> big(100003);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 2001) / 200.0f - 5.0f;
+    std::vector<float> one = big;
+    journey::set_num_threads(2);
+    journey::gelu_new(big.data(), static_cast<int64_t>(big.size()));
+    journey::set_num_threads(1);
+    for (float& v : one) journey::gelu_new(&v, 1);
+    CHECK(big == one);
+}
