@@ -4,7 +4,7 @@
 // matrix of millions of elements), so OpenBLAS spends much of its time copying (packing) the
 // weights, and it knows no F16/BF16. Why not vdpbf16ps for BF16: on this CPU it retires one
 // 32-product instruction every other cycle, half the rate of F32 fma, so converting BF16 to F32
-// while packing and multiplying in F32 is faster (scripts/peak_flops.sh measures both).
+// while packing and multiplying in F32 is faster (scripts/machine_limits.sh measures both).
 //
 // Shape of the kernel: threads take panels of 64 output columns; a panel of W, converted to
 // float, is packed as [n_in][64] (it stays in L2), then 6 tokens at a time run over it with

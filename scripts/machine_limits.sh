@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The machine's ceilings, for the Speed section (run it on an idle machine; best of 3 each):
+# - arithmetic per core: 24 independent chains of 512-bit fma (F32, 32 flops each) and of
+#   vdpbf16ps (BF16 pairs, 64 flops each);
+# - memory read bandwidth: summing a 1 GiB buffer (larger than any cache) with 1 and 2 threads,
+#   the access pattern of generating a token (every weight read once).
+set -euo pipefail
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/peak.cpp" <<'CPP'
+#include <immintrin.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+template <class Step>
+double rate(long n, double flops_per_op, Step step) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step(n);
+    return n * 24.0 * flops_per_op / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9;
+}
+
+__attribute__((target("avx512f,fma"))) void fma_chains(long n) {
+    __m512 a[24];
+    for (auto& v : a) v = _mm512_setzero_ps();
+    __m512 x = _mm512_set1_ps(1e-9f), w = _mm512_set1_ps(1e-9f);
+    for (long k = 0; k < n; ++k) {
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; ++i) a[i] = _mm512_fmadd_ps(x, w, a[i]);
+        asm volatile("" : "+v"(x));
+    }
+    float s = 0;
+    for (auto& v : a) s += _mm512_reduce_add_ps(v);
+    asm volatile("" ::"x"(s));
+}
+
+__attribute__((target("avx512f,avx512bf16"))) void bf16_chains(long n) {
+    __m512 a[24];
+    for (auto& v : a) v = _mm512_setzero_ps();
+    __m512bh x = (__m512bh)_mm512_set1_epi32(0x30803080), w = x;
+    for (long k = 0; k < n; ++k) {
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; ++i) a[i] = _mm512_dpbf16_ps(a[i], x, w);
+        asm volatile("" : "+v"(x));
+    }
+    float s = 0;
+    for (auto& v : a) s += _mm512_reduce_add_ps(v);
+    asm volatile("" ::"x"(s));
+}
+
+__attribute__((target("avx512f"))) float sum_range(const float* p, size_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+double read_gbs(const float* p, size_t n, int threads) {
+    double best = 0;
+    for (int r = 0; r < 3; ++r) {
+        std::vector<std::thread> ts;
+        std::vector<float> sums(threads);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int t = 0; t < threads; ++t)
+            ts.emplace_back([&, t] { sums[t] = sum_range(p + n / threads * t, n / threads); });
+        for (auto& t : ts) t.join();
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        asm volatile("" ::"r"(sums.data()) : "memory");
+        best = std::max(best, n * 4.0 / s / 1e9);
+    }
+    return best;
+}
+
+int main() {
+    const size_t n = size_t(1) << 28;  // 1 GiB of floats
+    auto* buf = static_cast<float*>(std::aligned_alloc(64, n * 4));
+    std::memset(buf, 0, n * 4);
+    std::printf("read 1 thread    %.1f GB/s\n", read_gbs(buf, n, 1));
+    std::printf("read 2 threads   %.1f GB/s\n", read_gbs(buf, n, 2));
+    std::free(buf);
+
+    double f = 0, b = 0;
+    for (int r = 0; r < 3; ++r) f = std::max(f, rate(50000000, 32, fma_chains));
+    std::printf("fma (F32)        %.1f GFLOP/s per core\n", f);
+    if (__builtin_cpu_supports("avx512bf16")) {
+        for (int r = 0; r < 3; ++r) b = std::max(b, rate(50000000, 64, bf16_chains));
+        std::printf("vdpbf16ps (BF16) %.1f GFLOP/s per core (%.2fx fma)\n", b, b / f);
+    } else {
+        std::printf("vdpbf16ps (BF16) not on this CPU\n");
+    }
+}
+CPP
+g++ -O2 -std=c++20 -o "$dir/peak" "$dir/peak.cpp"
+"$dir/peak"
