@@ -34,12 +34,27 @@ float weight(const Matrix& W, int64_t i, int64_t o) {  // W's element for input 
         case DType::F32: { float f; std::memcpy(&f, W.data + 4 * at, 4); return f; }
         case DType::F16: { uint16_t h; std::memcpy(&h, W.data + 2 * at, 2); return f16_to_f32(h); }
         case DType::BF16: { uint16_t h; std::memcpy(&h, W.data + 2 * at, 2); return bf16_to_f32(h); }
-        default: std::abort();  // matmul() sends only float dtypes here
+        default: std::abort();  // quantized weights are dequantized by rows instead
     }
+}
+
+bool quantized(DType d) { return d == DType::Q8_0 || d == DType::Q4_0; }
+
+// Row r of a quantized Linear W (output r's weights), dequantized into dst[n_in]: exact.
+void dequantized_row(float* dst, const Matrix& W, int64_t r) {
+    to_float(dst, W.dtype, W.data + static_cast<size_t>(r) * dtype_bytes(W.dtype, static_cast<uint64_t>(W.cols)), W.cols);
 }
 
 // panel[i][c] = w[i, o0 + c] as float for c < nc (the rest is not read).
 void pack_panel_portable(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    if (quantized(W.dtype)) {  // always Linear
+        std::vector<float> row(static_cast<size_t>(W.cols));
+        for (int64_t c = 0; c < nc; ++c) {
+            dequantized_row(row.data(), W, o0 + c);
+            for (int64_t i = 0; i < W.cols; ++i) panel[i * kNB + c] = row[static_cast<size_t>(i)];
+        }
+        return;
+    }
     for (int64_t i = 0; i < W.n_in(); ++i)
         for (int64_t c = 0; c < nc; ++c) panel[i * kNB + c] = weight(W, i, o0 + c);
 }
@@ -80,7 +95,7 @@ JOURNEY_AVX512 inline __m512 load16(DType d, const std::byte* p, __mmask16 m) {
 // panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64.
 JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
     const int64_t n_in = W.n_in();
-    const size_t es = dtype_bytes(W.dtype, 1);
+    const size_t es = quantized(W.dtype) ? 0 : dtype_bytes(W.dtype, 1);  // element bytes of float dtypes
     if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
         const size_t stride = static_cast<size_t>(W.cols) * es;
         for (int64_t i = 0; i < n_in; ++i) {
@@ -96,11 +111,16 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
     // Linear: output o's weights are row o; 16 inputs at a time are scattered down column c.
     const __m512i down = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32(kNB));
+    thread_local std::vector<float> dq;  // a quantized row, dequantized
+    if (quantized(W.dtype)) dq.resize(static_cast<size_t>(n_in));
     for (int64_t c = 0; c < kNB; ++c) {
         const std::byte* row = W.data + static_cast<size_t>((o0 + c) * n_in) * es;
+        if (quantized(W.dtype) && c < nc) dequantized_row(dq.data(), W, o0 + c);
         for (int64_t i = 0; i < n_in; i += 16) {
             const __mmask16 m = lanes(n_in - i);
-            const __m512 v = c < nc ? load16(W.dtype, row + i * es, m) : _mm512_setzero_ps();
+            const __m512 v = c >= nc ? _mm512_setzero_ps()
+                             : quantized(W.dtype) ? _mm512_maskz_loadu_ps(m, dq.data() + i)
+                                                  : load16(W.dtype, row + i * es, m);
             _mm512_mask_i32scatter_ps(panel + i * kNB + c, m, down, v, 4);
         }
     }

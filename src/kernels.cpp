@@ -20,17 +20,17 @@
 namespace journey {
 
 // ---------------------------------------------------------------------------------------------
-// Threads: OpenBLAS runs the matrix-matrix products of F32/F16 weights; our pool (the same
-// size) runs gemv and the BF16 gemm. A forward pass calls them one after the other, never
-// nested, so the two never compete for the cores. Elementwise kernels stay single-threaded.
+// Threads: our pool is the one owner. It runs gemv, gemm, the heads of a prompt's attention
+// and long elementwise loops; OpenBLAS (only the attention's small products, from inside the
+// pool's threads) is kept to one thread, so nothing ever runs more threads than -t.
 
 void set_num_threads(int n) {
     if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    openblas_set_num_threads(n);
+    openblas_set_num_threads(1);
     resize_thread_pool(n);
 }
 
-int num_threads() { return openblas_get_num_threads(); }
+int num_threads() { return thread_pool().size(); }
 
 const char* blas_core_override() {
     if (std::getenv("OPENBLAS_CORETYPE")) return nullptr;
@@ -43,34 +43,16 @@ const char* blas_core_override() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// matmul: the only caller of BLAS.
+// matmul.
 
-namespace {
-
-// F32 weights, used in place from the mapping.
-void matmul_f32(float* out, const float* x, const Matrix& W, int T) {
-    const auto* w = reinterpret_cast<const float*>(W.data);
-    const int rows = static_cast<int>(W.rows), cols = static_cast<int>(W.cols);
-    const int n_in = static_cast<int>(W.n_in()), n_out = static_cast<int>(W.n_out());
-    if (W.layout == Layout::Linear) {  // W [out, in]: out = x · Wᵀ
-        if (T == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, cols, 1.0f, w, cols, x, 1, 0.0f, out, 1);
-        else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n_out, n_in, 1.0f, x, n_in, w, cols, 0.0f, out, n_out);
-    } else {  // W [in, out]: out = x · W
-        if (T == 1) cblas_sgemv(CblasRowMajor, CblasTrans, rows, cols, 1.0f, w, cols, x, 1, 0.0f, out, 1);
-        else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, n_out, n_in, 1.0f, x, n_in, w, cols, 0.0f, out, n_out);
-    }
-}
-
-}  // namespace
-
-// One token: our gemv streams the weights once at memory speed, in place, for every float dtype.
-// A prompt: our gemm (src/gemm.cpp) for every float dtype; BLAS sgemm for F32 on a CPU without
-// AVX-512, where our portable gemm would be slower.
+// One token: our gemv streams the weights once at memory speed, in place, for every float dtype;
+// quantized weights take integer dots on quantized x (matmul_quantized). A prompt: our gemm
+// (src/gemm.cpp) for every dtype.
 void matmul(float* out, const float* x, const Matrix& W, int T) {
     const bool float_type = W.dtype == DType::F32 || W.dtype == DType::F16 || W.dtype == DType::BF16;
     if (T == 1 && float_type) return gemv(out, x, W);
     switch (W.dtype) {
-        case DType::F32: return gemm_fast_available() ? gemm(out, x, W, T) : matmul_f32(out, x, W, T);
+        case DType::F32:
         case DType::F16:
         case DType::BF16: return gemm(out, x, W, T);
         case DType::Q8_0:
@@ -187,7 +169,7 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
     const int64_t kv_stride = int64_t{Hkv} * D;
     const int group = H / Hkv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-    for (int h = 0; h < H; ++h) {
+    auto head = [&](int h) {
         const int64_t kv_off = int64_t{h / group} * D;
         float* ph = pattern + int64_t{h} * T * L;
         if (T > 1)  // scores[T, L] = scale * q_h · k_hᵀ
@@ -205,7 +187,7 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
         if (T > 1) {  // z_h[T, D] = pattern_h[T, L] · v_h[L, D]
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, L, 1.0f, ph, L, v + kv_off,
                         static_cast<int>(kv_stride), 0.0f, z + int64_t{h} * D, static_cast<int>(q_stride));
-            continue;
+            return;
         }
         float* zt = z + int64_t{h} * D;
         std::fill(zt, zt + D, 0.0f);
@@ -213,7 +195,16 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
             const float* vj = v + j * kv_stride + kv_off;
             for (int d = 0; d < D; ++d) zt[d] += ph[j] * vj[d];
         }
+    };
+    // One token's heads are a few microseconds each; a prompt's heads go to the pool's threads
+    // (each head is computed the same way on any thread, so the result does not depend on -t).
+    if (T == 1) {
+        for (int h = 0; h < H; ++h) head(h);
+        return;
     }
+    thread_pool().run([&](int i, int n) {
+        for (int h = i; h < H; h += n) head(h);
+    });
 }
 
 }  // namespace journey

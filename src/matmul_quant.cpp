@@ -5,8 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include <cblas.h>
-
+#include "journey/gemv.h"
 #include "journey/quant_dot.h"
 #include "journey/quant.h"
 #include "journey/thread_pool.h"
@@ -35,16 +34,8 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T) {
         });
         return;
     }
-    // out[:, r0:r0+nr] = x · rowsᵀ, with rows r0 .. r0+nr dequantized into the scratch.
-    constexpr int64_t block_rows = 64;
-    thread_local std::vector<float> block;
-    block.resize(static_cast<size_t>(block_rows * n_in));
-    for (int64_t r0 = 0; r0 < n_out; r0 += block_rows) {
-        const int64_t nr = std::min(block_rows, n_out - r0);
-        for (int64_t r = 0; r < nr; ++r) dequantize_row(W.dtype, W.data + (r0 + r) * row_bytes, block.data() + r * n_in, n_in);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, static_cast<int>(nr), static_cast<int>(n_in), 1.0f, x,
-                    static_cast<int>(n_in), block.data(), static_cast<int>(n_in), 0.0f, out + r0, static_cast<int>(n_out));
-    }
+    // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).
+    gemm(out, x, W, T);
 }
 
 }  // namespace journey

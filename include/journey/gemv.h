@@ -28,7 +28,7 @@ void gemv_range(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o
 // y[n_out] = x[n_in] · W, split over the thread pool by outputs.
 void gemv(float* y, const float* x, const Matrix& W);
 
-// out[T, n_out] = x[T, n_in] · W for F32, F16 and BF16 W (src/gemm.cpp), split over the thread
+// out[T, n_out] = x[T, n_in] · W for F32, F16 and BF16 W, and Linear Q8_0/Q4_0 W (src/gemm.cpp), split over the thread
 // pool by panels of output columns. Arithmetic, identical on both paths (so independent of the
 // thread count too): out[t, o] = fma(x[t, n_in-1], w[n_in-1, o], ... fma(x[t, 0], w[0, o], 0)),
 // w converted exactly to float.
