@@ -92,6 +92,19 @@ JOURNEY_AVX512 inline __m512 load16(const std::byte* p, __mmask16 m) {
     }
 }
 
+// reduce16's order in registers: lane l += lane l+8, +4, +2, +1 (float + is commutative, so
+// each step is the same sum as in the portable loop).
+JOURNEY_AVX512 inline float hsum16(__m512 a) {
+    // (maskz forms with a full mask: the plain ones start from an undefined register, which
+    // GCC 12 reports as maybe-uninitialized)
+    const __m512d d = _mm512_castps_pd(a);
+    const __m256 s8 = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, d, 0)),
+                                    _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, d, 1)));
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
 // One thread streaming a matrix from memory keeps too few loads in flight to reach the memory
 // bandwidth on its own (the hardware prefetcher stops at 4 KiB pages, and the Conv1D sweeps read
 // eight rows at once); asking for the next block's lines while this one is multiplied lifted
@@ -140,12 +153,10 @@ JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, 
             a2 = _mm512_mask3_fmadd_ps(load16<D>(row + 2 * stride + off, m), xv, a2, m);
             a3 = _mm512_mask3_fmadd_ps(load16<D>(row + 3 * stride + off, m), xv, a3, m);
         }
-        alignas(64) float lanes[4][16];
-        _mm512_store_ps(lanes[0], a0);
-        _mm512_store_ps(lanes[1], a1);
-        _mm512_store_ps(lanes[2], a2);
-        _mm512_store_ps(lanes[3], a3);
-        for (int k = 0; k < 4; ++k) y[o + k] = reduce16(lanes[k]);
+        y[o] = hsum16(a0);
+        y[o + 1] = hsum16(a1);
+        y[o + 2] = hsum16(a2);
+        y[o + 3] = hsum16(a3);
     }
     for (; o < o1; ++o) {
         const std::byte* row = w + static_cast<size_t>(o) * stride;
@@ -154,9 +165,7 @@ JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, 
             const __mmask16 m = tail_mask(n_in - i);
             a = _mm512_mask3_fmadd_ps(load16<D>(row + static_cast<size_t>(i) * esize(D), m), _mm512_maskz_loadu_ps(m, x + i), a, m);
         }
-        alignas(64) float lanes[16];
-        _mm512_store_ps(lanes, a);
-        y[o] = reduce16(lanes);
+        y[o] = hsum16(a);
     }
 }
 
