@@ -19,9 +19,12 @@
 #include "journey/convert.h"
 #include "journey/gemv.h"
 #include "journey/thread_pool.h"
+#include "avx512_loads.h"
 
 namespace journey {
 namespace {
+
+using namespace avx512;
 
 constexpr int64_t kNB = 64;  // output columns per panel: four vectors of 16
 constexpr int kMR = 6;       // tokens per tile
@@ -78,51 +81,53 @@ void gemm_portable(float* out, const float* x, const Matrix& W, int T, int64_t o
     }
 }
 
-#define JOURNEY_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
-
-JOURNEY_AVX512 inline __mmask16 lanes(int64_t left) {
-    return left >= 16 ? __mmask16(0xffff) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
-}
-
-// 16 elements of W at byte address p (those in m; the others 0) as float.
-JOURNEY_AVX512 inline __m512 load16(DType d, const std::byte* p, __mmask16 m) {
-    if (d == DType::F32) return _mm512_maskz_loadu_ps(m, p);
-    const __m256i h = _mm256_maskz_loadu_epi16(m, p);
-    if (d == DType::F16) return _mm512_maskz_cvtph_ps(0xffff, h);
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16));
-}
-
-// panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64.
+// panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64. D is the float dtype of W;
+// Q8_0 stands for both quantized ones, whose (Linear) rows are dequantized first.
+template <DType D>
 JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    constexpr bool q = D == DType::Q8_0;
     const int64_t n_in = W.n_in();
-    const size_t es = quantized(W.dtype) ? 0 : dtype_bytes(W.dtype, 1);  // element bytes of float dtypes
-    if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
-        const size_t stride = static_cast<size_t>(W.cols) * es;
-        for (int64_t i = 0; i < n_in; ++i) {
-            const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
-            // Rows are far apart: without asking ahead, each one waits for memory in turn.
-            if (i + kAhead < n_in)
-                for (size_t b = 0; b < kNB * es; b += 64) _mm_prefetch(reinterpret_cast<const char*>(row + kAhead * stride + b), _MM_HINT_T0);
-            for (int j = 0; j < 4; ++j)
-                _mm512_storeu_ps(panel + i * kNB + 16 * j, load16(W.dtype, row + 16 * j * es, lanes(nc - 16 * j)));
+    if constexpr (!q) {
+        constexpr size_t es = D == DType::F32 ? 4 : 2;
+        if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
+            const size_t stride = static_cast<size_t>(W.cols) * es;
+            for (int64_t i = 0; i < n_in; ++i) {
+                const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
+                // Rows are far apart: without asking ahead, each one waits for memory in turn.
+                if (i + kAhead < n_in)
+                    for (size_t b = 0; b < kNB * es; b += 64) prefetch(row + kAhead * stride + b);
+                for (int j = 0; j < 4; ++j)
+                    _mm512_storeu_ps(panel + i * kNB + 16 * j, load16<D>(row + 16 * j * es, tail_mask(nc - 16 * j)));
+            }
+            return;
         }
-        return;
     }
     // Linear: output o's weights are row o; 16 inputs at a time are scattered down column c.
     const __m512i down = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32(kNB));
     thread_local std::vector<float> dq;  // a quantized row, dequantized
-    if (quantized(W.dtype)) dq.resize(static_cast<size_t>(n_in));
+    if (q) dq.resize(static_cast<size_t>(n_in));
     for (int64_t c = 0; c < kNB; ++c) {
-        const std::byte* row = W.data + static_cast<size_t>((o0 + c) * n_in) * es;
-        if (quantized(W.dtype) && c < nc) dequantized_row(dq.data(), W, o0 + c);
+        if (q && c < nc) dequantized_row(dq.data(), W, o0 + c);
         for (int64_t i = 0; i < n_in; i += 16) {
-            const __mmask16 m = lanes(n_in - i);
-            const __m512 v = c >= nc ? _mm512_setzero_ps()
-                             : quantized(W.dtype) ? _mm512_maskz_loadu_ps(m, dq.data() + i)
-                                                  : load16(W.dtype, row + i * es, m);
+            const __mmask16 m = tail_mask(n_in - i);
+            __m512 v = _mm512_setzero_ps();
+            if constexpr (q) {
+                if (c < nc) v = _mm512_maskz_loadu_ps(m, dq.data() + i);
+            } else {
+                if (c < nc) v = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * (D == DType::F32 ? 4 : 2), m);
+            }
             _mm512_mask_i32scatter_ps(panel + i * kNB + c, m, down, v, 4);
         }
+    }
+}
+
+void pack_panel_fast(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    switch (W.dtype) {
+        case DType::F32: return pack_panel<DType::F32>(panel, W, o0, nc);
+        case DType::F16: return pack_panel<DType::F16>(panel, W, o0, nc);
+        case DType::BF16: return pack_panel<DType::BF16>(panel, W, o0, nc);
+        default: return pack_panel<DType::Q8_0>(panel, W, o0, nc);
     }
 }
 
@@ -134,7 +139,7 @@ JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, c
     __m512 acc[MR][4];
     for (int t = 0; t < MR; ++t)
         for (int j = 0; j < 4; ++j)
-            acc[t][j] = i0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes(nc - 16 * j), out + t * ldo + 16 * j);
+            acc[t][j] = i0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(tail_mask(nc - 16 * j), out + t * ldo + 16 * j);
     for (int64_t i = i0; i < i1; ++i) {
         const float* p = panel + i * kNB;
         const __m512 w0 = _mm512_loadu_ps(p), w1 = _mm512_loadu_ps(p + 16);
@@ -148,7 +153,7 @@ JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, c
         }
     }
     for (int t = 0; t < MR; ++t)
-        for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(out + t * ldo + 16 * j, lanes(nc - 16 * j), acc[t][j]);
+        for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(out + t * ldo + 16 * j, tail_mask(nc - 16 * j), acc[t][j]);
 }
 
 template <int MR>
@@ -164,7 +169,7 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
     panel.resize(static_cast<size_t>(n_in * kNB));
     for (int64_t c0 = o0; c0 < o1; c0 += kNB) {
         const int64_t nc = std::min(kNB, o1 - c0);
-        pack_panel(panel.data(), W, c0, nc);
+        pack_panel_fast(panel.data(), W, c0, nc);
         for (int64_t i0 = 0; i0 < n_in; i0 += kKB)  // a 32 KiB slice of the panel stays in L1
             for (int t = 0; t < T; t += kMR)
                 tiles[std::min(kMR, T - t)](out + t * n_out + c0, n_out, x + t * n_in, n_in, panel.data(), i0,

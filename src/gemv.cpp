@@ -15,9 +15,12 @@
 #include "journey/convert.h"
 #include "journey/quant.h"
 #include "journey/thread_pool.h"
+#include "avx512_loads.h"
 
 namespace journey {
 namespace {
+
+using namespace avx512;
 
 bool env_portable() {
     const char* e = std::getenv("JOURNEY_PORTABLE_KERNELS");
@@ -76,22 +79,6 @@ void linear_portable(float* y, const float* x, const std::byte* w, int64_t n_in,
 }
 
 // ---- AVX-512 --------------------------------------------------------------------------------
-#define JOURNEY_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
-
-// 16 consecutive elements (those in mask m; the others 0) widened to float.
-template <DType D>
-JOURNEY_AVX512 inline __m512 load16(const std::byte* p, __mmask16 m) {
-    if constexpr (D == DType::F32) {
-        return _mm512_maskz_loadu_ps(m, p);
-    } else {
-        const __m256i h = _mm256_maskz_loadu_epi16(m, p);
-        // maskz forms with a full mask: the plain ones start from _mm512_undefined_*, which
-        // GCC 12 reports as maybe-uninitialized.
-        if constexpr (D == DType::F16) return _mm512_maskz_cvtph_ps(0xffff, h);
-        else return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16));
-    }
-}
-
 // reduce16's order in registers: lane l += lane l+8, +4, +2, +1 (float + is commutative, so
 // each step is the same sum as in the portable loop).
 JOURNEY_AVX512 inline float hsum16(__m512 a) {
@@ -107,13 +94,7 @@ JOURNEY_AVX512 inline float hsum16(__m512 a) {
 
 // One thread streaming a matrix from memory keeps too few loads in flight to reach the memory
 // bandwidth on its own (the hardware prefetcher stops at 4 KiB pages, and the Conv1D sweeps read
-// eight rows at once); asking for the next block's lines while this one is multiplied lifted
-// F16 one-token decoding from ~74 to ~100 tok/s on 2 threads in our measurements.
-inline void prefetch(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
-
-JOURNEY_AVX512 inline __mmask16 tail_mask(int64_t left) {
-    return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
-}
+// eight rows at once): the kernels ask for the next block's lines while this one is multiplied.
 
 template <DType D>
 JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t n_out, int64_t o0, int64_t o1) {
