@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$(nproc)" >/dev/null
-prompt="And the LORD spake unto Moses, saying"
+prompt="And the LORD spake unto Moses, saying,"
 echo "\$ build/journey generate -p \"$prompt\" -n 48 --seed 7"
 build/journey generate -p "$prompt" -n 48 --seed 7
 echo
