@@ -1,6 +1,7 @@
 // The dynamics of the transformer: pure functions with explicit dimensions.
 // Convention: T = tokens in this call, C = channels (n_embd), activations are row-major
-// [T, C] float arrays. Only matmul() talks to BLAS, so it alone owns layouts and threads.
+// [T, C] float arrays. matmul() chooses the product kernel (gemv, gemm, quantized dots);
+// attention() alone calls BLAS, for a prompt's per-head products.
 #pragma once
 #include <cstdint>
 
@@ -8,7 +9,8 @@
 
 namespace journey {
 
-// Threads used by matmul (OpenBLAS). n <= 0 means one per hardware core.
+// Threads of our pool, which runs every parallel loop (OpenBLAS stays at one thread).
+// n <= 0 means one per hardware core.
 void set_num_threads(int n);
 int num_threads();
 
