@@ -11,9 +11,7 @@
 // 6 x 4 vector accumulators, one fma per weight vector and token.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <immintrin.h>
-#include <string_view>
 #include <vector>
 
 #include "journey/convert.h"
@@ -31,35 +29,25 @@ constexpr int kMR = 6;       // tokens per tile
 constexpr int64_t kAhead = 16;  // rows prefetched ahead while packing
 constexpr int64_t kKB = 128; // inputs per pass over the tokens: 128 x 64 floats = 32 KiB
 
-float weight(const Matrix& W, int64_t i, int64_t o) {  // W's element for input i, output o
-    const int64_t at = W.layout == Layout::Conv1D ? i * W.cols + o : o * W.cols + i;
-    switch (W.dtype) {
-        case DType::F32: { float f; std::memcpy(&f, W.data + 4 * at, 4); return f; }
-        case DType::F16: { uint16_t h; std::memcpy(&h, W.data + 2 * at, 2); return f16_to_f32(h); }
-        case DType::BF16: { uint16_t h; std::memcpy(&h, W.data + 2 * at, 2); return bf16_to_f32(h); }
-        default: std::abort();  // quantized weights are dequantized by rows instead
-    }
-}
-
-bool quantized(DType d) { return d == DType::Q8_0 || d == DType::Q4_0; }
-
-// Row r of a quantized Linear W (output r's weights), dequantized into dst[n_in]: exact.
-void dequantized_row(float* dst, const Matrix& W, int64_t r) {
-    to_float(dst, W.dtype, W.data + static_cast<size_t>(r) * dtype_bytes(W.dtype, static_cast<uint64_t>(W.cols)), W.cols);
+// Stored row r of W (Linear: output r; Conv1D: input r), elements c0 .. c0+n, converted exactly
+// to float by convert.h's to_float (quantized rows whole: c0 = 0, n = W.cols).
+void row_to_float(float* dst, const Matrix& W, int64_t r, int64_t c0, int64_t n) {
+    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(W.cols));
+    to_float(dst, W.dtype, W.data + static_cast<size_t>(r) * row_bytes + dtype_bytes(W.dtype, static_cast<uint64_t>(c0)), n);
 }
 
 // panel[i][c] = w[i, o0 + c] as float for c < nc (the rest is not read).
 void pack_panel_portable(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
-    if (quantized(W.dtype)) {  // always Linear
-        std::vector<float> row(static_cast<size_t>(W.cols));
-        for (int64_t c = 0; c < nc; ++c) {
-            dequantized_row(row.data(), W, o0 + c);
-            for (int64_t i = 0; i < W.cols; ++i) panel[i * kNB + c] = row[static_cast<size_t>(i)];
-        }
+    const int64_t n_in = W.n_in();
+    if (W.layout == Layout::Conv1D) {  // row i holds the panel's columns side by side
+        for (int64_t i = 0; i < n_in; ++i) row_to_float(panel + i * kNB, W, i, o0, nc);
         return;
     }
-    for (int64_t i = 0; i < W.n_in(); ++i)
-        for (int64_t c = 0; c < nc; ++c) panel[i * kNB + c] = weight(W, i, o0 + c);
+    std::vector<float> row(static_cast<size_t>(n_in));  // Linear: output o0 + c is row o0 + c
+    for (int64_t c = 0; c < nc; ++c) {
+        row_to_float(row.data(), W, o0 + c, 0, n_in);
+        for (int64_t i = 0; i < n_in; ++i) panel[i * kNB + c] = row[static_cast<size_t>(i)];
+    }
 }
 
 // The definition: out[t, o] = fma(x[t, n_in-1], w[n_in-1, o], ... fma(x[t, 0], w[0, o], 0)).
@@ -86,9 +74,9 @@ void gemm_portable(float* out, const float* x, const Matrix& W, int T, int64_t o
 template <DType D>
 JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
     constexpr bool q = D == DType::Q8_0;
+    constexpr size_t es = D == DType::F32 ? 4 : 2;  // element bytes (unused when q)
     const int64_t n_in = W.n_in();
     if constexpr (!q) {
-        constexpr size_t es = D == DType::F32 ? 4 : 2;
         if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
             const size_t stride = static_cast<size_t>(W.cols) * es;
             for (int64_t i = 0; i < n_in; ++i) {
@@ -108,14 +96,14 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
     thread_local std::vector<float> dq;  // a quantized row, dequantized
     if (q) dq.resize(static_cast<size_t>(n_in));
     for (int64_t c = 0; c < kNB; ++c) {
-        if (q && c < nc) dequantized_row(dq.data(), W, o0 + c);
+        if (q && c < nc) row_to_float(dq.data(), W, o0 + c, 0, n_in);
         for (int64_t i = 0; i < n_in; i += 16) {
             const __mmask16 m = tail_mask(n_in - i);
             __m512 v = _mm512_setzero_ps();
             if constexpr (q) {
                 if (c < nc) v = _mm512_maskz_loadu_ps(m, dq.data() + i);
             } else {
-                if (c < nc) v = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * (D == DType::F32 ? 4 : 2), m);
+                if (c < nc) v = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * es, m);
             }
             _mm512_mask_i32scatter_ps(panel + i * kNB + c, m, down, v, 4);
         }
@@ -178,8 +166,6 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
 }
 
 }  // namespace
-
-bool gemm_fast_available() { return std::string_view(kernel_isa()) != "portable"; }
 
 void gemm(float* out, const float* x, const Matrix& W, int T) {
     const int64_t n_out = W.n_out();

@@ -172,6 +172,8 @@ std::pair<int64_t, int64_t> part(int64_t n, int i, int parts) {
 
 void force_portable_kernels(bool on) { g_force_portable = on; }
 
+bool gemm_fast_available() { return use_avx512(); }
+
 const char* kernel_isa() {
     if (!use_avx512()) return "portable";
     return "avx512";
