@@ -222,9 +222,10 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
             for (int d = 0; d < D; ++d) zt[d] += ph[j] * vj[d];
         }
     };
-    // One token's heads are a few microseconds each; a prompt's heads go to the pool's threads
+    // One token's heads over a short context are a few microseconds each, not worth waking a
+    // thread; a prompt's heads, or one token's over a long context, go to the pool's threads
     // (each head is computed the same way on any thread, so the result does not depend on -t).
-    if (T == 1) {
+    if (T == 1 && L < 256) {
         for (int h = 0; h < H; ++h) head(h);
         return;
     }

@@ -157,6 +157,47 @@ TEST_CASE("attention: causal mask, scaling, and grouped heads", "[kernels]") {
     CHECK(z2[4] == Approx(3.0f));
 }
 
+TEST_CASE("attention: one token over a long context (heads on the pool) matches a double reference on any -t", "[kernels]") {
+    // 4 query heads sharing 2 key/value heads, D = 8, 299 cached positions + the new one.
+    const int H = 4, Hkv = 2, D = 8, past = 299, L = past + 1;
+    std::vector<float> q(H * D), k(static_cast<size_t>(L) * Hkv * D), v(k.size());
+    for (size_t i = 0; i < q.size(); ++i) q[i] = std::sin(0.37f * static_cast<float>(i));
+    for (size_t i = 0; i < k.size(); ++i) {
+        k[i] = std::cos(0.11f * static_cast<float>(i));
+        v[i] = std::sin(0.05f * static_cast<float>(i) + 1.0f);
+    }
+    auto run = [&](int threads, std::vector<float>& z, std::vector<float>& pattern) {
+        journey::set_num_threads(threads);
+        z.assign(H * D, 0.0f);
+        pattern.assign(static_cast<size_t>(H) * L, -1.0f);
+        attention(z.data(), pattern.data(), q.data(), k.data(), v.data(), 1, past, H, Hkv, D);
+    };
+    std::vector<float> z1, p1, z2, p2;
+    run(1, z1, p1);
+    run(2, z2, p2);
+    journey::set_num_threads(1);
+    CHECK(z1 == z2);
+    CHECK(p1 == p2);
+    for (int h = 0; h < H; ++h) {  // softmax(q·k / sqrt(D)) · v in double
+        const int g = h / (H / Hkv);
+        std::vector<double> w(L);
+        double max = -1e300, sum = 0;
+        for (int j = 0; j < L; ++j) {
+            double s = 0;
+            for (int d = 0; d < D; ++d) s += double(q[h * D + d]) * k[(static_cast<size_t>(j) * Hkv + g) * D + d];
+            w[j] = s / std::sqrt(double(D));
+            max = std::max(max, w[j]);
+        }
+        for (double& x : w) sum += (x = std::exp(x - max));
+        for (int d = 0; d < D; ++d) {
+            double z = 0;
+            for (int j = 0; j < L; ++j) z += w[j] / sum * v[(static_cast<size_t>(j) * Hkv + g) * D + d];
+            CHECK(z1[h * D + d] == Approx(z).margin(1e-5));
+        }
+        CHECK(p1[static_cast<size_t>(h) * L + L - 1] == Approx(w[L - 1] / sum).margin(1e-6));
+    }
+}
+
 TEST_CASE("gelu_new over many elements (split over the pool) equals it one element at a time", "[kernels]") {
     std::vector<float> big(100003);
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 2001) / 200.0f - 5.0f;
