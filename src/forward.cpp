@@ -20,6 +20,7 @@ struct Pass {
     const ModelConfig& c;
     Observer* observer;
     int T, P;
+    bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
 
     // Hands a named intermediate to the observer; one branch when there is none.
     void notify(const char* name, int layer, const float* data, std::initializer_list<int64_t> dims) const {
@@ -36,7 +37,7 @@ struct Pass {
 
     // y[T, n_out] = x · W + b (b may be empty).
     void linear(float* y, const float* x, const Matrix& W, const Vector& b) const {
-        matmul(y, x, W, T);
+        matmul(y, x, W, T, prompt);
         if (b) add_bias(y, b.data, T, static_cast<int>(W.n_out()));
     }
 };
@@ -61,10 +62,11 @@ struct Buffers {
     }
 };
 
-// Attention sub-block: resid += attn(norm(resid)). Writes this eval's keys/values into the cache.
-void attention_block(const Pass& s, const LayerWeights& w, int l, Buffers& b, float* k_cache, float* v_cache) {
+// Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
+// keys/values into the cache.
+void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, float* k_cache, float* v_cache) {
     const ModelConfig& c = s.c;
-    const int T = s.T, P = s.P, C = c.n_embd, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
+    const int T = s.T, P = s.P, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
     const int64_t HD = int64_t{H} * D, KD = int64_t{Hkv} * D;
 
     s.norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
@@ -91,6 +93,11 @@ void attention_block(const Pass& s, const LayerWeights& w, int l, Buffers& b, fl
     attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D);
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
     s.notify("attn_z", l, b.z, {T, H, D});
+}
+
+// Second half: resid += out_proj(z).
+void attention_out(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
+    const int T = s.T, C = s.c.n_embd;
 
     s.linear(b.proj, b.z, w.attn_out, w.attn_out_b);
     s.notify("attn_out", l, b.proj, {T, C});
@@ -123,7 +130,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     const ModelConfig& c = model_.config();
     const Weights& w = model_.weights();
     const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
-    const Pass s{c, observer_, T, P};
+    Pass s{c, observer_, T, P, T > 1};
     work_.resize(Buffers::floats(c, T, P));
     Buffers b(work_.data(), c, T, P);
 
@@ -137,22 +144,32 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     }
     s.notify("embed", -1, b.x, {T, C});
 
-    // The blocks.
+    // The blocks. When only the last token's logits are wanted and nothing observes the pass, the
+    // other tokens' rows of the last block after attention lead nowhere: the pass narrows to the
+    // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
+    // computed by the prompt kernels, so it gets the same bits as in the full pass.
+    const bool narrow = which == LogitsFor::last && !observer_ && T > 1;
     const size_t cache_layer = static_cast<size_t>(c.n_ctx) * static_cast<size_t>(c.n_kv_head * c.head_dim);
     for (int l = 0; l < c.n_layer; ++l) {
         s.notify("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-        attention_block(s, lw, l, b, k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer);
+        attention_heads(s, lw, l, b, k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer);
+        if (narrow && l == c.n_layer - 1) {
+            b.x += int64_t{T - 1} * C;
+            b.z += int64_t{T - 1} * c.n_head * c.head_dim;
+            s.T = 1;
+        }
+        attention_out(s, lw, l, b);
         mlp_block(s, lw, l, b);
     }
 
     // Final norm, then unembedding (tied to wte for GPT-2): logits = ln_f(x) · Wᵀ.
     // The same two functions serve the logit lens (unembed.h).
-    final_norm(model_, b.x, T, b.xn);
-    s.notify("final_norm", -1, b.xn, {T, C});
+    final_norm(model_, b.x, s.T, b.xn);
+    s.notify("final_norm", -1, b.xn, {s.T, C});
     const int rows = which == LogitsFor::all ? T : 1;
     logits_.resize(static_cast<size_t>(rows) * static_cast<size_t>(V));
-    project_to_vocab(model_, b.xn + int64_t{T - rows} * C, rows, logits_.data());
+    project_to_vocab(model_, b.xn + int64_t{s.T - rows} * C, rows, logits_.data());
     s.notify("logits", -1, logits_.data(), {rows, V});
 }
 

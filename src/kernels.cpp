@@ -49,15 +49,13 @@ const char* blas_core_override() {
 // One token: our gemv streams the weights once at memory speed, in place, for every float dtype;
 // quantized weights take integer dots on quantized x (matmul_quantized). A prompt: our gemm
 // (src/gemm.cpp) for every dtype.
-void matmul(float* out, const float* x, const Matrix& W, int T) {
-    const bool float_type = W.dtype == DType::F32 || W.dtype == DType::F16 || W.dtype == DType::BF16;
-    if (T == 1 && float_type) return gemv(out, x, W);
+void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels) {
     switch (W.dtype) {
         case DType::F32:
         case DType::F16:
-        case DType::BF16: return gemm(out, x, W, T);
+        case DType::BF16: return T == 1 && !prompt_kernels ? gemv(out, x, W) : gemm(out, x, W, T);
         case DType::Q8_0:
-        case DType::Q4_0: return matmul_quantized(out, x, W, T);
+        case DType::Q4_0: return matmul_quantized(out, x, W, T, prompt_kernels);
     }
     throw std::logic_error("matmul: no kernel for " + std::string(dtype_name(W.dtype)));
 }

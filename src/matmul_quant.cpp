@@ -12,12 +12,12 @@
 
 namespace journey {
 
-void matmul_quantized(float* out, const float* x, const Matrix& W, int T) {
+void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels) {
     if (W.layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
     if (W.dtype != DType::Q8_0 && W.dtype != DType::Q4_0) throw std::logic_error("matmul_quantized: not Q8_0 / Q4_0");
     const int64_t n_in = W.cols, n_out = W.rows;
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in));
-    if (T == 1) {
+    if (T == 1 && !prompt_kernels) {
         // One token, as llama.cpp does it: x is quantized to Q8_0 once, then each row · x is an
         // integer dot per block (quant_dot.h). The threads take ~64 KiB chunks of rows as
         // they come rather than fixed shares, so a worker that wakes late (perf at -t 2: ~20%

@@ -20,8 +20,10 @@ int num_threads();
 // variable is not set; nullptr otherwise. main() sets it and re-executes itself.
 const char* blas_core_override();
 
-// out[T, n_out] = x[T, n_in] · W (Conv1D) or x · Wᵀ (Linear); dispatches on W.dtype.
-void matmul(float* out, const float* x, const Matrix& W, int T);
+// out[T, n_out] = x[T, n_in] · W (Conv1D) or x · Wᵀ (Linear); dispatches on W.dtype and T.
+// prompt_kernels: use a prompt's kernels even for one row, so that the row gets the same bits as
+// inside a product of several rows (the forward pass's last block narrows to the last token).
+void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
 
 // out[C] = row `row` of E, converted to float (embedding lookup).
 void embedding_row(float* out, const Matrix& E, int64_t row);

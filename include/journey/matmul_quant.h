@@ -7,9 +7,9 @@
 namespace journey {
 
 // out[T, n_out] = x[T, n_in] · Wᵀ for a Linear-layout quantized W [out, in] (in a multiple of
-// 32). T == 1: x is quantized to Q8_0 and each output row is an integer dot (quant_dot.h).
-// T > 1: a few rows at a time are dequantized into a small scratch and multiplied with BLAS
-// (x stays float). Throws std::logic_error for a Conv1D layout.
-void matmul_quantized(float* out, const float* x, const Matrix& W, int T);
+// 32). One token: x is quantized to Q8_0 and each output row is an integer dot (quant_dot.h).
+// A prompt (T > 1, or prompt_kernels): gemm (gemv.h) dequantizes a 64-row panel at a time, and
+// x stays float. Throws std::logic_error for a Conv1D layout.
+void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
 
 }  // namespace journey
