@@ -69,6 +69,32 @@ void gemm_portable(float* out, const float* x, const Matrix& W, int T, int64_t o
     }
 }
 
+// r[j][k] becomes r[k][j]: a 16 x 16 transpose in registers (pairs, then quads of floats within
+// 128-bit lanes, then the lanes themselves). The maskz forms with full masks: see load16.
+JOURNEY_AVX512 inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {  // t[i]: rows i, i+1 interleaved at columns 4L, 4L+1; t[i+1] at 4L+2, 4L+3
+        t[i] = _mm512_maskz_unpacklo_ps(0xffff, r[i], r[i + 1]);
+        t[i + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[i], r[i + 1]);
+    }
+    auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
+    for (int g = 0; g < 16; g += 4) {  // r[g+k], lane L: rows g .. g+3 at column 4L + k
+        r[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, pd(t[g]), pd(t[g + 2])));
+        r[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, pd(t[g]), pd(t[g + 2])));
+        r[g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, pd(t[g + 1]), pd(t[g + 3])));
+        r[g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, pd(t[g + 1]), pd(t[g + 3])));
+    }
+    for (int k = 0; k < 4; ++k) {  // column 4L + k gathers lane L of r[k], r[4+k], r[8+k], r[12+k]
+        const __m512 a = _mm512_maskz_shuffle_f32x4(0xffff, r[k], r[4 + k], 0x88), b = _mm512_maskz_shuffle_f32x4(0xffff, r[k], r[4 + k], 0xdd);
+        const __m512 c = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + k], r[12 + k], 0x88), d = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + k], r[12 + k], 0xdd);
+        t[k] = _mm512_maskz_shuffle_f32x4(0xffff, a, c, 0x88);
+        t[8 + k] = _mm512_maskz_shuffle_f32x4(0xffff, a, c, 0xdd);
+        t[4 + k] = _mm512_maskz_shuffle_f32x4(0xffff, b, d, 0x88);
+        t[12 + k] = _mm512_maskz_shuffle_f32x4(0xffff, b, d, 0xdd);
+    }
+    for (int j = 0; j < 16; ++j) r[j] = t[j];
+}
+
 // panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64. D is the float dtype of W;
 // Q8_0 stands for both quantized ones, whose (Linear) rows are dequantized first.
 template <DType D>
@@ -90,22 +116,24 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
             return;
         }
     }
-    // Linear: output o's weights are row o; 16 inputs at a time are scattered down column c.
-    const __m512i down = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                            _mm512_set1_epi32(kNB));
-    thread_local std::vector<float> dq;  // a quantized row, dequantized
-    if (q) dq.resize(static_cast<size_t>(n_in));
-    for (int64_t c = 0; c < kNB; ++c) {
-        if (q && c < nc) row_to_float(dq.data(), W, o0 + c, 0, n_in);
+    // Linear: output o's weights are row o. 16 rows x 16 inputs at a time are loaded, transposed
+    // in registers, and stored as 16 panel rows of 16 outputs.
+    thread_local std::vector<float> dq;  // q: 16 quantized rows, dequantized
+    if (q) dq.resize(static_cast<size_t>(16 * n_in));
+    for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
+        if (q)
+            for (int64_t c = c0; c < c0 + 16 && c < nc; ++c) row_to_float(dq.data() + (c - c0) * n_in, W, o0 + c, 0, n_in);
         for (int64_t i = 0; i < n_in; i += 16) {
             const __mmask16 m = tail_mask(n_in - i);
-            __m512 v = _mm512_setzero_ps();
-            if constexpr (q) {
-                if (c < nc) v = _mm512_maskz_loadu_ps(m, dq.data() + i);
-            } else {
-                if (c < nc) v = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * es, m);
+            __m512 r[16];
+            for (int64_t c = c0; c < c0 + 16; ++c) {
+                r[c - c0] = _mm512_setzero_ps();
+                if (c >= nc) continue;
+                if constexpr (q) r[c - c0] = _mm512_maskz_loadu_ps(m, dq.data() + (c - c0) * n_in + i);
+                else r[c - c0] = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * es, m);
             }
-            _mm512_mask_i32scatter_ps(panel + i * kNB + c, m, down, v, 4);
+            transpose16(r);
+            for (int64_t j = 0; j < 16 && i + j < n_in; ++j) _mm512_storeu_ps(panel + (i + j) * kNB + c0, r[j]);
         }
     }
 }
