@@ -2,8 +2,10 @@
 # The machine's ceilings, for the Speed section (run it on an idle machine; best of 3 each):
 # - arithmetic per core: 24 independent chains of 512-bit fma (F32, 32 flops each) and of
 #   vdpbf16ps (BF16 pairs, 64 flops each);
-# - memory read bandwidth: summing a 1 GiB buffer (larger than any cache) with 1 and 2 threads,
-#   the access pattern of generating a token (every weight read once).
+# - memory read bandwidth: summing a 1 GiB buffer (larger than any cache) with 1 and 2 threads
+#   (best of 3), and the access pattern of generating a token at F32 (every weight read once,
+#   matrix by matrix, each split between two threads; best and median of 12). On a shared host
+#   these vary with the neighbours' load: run it beside the benchmark, not once.
 set -euo pipefail
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -79,12 +81,34 @@ double read_gbs(const float* p, size_t n, int threads) {
     return best;
 }
 
+// A token's pattern: 494 MB (GPT-2 small at F32) as consecutive 2 MB matrices, each split
+// between two threads, over and over; the best and the median of 12 passes.
+void token_pattern(const float* p) {
+    const size_t n = 494000000 / 4, chunk = (2 << 20) / 4;
+    std::vector<double> gbs;
+    for (int r = 0; r < 12; ++r) {
+        float s0 = 0, s1 = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        std::thread other([&] {
+            for (size_t c = 0; c < n; c += chunk) s1 += sum_range(p + c + std::min(chunk, n - c) / 2, std::min(chunk, n - c) / 2);
+        });
+        for (size_t c = 0; c < n; c += chunk) s0 += sum_range(p + c, std::min(chunk, n - c) / 2);
+        other.join();
+        asm volatile("" ::"x"(s0), "x"(s1));
+        gbs.push_back(n * 4.0 / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 1e9);
+    }
+    std::sort(gbs.begin(), gbs.end());
+    std::printf("read 2 threads, a token's pattern (494 MB in 2 MB matrices): best %.1f GB/s, median %.1f GB/s\n",
+                gbs.back(), gbs[gbs.size() / 2]);
+}
+
 int main() {
     const size_t n = size_t(1) << 28;  // 1 GiB of floats
     auto* buf = static_cast<float*>(std::aligned_alloc(64, n * 4));
     std::memset(buf, 0, n * 4);
     std::printf("read 1 thread    %.1f GB/s\n", read_gbs(buf, n, 1));
     std::printf("read 2 threads   %.1f GB/s\n", read_gbs(buf, n, 2));
+    token_pattern(buf);
     std::free(buf);
 
     double f = 0, b = 0;
