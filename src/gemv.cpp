@@ -59,10 +59,11 @@ float reduce16(float* a) {
     return a[0];
 }
 
+// Conv1D over input rows i0 .. i1 (one slab): y[o] = chain of fmas over those rows.
 template <DType D>
-void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t n_out, int64_t o0, int64_t o1) {
+void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, int64_t i1, int64_t n_out, int64_t o0, int64_t o1) {
     std::fill(y + o0, y + o1, 0.0f);
-    for (int64_t i = 0; i < n_in; ++i) {
+    for (int64_t i = i0; i < i1; ++i) {
         const std::byte* row = w + static_cast<size_t>(i * n_out) * esize(D);
         for (int64_t o = o0; o < o1; ++o) y[o] = std::fma(x[i], element<D>(row, o), y[o]);
     }
@@ -98,11 +99,11 @@ JOURNEY_AVX512 inline float hsum16(__m512 a) {
 // it slower (27.7 against 26.6 GB/s on two threads, 14.6 against 12.9 on one).
 
 template <DType D>
-JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t n_out, int64_t o0, int64_t o1) {
+JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t first, int64_t last, int64_t n_out, int64_t o0, int64_t o1) {
     constexpr int64_t R = 8;  // rows per sweep over y: y stays in L1, W streams row by row
     std::fill(y + o0, y + o1, 0.0f);
-    for (int64_t i0 = 0; i0 < n_in; i0 += R) {
-        const int64_t r = std::min(R, n_in - i0);
+    for (int64_t i0 = first; i0 < last; i0 += R) {
+        const int64_t r = std::min(R, last - i0);
         const std::byte* rows = w + static_cast<size_t>(i0 * n_out) * esize(D);
         const size_t stride = static_cast<size_t>(n_out) * esize(D);
         for (int64_t o = o0; o < o1; o += 16) {
@@ -149,16 +150,56 @@ JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, 
     }
 }
 
+// Conv1D rows are summed in slabs of kSlab: each slab's chain of fmas into its own partial sum,
+// then the partial sums added in slab order. Threads take whole slabs, so each streams its own
+// contiguous part of W (as for Linear rows), and the result does not depend on the thread count.
+constexpr int64_t kSlab = 128;
+
+int64_t n_slabs(const Matrix& W) { return (W.rows + kSlab - 1) / kSlab; }
+
+// Slab s of a Conv1D W: partial[o] for o0 <= o < o1.
+template <DType D>
+void conv1d_slab(float* partial, const float* x, const Matrix& W, int64_t s, int64_t o0, int64_t o1) {
+    const int64_t i0 = s * kSlab, i1 = std::min(W.rows, i0 + kSlab);
+    if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols, o0, o1);
+    else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols, o0, o1);
+}
+
+template <DType D>
+void linear_rows(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
+    if (use_avx512()) linear_avx512<D>(y, x, W.data, W.cols, o0, o1);
+    else linear_portable<D>(y, x, W.data, W.cols, o0, o1);
+}
+
+// y[o0:o1] += partial[o0:o1] (elementwise: the same on every path).
+void add_partial(float* y, const float* partial, int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) y[o] += partial[o];
+}
+
 template <DType D>
 void gemv_typed(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
-    const bool fast = use_avx512();
-    if (W.layout == Layout::Conv1D) {
-        if (fast) conv1d_avx512<D>(y, x, W.data, W.rows, W.cols, o0, o1);
-        else conv1d_portable<D>(y, x, W.data, W.rows, W.cols, o0, o1);
-    } else {
-        if (fast) linear_avx512<D>(y, x, W.data, W.cols, o0, o1);
-        else linear_portable<D>(y, x, W.data, W.cols, o0, o1);
+    if (W.layout == Layout::Linear) return linear_rows<D>(y, x, W, o0, o1);
+    std::vector<float> partial(static_cast<size_t>(W.cols));
+    conv1d_slab<D>(y, x, W, 0, o0, o1);
+    for (int64_t s = 1; s < n_slabs(W); ++s) {
+        conv1d_slab<D>(partial.data(), x, W, s, o0, o1);
+        add_partial(y, partial.data(), o0, o1);
     }
+}
+
+// The threaded Conv1D product: thread i of n computes slabs [S i / n, S (i+1) / n) into their
+// partial sums, then the caller adds them up in order.
+template <DType D>
+void conv1d_threaded(float* y, const float* x, const Matrix& W) {
+    const int64_t S = n_slabs(W), n_out = W.cols;
+    thread_local std::vector<float> partials;
+    partials.resize(static_cast<size_t>(S * n_out));
+    float* p = partials.data();
+    thread_pool().run([&](int i, int n) {
+        for (int64_t s = S * i / n; s < S * (i + 1) / n; ++s) conv1d_slab<D>(p + s * n_out, x, W, s, 0, n_out);
+    });
+    std::copy(p, p + n_out, y);
+    for (int64_t s = 1; s < S; ++s) add_partial(y, p + s * n_out, 0, n_out);
 }
 
 // Splits [0, n) into `parts` ranges aligned to 16 (whole cache lines of y); part i of them.
@@ -189,6 +230,14 @@ void gemv_range(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o
 }
 
 void gemv(float* y, const float* x, const Matrix& W) {
+    if (W.layout == Layout::Conv1D) {
+        switch (W.dtype) {
+            case DType::F32: return conv1d_threaded<DType::F32>(y, x, W);
+            case DType::F16: return conv1d_threaded<DType::F16>(y, x, W);
+            case DType::BF16: return conv1d_threaded<DType::BF16>(y, x, W);
+            default: std::abort();  // matmul() only sends float dtypes here
+        }
+    }
     const int64_t n_out = W.n_out();
     thread_pool().run([&](int i, int n) {
         const auto [o0, o1] = part(n_out, i, n);
