@@ -10,13 +10,13 @@
 
 namespace journey {
 
-BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
-                           const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
-                           const BpeSources& sources) {
+BpeTokenizer::BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& merges,
+                           const std::vector<AddedToken>& added, const BpeSources& sources) {
     // The vocabulary: id -> raw bytes, and (byte-to-unicode string) -> id for resolving merges.
     TokenId max_id = -1;
     for (const auto& [token, id] : vocab) {
-        if (id < 0) throw ModelError(sources.vocab + ": token \"" + token + "\" has negative id " + std::to_string(id));
+        if (id < 0)
+            throw ModelError(sources.vocab + ": token \"" + std::string(token) + "\" has negative id " + std::to_string(id));
         max_id = std::max(max_id, id);
     }
     for (const auto& a : added) {
@@ -30,14 +30,14 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
                          std::to_string(entries) + " tokens");
     bytes_of_.resize(static_cast<size_t>(max_id + 1));
     present_.assign(bytes_of_.size(), false);
-    std::vector<const std::string*> name_of(bytes_of_.size(), nullptr);
+    std::vector<std::string_view> name_of(bytes_of_.size());
     FlatMap<std::string_view, TokenId, BytesHash> id_of(vocab.size());
     for (const auto& [token, id] : vocab) {
         if (present_[id])
             throw ModelError(sources.vocab + ": id " + std::to_string(id) + " is used by both \"" +
-                             *name_of[id] + "\" and \"" + token + "\"");
+                             std::string(name_of[id]) + "\" and \"" + std::string(token) + "\"");
         present_[id] = true;
-        name_of[id] = &token;
+        name_of[id] = token;
         bytes_of_[id] = unicode_to_bytes(token);
         id_of.insert_or_assign(token, id);
     }
@@ -54,19 +54,21 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
 
     // Merges in rank order. As in Hugging Face, a repeated merge takes the later rank.
     merges_ = decltype(merges_)(merges.size());  // sized once for all merges
+    std::string joined;                          // left + right, one buffer for every merge
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const BpeMerge& m = merges[rank];
-        auto lookup = [&](const std::string& token) {
+        auto lookup = [&](std::string_view token) {
             const TokenId* id = id_of.find(token);
             if (!id) {
                 std::string where = m.line > 0 ? sources.merges + ":" + std::to_string(m.line)
                                                : sources.merges + ": merge " + std::to_string(rank);
-                throw ModelError(where + ": merge \"" + m.left + " " + m.right + "\" names \"" + token +
-                                 "\", which is not in the vocabulary");
+                throw ModelError(where + ": merge \"" + std::string(m.left) + " " + std::string(m.right) +
+                                 "\" names \"" + std::string(token) + "\", which is not in the vocabulary");
             }
             return *id;
         };
-        TokenId left = lookup(m.left), right = lookup(m.right), merged = lookup(m.left + m.right);
+        joined.assign(m.left).append(m.right);
+        TokenId left = lookup(m.left), right = lookup(m.right), merged = lookup(joined);
         merges_.insert_or_assign(pair_key(left, right), Merge{static_cast<int32_t>(rank), merged});
     }
 

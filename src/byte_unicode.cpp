@@ -1,5 +1,6 @@
 #include "journey/byte_unicode.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -46,22 +47,26 @@ std::string unicode_to_bytes(std::string_view text) {
         for (int b = 0; b < 256; ++b) inv[byte_code_points()[b]] = static_cast<int16_t>(b);
         return inv;
     }();
-    std::string out;
-    out.reserve(text.size());
+    // Every character becomes one byte or stays as it is, so the bytes are never longer.
+    std::string out(text.size(), '\0');
+    char* w = out.data();
     for (size_t pos = 0; pos < text.size();) {
-        utf8proc_int32_t cp = -1;
-        auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + pos),
-                                  static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
+        utf8proc_int32_t cp = static_cast<unsigned char>(text[pos]);
+        utf8proc_ssize_t n = 1;
+        if (cp >= 0x80)
+            n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + pos),
+                                 static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
         if (n <= 0) {  // not valid UTF-8: keep the byte
-            out += text[pos++];
+            *w++ = text[pos++];
             continue;
         }
-        if (cp >= 0 && cp < static_cast<utf8proc_int32_t>(byte_of.size()) && byte_of[cp] >= 0)
-            out += static_cast<char>(byte_of[cp]);
+        if (cp < static_cast<utf8proc_int32_t>(byte_of.size()) && byte_of[cp] >= 0)
+            *w++ = static_cast<char>(byte_of[cp]);
         else
-            out.append(text.substr(pos, static_cast<size_t>(n)));
+            w = std::copy_n(text.data() + pos, n, w);
         pos += static_cast<size_t>(n);
     }
+    out.resize(static_cast<size_t>(w - out.data()));
     return out;
 }
 

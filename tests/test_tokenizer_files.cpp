@@ -189,7 +189,7 @@ TEST_CASE("unusable tokenizer files are model errors naming the file", "[tokeniz
 }
 
 TEST_CASE("the in-memory constructor takes a vocabulary and merges, as a GGUF reader has them", "[tokenizer][files]") {
-    std::vector<std::pair<std::string, TokenId>> vocab;
+    BpeVocab vocab;  // views into the JSON's keys
     const nlohmann::json tiny = tiny_vocab();
     for (const auto& [token, id] : tiny.items()) vocab.emplace_back(token, id.get<TokenId>());
     BpeTokenizer tok(vocab, {{"a", "b"}, {"ab", "c"}}, {{258, "<|endoftext|>", true}});

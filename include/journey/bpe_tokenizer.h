@@ -16,9 +16,14 @@
 
 namespace journey {
 
-// One line of merges.txt or entry of tokenizer.json's "merges", in byte-to-unicode form.
+// The vocabulary: (token in byte-to-unicode form, id) pairs. The tokens view the text they were
+// read from (vocab.json, a parsed tokenizer.json), which must outlive only the constructor below.
+using BpeVocab = std::vector<std::pair<std::string_view, TokenId>>;
+
+// One line of merges.txt or entry of tokenizer.json's "merges", in byte-to-unicode form: views,
+// like the vocabulary's tokens, into the text it was read from.
 struct BpeMerge {
-    std::string left, right;
+    std::string_view left, right;
     int line = 0;  // line in merges.txt (for error messages); 0 when not from a text file
 };
 
@@ -39,8 +44,7 @@ class BpeTokenizer : public Tokenizer {
 public:
     // vocab: (token in byte-to-unicode form, id) pairs; merges in rank order (first = rank 0).
     // Throws ModelError for duplicate ids, a merge naming an unknown token, or a missing byte token.
-    BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
-                 const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
+    BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
                  const BpeSources& sources = {});
 
     std::vector<TokenId> encode(std::string_view text, bool parse_special = true) const override;
