@@ -40,6 +40,12 @@ std::string bytes_to_unicode(std::string_view bytes) {
 }
 
 std::string unicode_to_bytes(std::string_view text) {
+    std::string out(text.size(), '\0');
+    out.resize(static_cast<size_t>(unicode_to_bytes(text, out.data()) - out.data()));
+    return out;
+}
+
+char* unicode_to_bytes(std::string_view text, char* w) {
     // Inverse map over the code points 0..323 that the table uses.
     static const std::array<int16_t, 324> byte_of = [] {
         std::array<int16_t, 324> inv;
@@ -48,8 +54,6 @@ std::string unicode_to_bytes(std::string_view text) {
         return inv;
     }();
     // Every character becomes one byte or stays as it is, so the bytes are never longer.
-    std::string out(text.size(), '\0');
-    char* w = out.data();
     for (size_t pos = 0; pos < text.size();) {
         utf8proc_int32_t cp = static_cast<unsigned char>(text[pos]);
         utf8proc_ssize_t n = 1;
@@ -66,8 +70,7 @@ std::string unicode_to_bytes(std::string_view text) {
             w = std::copy_n(text.data() + pos, n, w);
         pos += static_cast<size_t>(n);
     }
-    out.resize(static_cast<size_t>(w - out.data()));
-    return out;
+    return w;
 }
 
 }  // namespace journey

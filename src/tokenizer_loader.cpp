@@ -159,19 +159,19 @@ std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string&
     std::vector<BpeMerge> merges;
     merges.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);  // a line each
     int line_no = 0;
-    for (size_t pos = 0; pos < text.size();) {
-        size_t nl = text.find('\n', pos);
-        size_t end = nl == std::string::npos ? text.size() : nl;
-        std::string_view line(text.data() + pos, end - pos);
-        pos = nl == std::string::npos ? text.size() : nl + 1;
+    // Lines are short (GPT-2's are 9 bytes on average): std::find, inlined, rather than memchr.
+    for (auto pos = text.begin(); pos < text.end();) {
+        const auto nl = std::find(pos, text.end(), '\n');
+        std::string_view line(pos, nl);
+        pos = nl == text.end() ? nl : nl + 1;
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (line.starts_with("#version")) continue;
-        size_t space = line.find(' ');
-        if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos)
+        const auto space = std::find(line.begin(), line.end(), ' ');
+        if (space == line.end() || std::find(space + 1, line.end(), ' ') != line.end())
             throw ModelError(file + ":" + std::to_string(line_no) + ": expected two tokens separated by one space, got \"" +
                              std::string(line) + "\"");
-        merges.push_back({line.substr(0, space), line.substr(space + 1), line_no});
+        merges.push_back({std::string_view(line.begin(), space), std::string_view(space + 1, line.end()), line_no});
     }
     return merges;
 }

@@ -1,6 +1,7 @@
 #include "journey/vocab_json.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 
@@ -24,15 +25,29 @@ void skip_space(const char*& p, const char* end) {
     while (p < end && is_space(*p)) ++p;
 }
 
-// Length of the character at p (p < end) if a JSON string may hold it as it is: not '"', '\\'
-// or a control character, and well-formed UTF-8 (no overlong forms, no surrogates, nothing past
-// U+10FFFF: what utf8proc accepts is what nlohmann's lexer accepts). 0 if not.
-size_t plain_length(const char* p, const char* end) {
-    const auto c = static_cast<unsigned char>(*p);
-    if (c < 0x80) return c >= 0x20 && c != '"' && c != '\\';
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(p), end - p, &cp);
-    return n > 0 ? static_cast<size_t>(n) : 0;
+// ASCII bytes that a JSON string may hold as they are: not '"', '\\' or a control character.
+constexpr std::array<bool, 256> plain_ascii = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0x20; c < 0x80; ++c) t[c] = c != '"' && c != '\\';
+    return t;
+}();
+
+// Moves p past the characters a JSON string may hold as they are, to the end of the text or a
+// '"', '\\' or control character, and copies them to *out if out is given. False at UTF-8 that is
+// not well-formed: an overlong form, a surrogate, a code point past U+10FFFF (what utf8proc
+// accepts is what nlohmann's lexer accepts).
+bool skip_plain(const char*& p, const char* end, char** out = nullptr) {
+    for (;;) {
+        const char* const run = p;
+        while (p < end && plain_ascii[static_cast<unsigned char>(*p)]) ++p;
+        if (out) *out = std::copy(run, p, *out);
+        if (p == end || static_cast<unsigned char>(*p) < 0x80) return true;
+        utf8proc_int32_t cp = 0;
+        const utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(p), end - p, &cp);
+        if (n <= 0) return false;
+        if (out) *out = std::copy_n(p, n, *out);
+        p += n;
+    }
 }
 
 // The four hex digits at p as a number, or -1.
@@ -187,26 +202,17 @@ bool VocabJson::scan() {
 // them together fit.
 bool VocabJson::scan_string(const char*& p, const char* end, std::string_view& out) {
     const char* const begin = p;
-    for (size_t n; p < end && (n = plain_length(p, end)) > 0;) p += n;
-    if (p == end) return false;
-    if (*p == '"') {
+    if (!skip_plain(p, end) || p == end) return false;
+    if (*p == '"') {  // the usual case: no escape
         out = {begin, static_cast<size_t>(p++ - begin)};
         return true;
     }
     if (!unescaped_) unescaped_ = std::make_unique_for_overwrite<char[]>(text_.size());
     char* const start = unescaped_.get() + unescaped_used_;
     char* w = std::copy(begin, p, start);
-    while (p < end && *p != '"') {
-        if (*p == '\\') {
-            if (!unescape(p, end, w)) return false;
-        } else {
-            const size_t n = plain_length(p, end);
-            if (n == 0) return false;
-            w = std::copy(p, p + n, w);
-            p += n;
-        }
-    }
-    if (p == end) return false;
+    while (*p == '\\')
+        if (!unescape(p, end, w) || !skip_plain(p, end, &w) || p == end) return false;
+    if (*p != '"') return false;  // a control character
     ++p;
     out = {start, static_cast<size_t>(w - start)};
     unescaped_used_ += out.size();
