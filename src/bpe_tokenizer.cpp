@@ -9,36 +9,56 @@
 #include "journey/pretokenize.h"
 
 namespace journey {
+namespace {
 
-BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
-                           const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
-                           const BpeSources& sources) {
+[[noreturn]] void throw_unknown_token(const BpeSources& sources, const BpeMerge& m, size_t rank, std::string_view token) {
+    std::string where = m.line > 0 ? sources.merges + ":" + std::to_string(m.line) : sources.merges + ": merge " + std::to_string(rank);
+    throw ModelError(where + ": merge \"" + std::string(m.left) + " " + std::string(m.right) + "\" names \"" +
+                     std::string(token) + "\", which is not in the vocabulary");
+}
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& merges,
+                           const std::vector<AddedToken>& added, const BpeSources& sources) {
     // The vocabulary: id -> raw bytes, and (byte-to-unicode string) -> id for resolving merges.
     TokenId max_id = -1;
+    size_t text_size = 0;  // of every token and added token: the raw bytes are no longer
     for (const auto& [token, id] : vocab) {
-        if (id < 0) throw ModelError(sources.vocab + ": token \"" + token + "\" has negative id " + std::to_string(id));
+        if (id < 0)
+            throw ModelError(sources.vocab + ": token \"" + std::string(token) + "\" has negative id " + std::to_string(id));
         max_id = std::max(max_id, id);
+        text_size += token.size();
     }
     for (const auto& a : added) {
         if (a.id < 0) throw ModelError(sources.vocab + ": added token \"" + a.content + "\" has a negative id");
         max_id = std::max(max_id, a.id);
+        text_size += a.content.size();
     }
+    if (text_size > UINT32_MAX) throw ModelError(sources.vocab + ": the tokens hold more than 4 GiB of text");
     // Ids may leave gaps, but not so large that the id -> bytes table would not fit in memory.
     const size_t entries = vocab.size() + added.size();
     if (static_cast<size_t>(max_id) > 2 * entries + 1024)
         throw ModelError(sources.vocab + ": id " + std::to_string(max_id) + " is far beyond the " +
                          std::to_string(entries) + " tokens");
-    bytes_of_.resize(static_cast<size_t>(max_id + 1));
-    present_.assign(bytes_of_.size(), false);
-    std::vector<const std::string*> name_of(bytes_of_.size(), nullptr);
+    span_of_.resize(static_cast<size_t>(max_id + 1));
+    present_.assign(span_of_.size(), false);
+    bytes_.resize(text_size);
+    size_t used = 0;  // of bytes_
+    auto set_bytes = [&](TokenId id, const char* end) {  // id's bytes were just written to bytes_[used, end)
+        const size_t size = static_cast<size_t>(end - (bytes_.data() + used));
+        span_of_[id] = {static_cast<uint32_t>(used), static_cast<uint32_t>(size)};
+        used += size;
+        present_[id] = true;
+    };
     FlatMap<std::string_view, TokenId, BytesHash> id_of(vocab.size());
     for (const auto& [token, id] : vocab) {
-        if (present_[id])
+        if (present_[id]) {
+            const auto first = std::find_if(vocab.begin(), vocab.end(), [id = id](const auto& e) { return e.second == id; });
             throw ModelError(sources.vocab + ": id " + std::to_string(id) + " is used by both \"" +
-                             *name_of[id] + "\" and \"" + token + "\"");
-        present_[id] = true;
-        name_of[id] = &token;
-        bytes_of_[id] = unicode_to_bytes(token);
+                             std::string(first->first) + "\" and \"" + std::string(token) + "\"");
+        }
+        set_bytes(id, unicode_to_bytes(token, bytes_.data() + used));
         id_of.insert_or_assign(token, id);
     }
 
@@ -54,39 +74,38 @@ BpeTokenizer::BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& v
 
     // Merges in rank order. As in Hugging Face, a repeated merge takes the later rank.
     merges_ = decltype(merges_)(merges.size());  // sized once for all merges
+    std::string joined;  // left + right: one buffer for every merge, only ever grown
     for (size_t rank = 0; rank < merges.size(); ++rank) {
         const BpeMerge& m = merges[rank];
-        auto lookup = [&](const std::string& token) {
+        auto lookup = [&](std::string_view token) {
             const TokenId* id = id_of.find(token);
-            if (!id) {
-                std::string where = m.line > 0 ? sources.merges + ":" + std::to_string(m.line)
-                                               : sources.merges + ": merge " + std::to_string(rank);
-                throw ModelError(where + ": merge \"" + m.left + " " + m.right + "\" names \"" + token +
-                                 "\", which is not in the vocabulary");
-            }
+            if (!id) throw_unknown_token(sources, m, rank, token);
             return *id;
         };
-        TokenId left = lookup(m.left), right = lookup(m.right), merged = lookup(m.left + m.right);
+        const size_t size = m.left.size() + m.right.size();
+        if (joined.size() < size) joined.resize(size);
+        std::copy(m.right.begin(), m.right.end(), std::copy(m.left.begin(), m.left.end(), joined.data()));
+        TokenId left = lookup(m.left), right = lookup(m.right), merged = lookup({joined.data(), size});
         merges_.insert_or_assign(pair_key(left, right), Merge{static_cast<int32_t>(rank), merged});
     }
 
     // Added tokens stand for their content as written, and are matched before BPE.
     for (const AddedToken& a : added) {
-        bytes_of_[a.id] = a.content;
-        present_[a.id] = true;
+        set_bytes(a.id, std::copy(a.content.begin(), a.content.end(), bytes_.data() + used));
         if (!a.content.empty()) added_.push_back(a);
         if (a.content == "<|endoftext|>") eos_id_ = a.id;
     }
     if (!eos_id_) {
         if (const TokenId* id = id_of.find("<|endoftext|>")) eos_id_ = *id;
     }
+    bytes_.resize(used);
 }
 
 std::string BpeTokenizer::token_bytes(TokenId id) const {
     if (id < 0 || id >= n_vocab() || !present_[id])
         throw InputError("token id " + std::to_string(id) + " is not in the vocabulary (" +
                          std::to_string(n_vocab()) + " ids)");
-    return bytes_of_[id];
+    return bytes_.substr(span_of_[id].offset, span_of_[id].size);
 }
 
 // Byte-level BPE on one piece, as Hugging Face's Word::merge_all: start from one symbol per byte,

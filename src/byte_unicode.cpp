@@ -1,5 +1,6 @@
 #include "journey/byte_unicode.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -39,6 +40,12 @@ std::string bytes_to_unicode(std::string_view bytes) {
 }
 
 std::string unicode_to_bytes(std::string_view text) {
+    std::string out(text.size(), '\0');
+    out.resize(static_cast<size_t>(unicode_to_bytes(text, out.data()) - out.data()));
+    return out;
+}
+
+char* unicode_to_bytes(std::string_view text, char* w) {
     // Inverse map over the code points 0..323 that the table uses.
     static const std::array<int16_t, 324> byte_of = [] {
         std::array<int16_t, 324> inv;
@@ -46,23 +53,24 @@ std::string unicode_to_bytes(std::string_view text) {
         for (int b = 0; b < 256; ++b) inv[byte_code_points()[b]] = static_cast<int16_t>(b);
         return inv;
     }();
-    std::string out;
-    out.reserve(text.size());
+    // Every character becomes one byte or stays as it is, so the bytes are never longer.
     for (size_t pos = 0; pos < text.size();) {
-        utf8proc_int32_t cp = -1;
-        auto n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + pos),
-                                  static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
+        utf8proc_int32_t cp = static_cast<unsigned char>(text[pos]);
+        utf8proc_ssize_t n = 1;
+        if (cp >= 0x80)
+            n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + pos),
+                                 static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
         if (n <= 0) {  // not valid UTF-8: keep the byte
-            out += text[pos++];
+            *w++ = text[pos++];
             continue;
         }
-        if (cp >= 0 && cp < static_cast<utf8proc_int32_t>(byte_of.size()) && byte_of[cp] >= 0)
-            out += static_cast<char>(byte_of[cp]);
+        if (cp < static_cast<utf8proc_int32_t>(byte_of.size()) && byte_of[cp] >= 0)
+            *w++ = static_cast<char>(byte_of[cp]);
         else
-            out.append(text.substr(pos, static_cast<size_t>(n)));
+            w = std::copy_n(text.data() + pos, n, w);
         pos += static_cast<size_t>(n);
     }
-    return out;
+    return w;
 }
 
 }  // namespace journey

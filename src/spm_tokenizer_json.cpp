@@ -147,9 +147,9 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::from_tokenizer_json(const json& root
     };
     std::vector<Entry> entries;
     std::unordered_map<std::string, TokenId> vocab;  // model.vocab: what HF's BPE can merge into
-    for (auto& [text, id] : parse_vocab_json(model["vocab"], file)) {
+    for (const auto& [text, id] : parse_vocab_json(model["vocab"], file)) {
         vocab.emplace(text, id);
-        entries.push_back({id, std::move(text), TokenType::Normal});
+        entries.push_back({id, std::string(text), TokenType::Normal});
     }
     std::vector<TokenId> byte_ids;
     if (byte_fallback) {
@@ -254,8 +254,9 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::from_tokenizer_json(const json& root
     std::unordered_set<uint64_t> listed;                               // (left id, right id)
     auto pair_key = [](TokenId l, TokenId r) { return uint64_t(uint32_t(l)) << 32 | uint32_t(r); };
     for (size_t rank = 0; rank < merges.size(); ++rank) {
-        const TokenId l = merge_piece(rank, merges[rank].left), r = merge_piece(rank, merges[rank].right);
-        const TokenId p = merge_piece(rank, merges[rank].left + merges[rank].right);
+        const std::string left(merges[rank].left), right(merges[rank].right);
+        const TokenId l = merge_piece(rank, left), r = merge_piece(rank, right);
+        const TokenId p = merge_piece(rank, left + right);
         int64_t& last = last_rank[size_t(p)];
         if (last < 0) {
             scores[size_t(p)] = -float(rank);

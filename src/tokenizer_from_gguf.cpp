@@ -27,13 +27,13 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
             throw ModelError(file + ": tokenizer metadata 'tokenizer.ggml.token_type' does not have one type per token");
     }
 
-    std::vector<std::pair<std::string, TokenId>> vocab;
+    BpeVocab vocab;  // views into the metadata's strings
     std::vector<AddedToken> added;
     vocab.reserve(tokens.size());
     for (size_t i = 0; i < tokens.size(); ++i) {
         if (!tokens[i].is_string()) throw ModelError(file + ": tokenizer.ggml.tokens holds a non-string");
         const TokenId id = TokenId(i);
-        vocab.emplace_back(tokens[i].get<std::string>(), id);
+        vocab.emplace_back(tokens[i].get_ref<const std::string&>(), id);
         const auto type = types && (*types)[i].is_number_integer() ? TokenType((*types)[i].get<int32_t>())
                                                                    : TokenType::Normal;
         if (type == TokenType::Control || type == TokenType::UserDefined)
@@ -47,7 +47,7 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         if (space == std::string::npos)
             throw ModelError(file + ": tokenizer.ggml.merges entry " + std::to_string(i) + " is not \"left right\"");
         const std::string& s = m.get_ref<const std::string&>();
-        merges.push_back({s.substr(0, space), s.substr(space + 1), 0});
+        merges.push_back({std::string_view(s).substr(0, space), std::string_view(s).substr(space + 1), 0});
     }
     const std::string source = file + " (tokenizer.ggml.*)";
     return std::make_unique<BpeTokenizer>(vocab, merges, added, BpeSources{source, source});

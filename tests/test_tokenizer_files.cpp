@@ -79,6 +79,8 @@ TEST_CASE("merges.txt without a #version line: its first line is a merge, as in 
     auto vocab = d.write("vocab.json", tiny_vocab().dump());
     auto merges = d.write("merges.txt", "a b\nab c");  // no final newline either
     CHECK(load_bpe_from_files(vocab, merges)->encode("abc") == std::vector<TokenId>{257});
+    auto crlf = d.write("crlf.txt", "#version: 0.2\r\na b\r\nab c\r\n");  // Windows line ends
+    CHECK(load_bpe_from_files(vocab, crlf)->encode("abc") == std::vector<TokenId>{257});
 }
 
 TEST_CASE("tokenizer.json gives GPT-2's ids with either merge format", "[tokenizer][files]") {
@@ -141,6 +143,7 @@ TEST_CASE("unusable tokenizer files are model errors naming the file", "[tokeniz
         auto bad = d.write("v.json", v.dump());
         auto msg = model_error_of([&] { load_bpe_from_files(bad, merges); });
         CHECK_THAT(msg, Catch::Contains(bad) && Catch::Contains("256"));
+        CHECK_THAT(msg, Catch::Contains("\"ab\" and \"abc\""));  // both tokens, in file order
     }
     SECTION("a merge naming an unknown token, with its line") {
         auto bad = d.write("m.txt", "#version: 0.2\na b\nab zz\n");
@@ -189,7 +192,7 @@ TEST_CASE("unusable tokenizer files are model errors naming the file", "[tokeniz
 }
 
 TEST_CASE("the in-memory constructor takes a vocabulary and merges, as a GGUF reader has them", "[tokenizer][files]") {
-    std::vector<std::pair<std::string, TokenId>> vocab;
+    BpeVocab vocab;  // views into the JSON's keys
     const nlohmann::json tiny = tiny_vocab();
     for (const auto& [token, id] : tiny.items()) vocab.emplace_back(token, id.get<TokenId>());
     BpeTokenizer tok(vocab, {{"a", "b"}, {"ab", "c"}}, {{258, "<|endoftext|>", true}});

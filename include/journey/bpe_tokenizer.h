@@ -16,9 +16,14 @@
 
 namespace journey {
 
-// One line of merges.txt or entry of tokenizer.json's "merges", in byte-to-unicode form.
+// The vocabulary: (token in byte-to-unicode form, id) pairs. The tokens view the text they were
+// read from (vocab.json, a parsed tokenizer.json), which must outlive only the constructor below.
+using BpeVocab = std::vector<std::pair<std::string_view, TokenId>>;
+
+// One line of merges.txt or entry of tokenizer.json's "merges", in byte-to-unicode form: views,
+// like the vocabulary's tokens, into the text it was read from.
 struct BpeMerge {
-    std::string left, right;
+    std::string_view left, right;
     int line = 0;  // line in merges.txt (for error messages); 0 when not from a text file
 };
 
@@ -39,13 +44,12 @@ class BpeTokenizer : public Tokenizer {
 public:
     // vocab: (token in byte-to-unicode form, id) pairs; merges in rank order (first = rank 0).
     // Throws ModelError for duplicate ids, a merge naming an unknown token, or a missing byte token.
-    BpeTokenizer(const std::vector<std::pair<std::string, TokenId>>& vocab,
-                 const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
+    BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& merges, const std::vector<AddedToken>& added,
                  const BpeSources& sources = {});
 
     std::vector<TokenId> encode(std::string_view text, bool parse_special = true) const override;
     std::string token_bytes(TokenId id) const override;  // InputError if id is not in the vocabulary
-    int32_t n_vocab() const override { return static_cast<int32_t>(bytes_of_.size()); }
+    int32_t n_vocab() const override { return static_cast<int32_t>(span_of_.size()); }
     // GPT-2 has one special token, <|endoftext|>, both begins and ends a text.
     std::optional<TokenId> bos_id() const override { return eos_id_; }
     std::optional<TokenId> eos_id() const override { return eos_id_; }
@@ -69,7 +73,11 @@ private:
     // Appends the ids of text that holds no added token.
     void encode_ordinary(std::string_view text, PieceCache& cache, std::vector<TokenId>& ids) const;
 
-    std::vector<std::string> bytes_of_;                // id -> raw bytes
+    struct Span {
+        uint32_t offset = 0, size = 0;
+    };
+    std::string bytes_;                                // every token's raw bytes, one after another
+    std::vector<Span> span_of_;                        // id -> its raw bytes in bytes_
     std::vector<bool> present_;                        // id -> is in the vocabulary
     std::array<TokenId, 256> byte_token_{};            // byte -> id of its one-byte token
     FlatMap<uint64_t, Merge, IntHash> merges_;         // (left id, right id) -> rank, merged id

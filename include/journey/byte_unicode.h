@@ -11,5 +11,8 @@ std::string bytes_to_unicode(std::string_view bytes);
 // Byte-to-unicode form -> raw bytes. A character outside the map keeps its own UTF-8 bytes,
 // as Hugging Face's ByteLevel decoder does.
 std::string unicode_to_bytes(std::string_view text);
+// The same, written to `out`, which has room for text.size() bytes (the raw bytes are never
+// longer); returns the end of what it wrote.
+char* unicode_to_bytes(std::string_view text, char* out);
 
 }  // namespace journey

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,12 +25,13 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir);
 
 // tokenizer.json's model.vocab {"token": id, ...} as (token, id) pairs, and model.merges ("a b"
-// strings or ["a", "b"] pairs). `file` names the source in errors.
-std::vector<std::pair<std::string, TokenId>> parse_vocab_json(const nlohmann::json& vocab, const std::string& file);
+// strings or ["a", "b"] pairs), as views into the JSON's strings. `file` names the source in errors.
+BpeVocab parse_vocab_json(const nlohmann::json& vocab, const std::string& file);
 std::vector<BpeMerge> parse_merges_json(const nlohmann::json& merges, const std::string& file);
 
 // merges.txt as Hugging Face reads it: a line starting with "#version" is skipped, every other
-// line must be two tokens separated by one space. `file` names the source in errors.
-std::vector<BpeMerge> parse_merges_txt(const std::string& text, const std::string& file);
+// line must be two tokens separated by one space. The merges view `text`. `file` names the
+// source in errors.
+std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string& file);
 
 }  // namespace journey
