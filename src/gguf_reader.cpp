@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "journey/errors.h"
 
@@ -32,14 +33,23 @@ public:
                          std::to_string(pos_) + ")");
     }
 
-    void need(uint64_t n, const std::string& what) const {
+    // `what` names the item for an error message: a string, or a function that makes one, so
+    // that the 100k values of a vocabulary do not each build a message that is never shown.
+    template <class What>
+    static std::string text(const What& what) {
+        if constexpr (std::is_invocable_v<const What&>) return what();
+        else return std::string(what);
+    }
+
+    template <class What>
+    void need(uint64_t n, const What& what) const {
         if (n > remaining())
-            fail(what + " needs " + std::to_string(n) + " bytes but only " + std::to_string(remaining()) +
+            fail(text(what) + " needs " + std::to_string(n) + " bytes but only " + std::to_string(remaining()) +
                  " remain (file truncated?)");
     }
 
-    template <typename T>
-    T read(const std::string& what) {
+    template <typename T, class What>
+    T read(const What& what) {
         need(sizeof(T), what);
         T v;
         std::memcpy(&v, data_ + pos_, sizeof(T));
@@ -47,10 +57,11 @@ public:
         return v;
     }
 
-    std::string read_string(const std::string& what) {
-        const uint64_t len = read<uint64_t>(what + " length");
+    template <class What>
+    std::string read_string(const What& what) {
+        const uint64_t len = read<uint64_t>([&] { return text(what) + " length"; });
         if (len > remaining())
-            fail(what + " length " + std::to_string(len) + " goes beyond the end of the file");
+            fail(text(what) + " length " + std::to_string(len) + " goes beyond the end of the file");
         std::string s(reinterpret_cast<const char*>(data_ + pos_), size_t(len));
         pos_ += size_t(len);
         return s;
@@ -99,7 +110,7 @@ nlohmann::json read_array(Cursor& c, const std::string& key, int depth) {
 }
 
 nlohmann::json read_value(Cursor& c, uint32_t type, const std::string& key, int depth) {
-    const std::string what = "value of key '" + key + "'";
+    const auto what = [&key] { return "value of key '" + key + "'"; };
     switch (ValueType(type)) {
         case ValueType::UINT8: return c.read<uint8_t>(what);
         case ValueType::INT8: return c.read<int8_t>(what);
