@@ -159,34 +159,18 @@ constexpr int64_t kSlab = 128;
 
 int64_t n_slabs(const Matrix& W) { return (W.rows + kSlab - 1) / kSlab; }
 
-// Slab s of a Conv1D W: partial[o] for o0 <= o < o1.
+// Slab s of a Conv1D W: its partial sums for every output.
 template <DType D>
-void conv1d_slab(float* partial, const float* x, const Matrix& W, int64_t s, int64_t o0, int64_t o1) {
+void conv1d_slab(float* partial, const float* x, const Matrix& W, int64_t s) {
     const int64_t i0 = s * kSlab, i1 = std::min(W.rows, i0 + kSlab);
-    if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols, o0, o1);
-    else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols, o0, o1);
+    if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols, 0, W.cols);
+    else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols, 0, W.cols);
 }
 
 template <DType D>
 void linear_rows(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
     if (use_avx512()) linear_avx512<D>(y, x, W.data, W.cols, o0, o1);
     else linear_portable<D>(y, x, W.data, W.cols, o0, o1);
-}
-
-// y[o0:o1] += partial[o0:o1] (elementwise: the same on every path).
-void add_partial(float* y, const float* partial, int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) y[o] += partial[o];
-}
-
-template <DType D>
-void gemv_typed(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
-    if (W.layout == Layout::Linear) return linear_rows<D>(y, x, W, o0, o1);
-    std::vector<float> partial(static_cast<size_t>(W.cols));
-    conv1d_slab<D>(y, x, W, 0, o0, o1);
-    for (int64_t s = 1; s < n_slabs(W); ++s) {
-        conv1d_slab<D>(partial.data(), x, W, s, o0, o1);
-        add_partial(y, partial.data(), o0, o1);
-    }
 }
 
 // The threaded Conv1D product: thread i of n computes slabs [S i / n, S (i+1) / n) into their
@@ -198,16 +182,27 @@ void conv1d_threaded(float* y, const float* x, const Matrix& W) {
     partials.resize(static_cast<size_t>(S * n_out));
     float* p = partials.data();
     thread_pool().run([&](int i, int n) {
-        for (int64_t s = S * i / n; s < S * (i + 1) / n; ++s) conv1d_slab<D>(p + s * n_out, x, W, s, 0, n_out);
+        for (int64_t s = S * i / n; s < S * (i + 1) / n; ++s) conv1d_slab<D>(p + s * n_out, x, W, s);
     });
     std::copy(p, p + n_out, y);
-    for (int64_t s = 1; s < S; ++s) add_partial(y, p + s * n_out, 0, n_out);
+    for (int64_t s = 1; s < S; ++s)  // elementwise: the same on every path
+        for (int64_t o = 0; o < n_out; ++o) y[o] += p[s * n_out + o];
 }
 
 // Splits [0, n) into `parts` ranges aligned to 16 (whole cache lines of y); part i of them.
 std::pair<int64_t, int64_t> part(int64_t n, int i, int parts) {
     const int64_t chunk = ((n + parts - 1) / parts + 15) / 16 * 16;
     return {std::min(n, i * chunk), std::min(n, (i + 1) * chunk)};
+}
+
+// Linear: threads take ranges of outputs (whole rows of W). Conv1D: threads take slabs.
+template <DType D>
+void gemv_typed(float* y, const float* x, const Matrix& W) {
+    if (W.layout == Layout::Conv1D) return conv1d_threaded<D>(y, x, W);
+    thread_pool().run([&](int i, int n) {
+        const auto [o0, o1] = part(W.n_out(), i, n);
+        if (o0 < o1) linear_rows<D>(y, x, W, o0, o1);
+    });
 }
 
 }  // namespace
@@ -221,30 +216,13 @@ const char* kernel_isa() {
     return "avx512";
 }
 
-void gemv_range(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
-    switch (W.dtype) {
-        case DType::F32: return gemv_typed<DType::F32>(y, x, W, o0, o1);
-        case DType::F16: return gemv_typed<DType::F16>(y, x, W, o0, o1);
-        case DType::BF16: return gemv_typed<DType::BF16>(y, x, W, o0, o1);
-        default: break;
-    }
-    std::abort();  // matmul() only sends float dtypes here
-}
-
 void gemv(float* y, const float* x, const Matrix& W) {
-    if (W.layout == Layout::Conv1D) {
-        switch (W.dtype) {
-            case DType::F32: return conv1d_threaded<DType::F32>(y, x, W);
-            case DType::F16: return conv1d_threaded<DType::F16>(y, x, W);
-            case DType::BF16: return conv1d_threaded<DType::BF16>(y, x, W);
-            default: std::abort();  // matmul() only sends float dtypes here
-        }
+    switch (W.dtype) {
+        case DType::F32: return gemv_typed<DType::F32>(y, x, W);
+        case DType::F16: return gemv_typed<DType::F16>(y, x, W);
+        case DType::BF16: return gemv_typed<DType::BF16>(y, x, W);
+        default: std::abort();  // matmul() only sends float dtypes here
     }
-    const int64_t n_out = W.n_out();
-    thread_pool().run([&](int i, int n) {
-        const auto [o0, o1] = part(n_out, i, n);
-        if (o0 < o1) gemv_range(y, x, W, o0, o1);
-    });
 }
 
 }  // namespace journey

@@ -18,16 +18,12 @@ void force_portable_kernels(bool on);
 // Which kernels run: "avx512" or "portable".
 const char* kernel_isa();
 
-// y[o0:o1] = (x · W)[o0:o1] for outputs o0 <= o < o1: a pure, single-threaded kernel.
-//   Arithmetic, identical on both paths:
+// y[n_out] = x[n_in] · W on the thread pool: Linear split by outputs, Conv1D by slabs of inputs.
+//   Arithmetic, identical on both paths and on any thread count:
 //   Conv1D: the inputs in slabs of 128 rows; slab s gives p_s[o] = fma(x[i1-1], W[i1-1,o], ...
 //           fma(x[i0], W[i0,o], 0)) in order of i, and y[o] = ((p_0[o] + p_1[o]) + p_2[o]) + ...
 //   Linear: 16 partial sums, lane l accumulating i ≡ l (mod 16) by fma in order of i, then
 //           added pairwise (lane l += lane l+8, +4, +2, +1).
-void gemv_range(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1);
-
-// y[n_out] = x[n_in] · W on the thread pool: Linear split by outputs, Conv1D by slabs of inputs
-// (the same bits as gemv_range on any thread count).
 void gemv(float* y, const float* x, const Matrix& W);
 
 // out[T, n_out] = x[T, n_in] · W for F32, F16 and BF16 W, and Linear Q8_0/Q4_0 W (src/gemm.cpp), split over the thread
