@@ -93,6 +93,26 @@ JOURNEY_AVX512 inline float hsum16(__m512 a) {
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+// One sweep of exactly R rows (R known at compile time: x's R values stay in registers, and
+// whole 16-column steps need no mask) over columns o0 .. o1, continuing y's sums.
+template <int64_t R>
+JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* rows, size_t stride, int64_t o0, int64_t o1) {
+    __m512 xv[R];
+    for (int64_t k = 0; k < R; ++k) xv[k] = _mm512_set1_ps(x[k]);
+    int64_t o = o0;
+    for (; o + 16 <= o1; o += 16) {
+        __m512 acc = _mm512_loadu_ps(y + o);
+        for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_loadu_ps(rows + k * stride + 4 * o), acc);
+        _mm512_storeu_ps(y + o, acc);
+    }
+    if (o < o1) {
+        const __mmask16 m = tail_mask(o1 - o);
+        __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
+        for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_maskz_loadu_ps(m, rows + k * stride + 4 * o), acc);
+        _mm512_mask_storeu_ps(y + o, m, acc);
+    }
+}
+
 // Prefetching: the Linear kernel asks for the next four rows' lines while it multiplies these
 // (it reads four long rows at once, which the hardware prefetcher follows less well). The Conv1D
 // sweep reads eight rows side by side; at F32 (a whole cache line per row and step) the hardware
@@ -102,6 +122,16 @@ template <DType D>
 JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t first, int64_t last, int64_t n_out, int64_t o0, int64_t o1) {
     constexpr int64_t R = 8;  // rows per sweep over y: y stays in L1, W streams row by row
     std::fill(y + o0, y + o1, 0.0f);
+    if constexpr (D == DType::F32) {
+        // Sweeps of exactly R rows (conv1d_sweep_f32), the rest one row at a time: the same fma
+        // chains. At F32 this is ~5% faster than the loop below (tg 57.7 against 54.8 tok/s, six
+        // interleaved rounds); at F16/BF16 it was ~14% slower, so they keep the loop.
+        const size_t stride = static_cast<size_t>(n_out) * 4;
+        int64_t i = first;
+        for (; i + R <= last; i += R) conv1d_sweep_f32<R>(y, x + i, w + static_cast<size_t>(i) * stride, stride, o0, o1);
+        for (; i < last; ++i) conv1d_sweep_f32<1>(y, x + i, w + static_cast<size_t>(i) * stride, stride, o0, o1);
+        return;
+    }
     for (int64_t i0 = first; i0 < last; i0 += R) {
         const int64_t r = std::min(R, last - i0);
         const std::byte* rows = w + static_cast<size_t>(i0 * n_out) * esize(D);
@@ -109,7 +139,7 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
         for (int64_t o = o0; o < o1; o += 16) {
             const __mmask16 m = tail_mask(o1 - o);
             __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
-            if (D != DType::F32 && i0 + 2 * R <= last)  // F16/BF16: the next sweep's rows, these columns
+            if (i0 + 2 * R <= last)  // the next sweep's rows, these columns
                 for (int64_t k = R; k < 2 * R; ++k) prefetch(rows + k * stride + o * esize(D));
             for (int64_t k = 0; k < r; ++k)
                 acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i0 + k]), load16<D>(rows + k * stride + o * esize(D), m), acc);
