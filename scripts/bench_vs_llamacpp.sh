@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# journey beside llama.cpp on the same machine at the same time: llama-bench and journey bench
+# take turns on the same GGUF files (and journey on the Hugging Face directories too), round after
+# round, so both see the same memory bandwidth and core speed. On a shared host these move by
+# ±25% from minute to minute, so figures taken at different times do not compare; the ratio
+# within a round does.
+#   scripts/bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR=/work/bench-models] [ROUNDS=6] [THREADS=2] [JOURNEY=build/journey]
+# Models from scripts/make_bench_model.py MODELS_DIR --gguf f32,f16,q8_0 (F32/F16/BF16 directories
+# and GGUF files). Prints one line per run (tool dtype format pp128 tg64), then medians, ranges and
+# the per-round ratios journey / llama.cpp.
+set -euo pipefail
+llama_bench=${1:?usage: bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR] [ROUNDS] [THREADS] [JOURNEY]}
+models=${2:-/work/bench-models}
+rounds=${3:-6}
+threads=${4:-2}
+journey=${5:-build/journey}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+llama_row() {  # dtype gguf
+  "$llama_bench" -m "$models/$2" -p 128 -n 64 -t "$threads" -r 3 -o json 2>/dev/null | python3 -c '
+import json, sys
+runs = json.load(sys.stdin)
+pp = [r["avg_ts"] for r in runs if r["n_prompt"] > 0][0]
+tg = [r["avg_ts"] for r in runs if r["n_gen"] > 0][0]
+print("llama.cpp %s gguf %.1f %.1f" % (sys.argv[1], pp, tg))' "$1"
+}
+journey_row() {  # dtype format model
+  "$journey" bench -m "$models/$3" -p 128 -n 64 -r 3 -t "$threads" --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("journey %s %s %.1f %.1f" % (sys.argv[1], sys.argv[2], d["pp_tok_s"], d["tg_tok_s"]))' "$1" "$2"
+}
+
+for r in $(seq "$rounds"); do
+  echo "# round $r of $rounds, $(date -u +%H:%M:%S), load average $(cut -d' ' -f1 /proc/loadavg)" >&2
+  for d in f32 f16 q8_0; do
+    llama_row "$d" "gpt2-small-$d.gguf"
+    journey_row "$d" gguf "gpt2-small-$d.gguf"
+    [ "$d" != q8_0 ] && journey_row "$d" hf "gpt2-small-$d"
+  done
+  journey_row bf16 hf gpt2-small-bf16
+done | tee "$out"
+
+python3 - "$out" <<'PY'
+import statistics as st, sys
+runs = {}
+for line in open(sys.argv[1]):
+    tool, dtype, fmt, pp, tg = line.split()
+    runs.setdefault(f"{tool} {dtype} {fmt}", []).append((float(pp), float(tg)))
+print("\n| run | pp128 median [range] | tg64 median [range] |\n| --- | ---: | ---: |")
+for key, v in runs.items():
+    pp, tg = [a for a, _ in v], [b for _, b in v]
+    print(f"| {key} | {st.median(pp):.0f} [{min(pp):.0f}–{max(pp):.0f}] | {st.median(tg):.1f} [{min(tg):.1f}–{max(tg):.1f}] |")
+
+def ratios(num, den, i):
+    a, b = runs.get(num), runs.get(den)
+    if not a or not b: return None
+    r = [x[i] / y[i] for x, y in zip(a, b)]
+    return f"{st.median(r):.2f} [{min(r):.2f}–{max(r):.2f}]"
+print("\n| journey / llama.cpp, same round | pp128 | tg64 |\n| --- | ---: | ---: |")
+for num, den in [("journey f32 gguf", "llama.cpp f32 gguf"), ("journey f32 hf", "llama.cpp f32 gguf"),
+                 ("journey f16 gguf", "llama.cpp f16 gguf"), ("journey f16 hf", "llama.cpp f16 gguf"),
+                 ("journey bf16 hf", "llama.cpp f16 gguf"), ("journey bf16 hf", "llama.cpp f32 gguf"),
+                 ("journey q8_0 gguf", "llama.cpp q8_0 gguf")]:
+    pp, tg = ratios(num, den, 0), ratios(num, den, 1)
+    if pp: print(f"| {num} / {den} | {pp} | {tg} |")
+PY
