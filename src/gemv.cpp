@@ -1,4 +1,4 @@
-// Matrix-vector products over weights read in place, and the BF16 matrix-matrix product.
+// Matrix-vector products (one token) over F32, F16 and BF16 weights read in place.
 // Each kernel comes twice: portable C++ (the definition of the arithmetic) and AVX-512 (the
 // same arithmetic, 16 lanes at a time), compiled with function-level target attributes so the
 // binary runs on any x86-64; the choice is made at run time.
