@@ -61,11 +61,11 @@ float reduce16(float* a) {
 
 // Conv1D over input rows i0 .. i1 (one slab): y[o] = chain of fmas over those rows.
 template <DType D>
-void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, int64_t i1, int64_t n_out, int64_t o0, int64_t o1) {
-    std::fill(y + o0, y + o1, 0.0f);
+void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, int64_t i1, int64_t n_out) {
+    std::fill(y, y + n_out, 0.0f);
     for (int64_t i = i0; i < i1; ++i) {
         const std::byte* row = w + static_cast<size_t>(i * n_out) * esize(D);
-        for (int64_t o = o0; o < o1; ++o) y[o] = std::fma(x[i], element<D>(row, o), y[o]);
+        for (int64_t o = 0; o < n_out; ++o) y[o] = std::fma(x[i], element<D>(row, o), y[o]);
     }
 }
 
@@ -94,19 +94,19 @@ JOURNEY_AVX512 inline float hsum16(__m512 a) {
 }
 
 // One sweep of exactly R rows (R known at compile time: x's R values stay in registers, and
-// whole 16-column steps need no mask) over columns o0 .. o1, continuing y's sums.
+// whole 16-column steps need no mask) over all n_out columns, continuing y's sums.
 template <int64_t R>
-JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* rows, size_t stride, int64_t o0, int64_t o1) {
+JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* rows, size_t stride, int64_t n_out) {
     __m512 xv[R];
     for (int64_t k = 0; k < R; ++k) xv[k] = _mm512_set1_ps(x[k]);
-    int64_t o = o0;
-    for (; o + 16 <= o1; o += 16) {
+    int64_t o = 0;
+    for (; o + 16 <= n_out; o += 16) {
         __m512 acc = _mm512_loadu_ps(y + o);
         for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_loadu_ps(rows + k * stride + 4 * o), acc);
         _mm512_storeu_ps(y + o, acc);
     }
-    if (o < o1) {
-        const __mmask16 m = tail_mask(o1 - o);
+    if (o < n_out) {
+        const __mmask16 m = tail_mask(n_out - o);
         __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
         for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_maskz_loadu_ps(m, rows + k * stride + 4 * o), acc);
         _mm512_mask_storeu_ps(y + o, m, acc);
@@ -119,25 +119,25 @@ JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* 
 // follows it and asking as well was slower (tg 57.7 against 51-53 tok/s), while at F16/BF16 (half
 // a line) asking for the next eight rows' columns is worth ~15% (tg 103-110 against 88-95).
 template <DType D>
-JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t first, int64_t last, int64_t n_out, int64_t o0, int64_t o1) {
+JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t first, int64_t last, int64_t n_out) {
     constexpr int64_t R = 8;  // rows per sweep over y: y stays in L1, W streams row by row
-    std::fill(y + o0, y + o1, 0.0f);
+    std::fill(y, y + n_out, 0.0f);
     if constexpr (D == DType::F32) {
         // Sweeps of exactly R rows (conv1d_sweep_f32), the rest one row at a time: the same fma
         // chains. At F32 this is ~5% faster than the loop below (tg 57.7 against 54.8 tok/s, six
         // interleaved rounds); at F16/BF16 it was ~14% slower, so they keep the loop.
         const size_t stride = static_cast<size_t>(n_out) * 4;
         int64_t i = first;
-        for (; i + R <= last; i += R) conv1d_sweep_f32<R>(y, x + i, w + static_cast<size_t>(i) * stride, stride, o0, o1);
-        for (; i < last; ++i) conv1d_sweep_f32<1>(y, x + i, w + static_cast<size_t>(i) * stride, stride, o0, o1);
+        for (; i + R <= last; i += R) conv1d_sweep_f32<R>(y, x + i, w + static_cast<size_t>(i) * stride, stride, n_out);
+        for (; i < last; ++i) conv1d_sweep_f32<1>(y, x + i, w + static_cast<size_t>(i) * stride, stride, n_out);
         return;
     }
     for (int64_t i0 = first; i0 < last; i0 += R) {
         const int64_t r = std::min(R, last - i0);
         const std::byte* rows = w + static_cast<size_t>(i0 * n_out) * esize(D);
         const size_t stride = static_cast<size_t>(n_out) * esize(D);
-        for (int64_t o = o0; o < o1; o += 16) {
-            const __mmask16 m = tail_mask(o1 - o);
+        for (int64_t o = 0; o < n_out; o += 16) {
+            const __mmask16 m = tail_mask(n_out - o);
             __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
             if (i0 + 2 * R <= last)  // the next sweep's rows, these columns
                 for (int64_t k = R; k < 2 * R; ++k) prefetch(rows + k * stride + o * esize(D));
@@ -193,8 +193,8 @@ int64_t n_slabs(const Matrix& W) { return (W.rows + kSlab - 1) / kSlab; }
 template <DType D>
 void conv1d_slab(float* partial, const float* x, const Matrix& W, int64_t s) {
     const int64_t i0 = s * kSlab, i1 = std::min(W.rows, i0 + kSlab);
-    if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols, 0, W.cols);
-    else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols, 0, W.cols);
+    if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols);
+    else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols);
 }
 
 template <DType D>
