@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "common.h"
-#include "journey/bench.h"
-#include "journey/kernels.h"
+#include "journey/decode/bench.h"
+#include "journey/kernels/kernels.h"
 #include "model_options.h"
 
 namespace journey::cli {

@@ -10,11 +10,11 @@
 #include "common.h"
 #include "generate_json.h"
 #include "journey/errors.h"
-#include "journey/generate.h"
-#include "journey/prompt.h"
+#include "journey/decode/generate.h"
+#include "journey/text/prompt.h"
 #include "model_options.h"
 #include "sampling_options.h"
-#include "journey/token_display.h"
+#include "journey/text/token_display.h"
 
 namespace journey::cli {
 namespace {

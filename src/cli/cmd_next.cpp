@@ -5,10 +5,10 @@
 #include "commands.h"
 #include "common.h"
 #include "distribution_table.h"
-#include "journey/distribution.h"
+#include "journey/decode/distribution.h"
 #include "journey/errors.h"
-#include "journey/session.h"
-#include "journey/token_display.h"
+#include "journey/model/session.h"
+#include "journey/text/token_display.h"
 #include "model_options.h"
 #include "prompt_ids.h"
 

@@ -7,10 +7,10 @@
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
-#include "journey/prompt.h"
-#include "journey/score.h"
+#include "journey/text/prompt.h"
+#include "journey/decode/score.h"
 #include "model_options.h"
-#include "journey/token_display.h"
+#include "journey/text/token_display.h"
 
 namespace journey::cli {
 namespace {

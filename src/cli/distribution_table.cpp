@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "journey/token_display.h"
+#include "journey/text/token_display.h"
 
 namespace journey::cli {
 

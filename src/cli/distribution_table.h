@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "journey/distribution.h"
-#include "journey/tokenizer.h"
+#include "journey/decode/distribution.h"
+#include "journey/text/tokenizer.h"
 
 namespace journey::cli {
 

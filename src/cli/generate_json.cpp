@@ -1,6 +1,6 @@
 #include "generate_json.h"
 
-#include "journey/token_display.h"
+#include "journey/text/token_display.h"
 
 namespace journey::cli {
 

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "journey/generate.h"
-#include "journey/tokenizer.h"
+#include "journey/decode/generate.h"
+#include "journey/text/tokenizer.h"
 
 namespace journey::cli {
 

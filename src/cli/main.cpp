@@ -12,7 +12,7 @@
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
-#include "journey/kernels.h"
+#include "journey/kernels/kernels.h"
 
 int main(int argc, char** argv) {
     // Give OpenBLAS the right kernels before any work (see blas_core_override); exec only

@@ -1,7 +1,7 @@
 #include "model_options.h"
 
 #include "journey/errors.h"
-#include "journey/kernels.h"
+#include "journey/kernels/kernels.h"
 
 namespace journey::cli {
 

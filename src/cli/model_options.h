@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "journey/model.h"
+#include "journey/model/model.h"
 
 namespace journey::cli {
 

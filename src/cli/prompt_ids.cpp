@@ -1,7 +1,7 @@
 #include "prompt_ids.h"
 
 #include "journey/errors.h"
-#include "journey/prompt.h"
+#include "journey/text/prompt.h"
 
 namespace journey::cli {
 

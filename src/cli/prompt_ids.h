@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "journey/model.h"
+#include "journey/model/model.h"
 
 namespace journey::cli {
 

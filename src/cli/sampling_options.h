@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "journey/sampler.h"
+#include "journey/decode/sampler.h"
 
 namespace journey::cli {
 

@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "journey/errors.h"
-#include "journey/tokenizer_loader.h"
+#include "journey/text/tokenizer_loader.h"
 
 namespace journey::cli {
 

@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "journey/tokenizer.h"
+#include "journey/text/tokenizer.h"
 
 namespace journey::cli {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "distribution_table.h"
-#include "journey/token_display.h"
+#include "journey/text/token_display.h"
 
 namespace journey::cli {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "journey/trace.h"
+#include "journey/trace/trace.h"
 
 namespace journey::cli {
 

@@ -1,0 +1,18 @@
+// Reads Hugging Face safetensors weights into the neutral ModelFile description.
+// Format: 8-byte little-endian header length N, N bytes of JSON
+//   {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, "__metadata__": {..}}
+// then the data; offsets are relative to the end of the header.
+#pragma once
+#include <filesystem>
+
+#include "journey/formats/model_file.h"
+
+namespace journey {
+
+// `path` is a `*.safetensors` file, or a sharded checkpoint's `*.safetensors.index.json`
+// ({"weight_map": {"tensor": "shard file"}}). Every offset, length, dtype and overlap is
+// checked; problems throw ModelError naming the file and the tensor. Supported dtypes: F32,
+// F16, BF16. The returned ModelFile has format "safetensors" and empty metadata.
+ModelFile read_safetensors(const std::filesystem::path& path);
+
+}  // namespace journey

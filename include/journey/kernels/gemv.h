@@ -1,0 +1,36 @@
+// Our own kernels for what OpenBLAS cannot do well or at all: matrix-vector products over F32,
+// F16 and BF16 weights read in place (generation, one token at a time), and the matrix-matrix
+// product of prompts for the same dtypes. Each has a portable C++ version and an AVX-512
+// version chosen at run time by a CPU feature check; the two give the same bits.
+//
+// Layouts as in weights.h: Linear W [n_out, n_in] (y[o] = W[o,:] · x), Conv1D W [n_in, n_out]
+// (y = Σ_i x[i] · W[i,:]).
+#pragma once
+#include <cstdint>
+
+#include "journey/kernels/matrix.h"
+
+namespace journey {
+
+// true: always use the portable kernels (tests, and machines without AVX-512).
+// JOURNEY_PORTABLE_KERNELS=1 in the environment sets it at start-up.
+void force_portable_kernels(bool on);
+// Which kernels run: "avx512" or "portable".
+const char* kernel_isa();
+
+// y[n_out] = x[n_in] · W on the thread pool: Linear split by outputs, Conv1D by slabs of inputs.
+//   Arithmetic, identical on both paths and on any thread count:
+//   Conv1D: the inputs in slabs of 128 rows; slab s gives p_s[o] = fma(x[i1-1], W[i1-1,o], ...
+//           fma(x[i0], W[i0,o], 0)) in order of i, and y[o] = ((p_0[o] + p_1[o]) + p_2[o]) + ...
+//   Linear: 16 partial sums, lane l accumulating i ≡ l (mod 16) by fma in order of i, then
+//           added pairwise (lane l += lane l+8, +4, +2, +1).
+void gemv(float* y, const float* x, const Matrix& W);
+
+// out[T, n_out] = x[T, n_in] · W for F32, F16 and BF16 W, and Linear Q8_0/Q4_0 W (src/kernels/gemm.cpp), split over the thread
+// pool by panels of output columns. Arithmetic, identical on both paths (so independent of the
+// thread count too): out[t, o] = fma(x[t, n_in-1], w[n_in-1, o], ... fma(x[t, 0], w[0, o], 0)),
+// w converted exactly to float.
+void gemm(float* out, const float* x, const Matrix& W, int T);
+bool gemm_fast_available();  // AVX-512 present and not forced portable
+
+}  // namespace journey

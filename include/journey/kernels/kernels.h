@@ -1,0 +1,69 @@
+// The dynamics of the transformer: pure functions with explicit dimensions.
+// Convention: T = tokens in this call, C = channels (n_embd), activations are row-major
+// [T, C] float arrays. matmul() chooses the product kernel (gemv, gemm, quantized dots);
+// attention() alone calls BLAS, for a prompt's per-head products.
+#pragma once
+#include <cstdint>
+
+#include "journey/kernels/matrix.h"
+
+namespace journey {
+
+// Threads of our pool, which runs every parallel loop (OpenBLAS stays at one thread).
+// n <= 0 means one per hardware core.
+void set_num_threads(int n);
+int num_threads();
+
+// OpenBLAS picks its kernels when it is loaded, and Debian's 0.3.21 does not recognise newer
+// Xeons: it falls back to its SSE3 "Prescott" kernels, ~3x slower. Returns the core type to
+// name in OPENBLAS_CORETYPE (e.g. "SkylakeX" on an AVX-512 CPU) when that happened and the
+// variable is not set; nullptr otherwise. main() sets it and re-executes itself.
+const char* blas_core_override();
+
+// out[T, n_out] = x[T, n_in] · W (Conv1D) or x · Wᵀ (Linear); dispatches on W.dtype and T.
+// prompt_kernels: use a prompt's kernels even for one row, so that the row gets the same bits as
+// inside a product of several rows (the forward pass's last block narrows to the last token).
+void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
+
+// out[C] = row `row` of E, converted to float (embedding lookup).
+void embedding_row(float* out, const Matrix& E, int64_t row);
+
+// out[T, C] = (x - mean) / sqrt(var + eps) * w + b, per row (biased variance, like PyTorch).
+void layernorm(float* out, const float* x, const float* w, const float* b, int T, int C, float eps);
+
+// x[T, N] += b[N] for every row.
+void add_bias(float* x, const float* b, int T, int N);
+
+// out[n] += a[n].
+void add(float* out, const float* a, int64_t n);
+
+// In place: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), in float (HF gelu_new).
+void gelu_new(float* x, int64_t n);
+
+// In place over x[n]: exp(x - max) / sum.
+void softmax(float* x, int64_t n);
+
+// The Llama kernels (src/kernels/kernels_llama.cpp).
+
+// out[T, C] = x / sqrt(mean(x²) + eps) * w, per row (RMSNorm, no mean subtraction, no bias).
+void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps);
+
+// In place over up[n]: up = silu(gate) * up, silu(g) = g / (1 + exp(-g))  (SwiGLU's gating).
+void swiglu(float* up, const float* gate, int64_t n);
+
+// Rotary position embedding, in place over x[T, n_heads * D]; row t is at position pos0 + t.
+// Pair i of a head (i < D/2) is rotated by the angle pos * theta^(-2i/D). Which two elements
+// form pair i is the checkpoint's convention: (2i, 2i+1) interleaved (GGUF, llama2.c, Meta),
+// or (i, i + D/2) half (Hugging Face, whose conversion permutes the q/k rows accordingly).
+void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing);
+
+// Causal multi-head attention for T new queries at positions n_past .. n_past+T-1.
+//   q       [T, H*D]       queries of the new tokens
+//   k, v    [n_past+T, Hkv*D] the cache, every position so far including the new ones
+//   z       [T, H*D]       out: per-head weighted sums of values (before the output projection)
+//   pattern [H, T, n_past+T] out: attention probabilities, 0 where masked (future keys)
+// Query head h reads key/value head h / (H / Hkv). Scores are scaled by 1/sqrt(D).
+void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
+               int T, int n_past, int H, int Hkv, int D);
+
+}  // namespace journey

@@ -1,0 +1,58 @@
+// A loaded model: its file(s), configuration, bound weights and tokenizer, ready for Sessions.
+#pragma once
+#include <filesystem>
+#include <memory>
+
+#include "journey/model/config.h"
+#include "journey/formats/model_file.h"
+#include "journey/text/tokenizer.h"
+#include "journey/model/weights.h"
+
+namespace journey {
+
+struct LoadOptions {
+    bool tokenizer = true;  // false: weights only (tokenizer() must not be called)
+    // A tokenizer file to use instead of the one stored with the model: llama2.c's
+    // tokenizer.bin (required for a llama2.c checkpoint, which stores none), or a tokenizer.json.
+    std::filesystem::path tokenizer_path;
+};
+
+class Model {
+public:
+    // `path` is one of
+    //   a Hugging Face directory: config.json (model_type gpt2 or llama), model.safetensors or
+    //     model.safetensors.index.json, tokenizer.json or vocab.json + merges.txt;
+    //   a .safetensors file inside such a directory;
+    //   a .gguf file (general.architecture gpt2 or llama; tokenizer from its metadata);
+    //   a llama2.c checkpoint (.bin), with opts.tokenizer_path naming its tokenizer.bin.
+    // Throws ModelError naming what is missing or broken.
+    static std::unique_ptr<Model> load(const std::filesystem::path& path, const LoadOptions& opts = {});
+
+    // Assemble from parts (other format readers, tests). Binds and checks the weights, and the
+    // tokenizer's vocabulary against them when a tokenizer is given.
+    Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer);
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+
+    const ModelConfig& config() const { return config_; }
+    const Weights& weights() const { return weights_; }
+    const ModelFile& file() const { return file_; }
+    const std::filesystem::path& source() const { return source_; }  // what the user named
+    bool has_tokenizer() const { return tokenizer_ != nullptr; }
+    const Tokenizer& tokenizer() const;  // throws ModelError when loaded without one
+    int64_t n_params() const { return weights_.n_params(); }
+    DType weight_dtype() const { return weights_.tok_embd.dtype; }
+
+private:
+    std::filesystem::path source_;
+    ModelFile file_;
+    ModelConfig config_;
+    Weights weights_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+// Where the model comes from when -m is not given: $JOURNEY_MODEL if set, else models/default
+// in the source tree, else <exe>/../share/journey/models/default. Empty if none exists.
+std::filesystem::path default_model_path();
+
+}  // namespace journey

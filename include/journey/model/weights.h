@@ -1,0 +1,50 @@
+// Non-owning, shape-checked views of a model's weights, bound by name from a ModelFile.
+// Every view points into the read-only mapping (F32 matrices are used in place; F16/BF16
+// matrices are read in place by the matmul kernel). Shapes are checked once, at bind time.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "journey/kernels/matrix.h"
+#include "journey/model/config.h"
+#include "journey/formats/model_file.h"
+#include "journey/formats/tensor.h"
+
+namespace journey {
+
+// One transformer block. C = n_embd, F = n_ff, H = n_head, Hkv = n_kv_head, D = head_dim.
+// A field an architecture does not use stays empty.
+struct LayerWeights {
+    Vector attn_norm_w, attn_norm_b;  // (C)             gpt2 ln_1 / llama input_layernorm
+    Matrix attn_qkv;                  // (C -> 3C)       gpt2 attn.c_attn, fused q|k|v
+    Vector attn_qkv_b;                // (3C)
+    Matrix attn_q, attn_k, attn_v;    // (C -> H*D), (C -> Hkv*D) x2   llama q/k/v_proj
+    Matrix attn_out;                  // (H*D -> C)      gpt2 attn.c_proj / llama o_proj
+    Vector attn_out_b;                // (C)
+    Vector mlp_norm_w, mlp_norm_b;    // (C)             gpt2 ln_2 / llama post_attention_layernorm
+    Matrix mlp_up;                    // (C -> F)        gpt2 mlp.c_fc / llama up_proj
+    Vector mlp_up_b;                  // (F)
+    Matrix mlp_gate;                  // (C -> F)        llama gate_proj
+    Matrix mlp_down;                  // (F -> C)        gpt2 mlp.c_proj / llama down_proj
+    Vector mlp_down_b;                // (C)
+};
+
+struct Weights {
+    Matrix tok_embd;                  // (n_vocab, C) rows are token vectors   wte
+    Matrix pos_embd;                  // (n_ctx, C)                            wpe (learned positions)
+    std::vector<LayerWeights> layers; // n_layer
+    Vector final_norm_w, final_norm_b;// (C)                                   ln_f
+    Matrix output;                    // (C -> n_vocab), Linear; == tok_embd when tied
+
+    // Binds every tensor the architecture needs; throws ModelError naming the file and tensor
+    // when one is missing, has the wrong shape, or an unsupported dtype.
+    static Weights bind(const ModelFile& file, const ModelConfig& config);
+
+    int64_t n_params() const;  // counted from the bound views (tied output counted once)
+
+private:
+    std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
+};
+
+}  // namespace journey

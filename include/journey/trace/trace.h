@@ -1,0 +1,121 @@
+// The journey of one token: everything the forward pass does at one position, stage by stage.
+//
+// A TraceObserver watches a single Session::eval of the whole prompt through the Observer
+// hook (it never re-runs the model) and keeps, for the traced position:
+//   embedding  norms of the token vector, the position vector (learned positions) and their sum;
+//   per layer  residual norms before the block, between attention and MLP, after the block;
+//              per head: the attention row over the keys, its entropy, its top keys, and the
+//              norm of the head's contribution to the residual stream (below);
+//              the norms of attn_out and mlp_out;
+//              the logit lens: final norm + unembedding (unembed.h) of resid_post;
+//   final      the model's own next-token distribution at the position.
+//
+// Head contribution. attn_out = Σ_h z_h · W_O[h*D .. h*D+D) + b_O: the output projection is
+// linear in z, so head h's share of it is z with every other head zeroed, times W_O. The
+// trace builds the [H, H*D] block-diagonal matrix of those masked rows and multiplies it by
+// W_O with the ordinary matmul kernel, which makes it independent of the stored layout
+// (Conv1D or Linear) and dtype. The shared bias b_O belongs to no head and is left out.
+#pragma once
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "journey/model/config.h"
+#include "journey/decode/distribution.h"
+#include "journey/model/model.h"
+#include "journey/model/observer.h"
+
+#include <nlohmann/json.hpp>
+
+namespace journey {
+
+struct TraceOptions {
+    int position = -1;             // the traced token; negative counts from the end (-1 = last)
+    int top_k = 10;                // tokens listed for each lens and for the final distribution
+    int top_keys = 5;              // most-attended keys listed per head
+    std::optional<TokenId> target; // token whose rank the lens follows; default: final top-1
+    bool full_patterns = false;    // also keep every head's whole [T, T] pattern (for --html)
+};
+
+struct HeadTrace {
+    int head = 0;
+    std::vector<float> pattern;  // [T] the traced query's weights over the keys, 0 after it
+    double entropy = 0;          // nats, of pattern
+    double out_norm = 0;         // ‖z_h · W_O[rows of h]‖
+    std::vector<int> top_keys;   // the most-attended key positions, heaviest first
+    std::vector<float> full;     // [T, T] every query's row, when full_patterns
+};
+
+struct LensTrace {
+    Distribution dist;         // top-k and entropy of softmax(unembed(resid_post))
+    double kl_to_final = 0;    // KL(final || lens), nats
+    int64_t target_rank = 0;   // 1 = the lens's most likely token
+    double target_prob = 0;
+};
+
+struct LayerTrace {
+    int layer = 0;
+    double resid_pre = 0, resid_mid = 0, resid_post = 0;  // L2 norms at the traced position
+    double attn_out = 0, mlp_out = 0;
+    std::vector<HeadTrace> heads;
+    LensTrace lens;
+};
+
+struct EmbeddingTrace {
+    double token_norm = 0;
+    std::optional<double> position_norm;  // absent for rotary positions (they act in attention)
+    double sum_norm = 0;                  // ‖embed‖, the first residual stream
+};
+
+struct Trace {
+    std::vector<TokenId> tokens;  // the whole prompt
+    int position = 0;             // resolved, 0-based
+    TokenId target = 0;
+    PositionKind position_kind = PositionKind::learned;
+    EmbeddingTrace embedding;
+    std::vector<LayerTrace> layers;
+    Distribution final;           // the model's next-token distribution at `position`
+    double final_target_prob = 0;
+    int64_t final_target_rank = 0;
+};
+
+// The position `pos` names in a prompt of T tokens (negative: from the end). UsageError if outside.
+int resolve_position(int pos, int T);
+
+// A --target spec: "#ID" or a string that encodes to exactly one token. UsageError otherwise.
+TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec);
+
+class TraceObserver : public Observer {
+public:
+    // `tokens` is what the one observed eval runs, from an empty session.
+    TraceObserver(const Model& m, std::span<const TokenId> tokens, const TraceOptions& opts);
+    void observe(const Intermediate& t) override;
+    // After the eval: resolve the target and read every lens against the final distribution.
+    Trace finish();
+
+private:
+    const Model& model_;
+    TraceOptions opts_;
+    Trace trace_;
+    std::vector<std::vector<float>> lens_logits_;  // [layer][V]
+    std::vector<float> final_logits_;              // [V]
+
+    std::span<const float> row(const Intermediate& t) const;  // the traced row of a [T, ...] tensor
+    LayerTrace& layer(int l);
+    void observe_pattern(const Intermediate& t);
+    void observe_heads(const Intermediate& t);
+    void observe_lens(const Intermediate& t);
+};
+
+// The trace as one JSON document (see README "Tracing"); token text is valid UTF-8 with the
+// exact bytes alongside. `full_patterns` adds each head's [T, T] pattern (rounded to 1e-4).
+nlohmann::json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns = false);
+
+// The same, one object per stage: tokens, embedding, each layer, final (each has "stage").
+std::vector<nlohmann::json> trace_jsonl(const nlohmann::json& doc);
+
+// Runs the prompt once through a fresh Session with a TraceObserver attached.
+Trace run_trace(const Model& m, std::span<const TokenId> tokens, const TraceOptions& opts);
+
+}  // namespace journey

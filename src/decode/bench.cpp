@@ -1,0 +1,117 @@
+#include "journey/decode/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "journey/errors.h"
+#include "journey/model/session.h"
+
+namespace journey {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds of CPU time (user + system) this process has used, all threads.
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+    return s(u.ru_utime) + s(u.ru_stime);
+}
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A fixed pseudo-random sequence of ids (a linear congruential generator).
+std::vector<TokenId> bench_tokens(int n, int n_vocab) {
+    std::vector<TokenId> ids(static_cast<size_t>(n));
+    uint32_t s = 12345;
+    for (TokenId& id : ids) {
+        s = s * 1664525u + 1013904223u;
+        id = static_cast<TokenId>((s >> 8) % static_cast<uint32_t>(n_vocab));
+    }
+    return ids;
+}
+
+// Seconds for one prompt-processing run: all tokens in one eval, from an empty cache.
+double time_pp(Session& s, const std::vector<TokenId>& ids) {
+    s.reset();
+    const auto t0 = Clock::now();
+    s.eval(ids);
+    return seconds_since(t0);
+}
+
+// Seconds for one generation run: one token per eval, from an empty cache.
+double time_tg(Session& s, const std::vector<TokenId>& ids) {
+    s.reset();
+    const auto t0 = Clock::now();
+    for (TokenId id : ids) s.eval(std::span<const TokenId>(&id, 1));
+    return seconds_since(t0);
+}
+
+}  // namespace
+
+BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
+                      const std::function<void(const std::string&)>& progress) {
+    const int n_ctx = model.config().n_ctx;
+    if (o.n_prompt > n_ctx || o.n_gen > n_ctx)
+        throw InputError("bench: -p/-n must not exceed the model's context of " + std::to_string(n_ctx));
+    auto say = [&](const std::string& line) { if (progress) progress(line); };
+    Session session(model);
+    BenchResult r;
+    struct Test {
+        const char* name;
+        int n;
+        double BenchResult::*wall;
+        double BenchResult::*cpu;
+        double (*run)(Session&, const std::vector<TokenId>&);
+    };
+    const Test tests[] = {{"pp", o.n_prompt, &BenchResult::pp_tok_s, &BenchResult::pp_tok_s_cpu, time_pp},
+                          {"tg", o.n_gen, &BenchResult::tg_tok_s, &BenchResult::tg_tok_s_cpu, time_tg}};
+    for (const Test& t : tests) {
+        if (t.n <= 0) continue;
+        const std::vector<TokenId> ids = bench_tokens(t.n, model.config().n_vocab);
+        t.run(session, ids);  // warm-up: pages in the weights, sizes the buffers
+        std::vector<double> rates, cpu_rates;
+        for (int rep = 0; rep < std::max(1, o.reps); ++rep) {
+            const double cpu0 = cpu_seconds();
+            rates.push_back(t.n / t.run(session, ids));
+            cpu_rates.push_back(t.n / ((cpu_seconds() - cpu0) / std::max(1, threads)));
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "%s%d rep %d/%d: %.1f tok/s (%.1f by CPU time)", t.name, t.n, rep + 1,
+                          o.reps, rates.back(), cpu_rates.back());
+            say(buf);
+        }
+        r.*t.wall = median(rates);
+        r.*t.cpu = median(cpu_rates);
+    }
+    return r;
+}
+
+int64_t peak_rss_bytes() {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    while (status >> key) {
+        if (key == "VmHWM:") {
+            int64_t kb = 0;
+            status >> kb;
+            return kb * 1024;
+        }
+        status.ignore(1 << 16, '\n');
+    }
+    return 0;
+}
+
+}  // namespace journey

@@ -1,0 +1,39 @@
+#include "journey/formats/mapped_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journey/errors.h"
+
+namespace journey {
+
+MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw ModelError(path.string() + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw ModelError(path.string() + ": not a regular file");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            ::close(fd);
+            throw ModelError(path.string() + ": cannot map: " + std::strerror(e));
+        }
+        data_ = static_cast<const std::byte*>(p);
+    }
+    ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+}  // namespace journey

@@ -1,0 +1,138 @@
+#include "journey/formats/safetensors_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "journey/errors.h"
+
+namespace journey {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::filesystem::path& file, const std::string& what) {
+    throw ModelError(file.string() + ": " + what);
+}
+
+DType parse_dtype(const std::filesystem::path& file, const std::string& tensor, const json& v) {
+    if (!v.is_string()) fail(file, "tensor '" + tensor + "': dtype is not a string");
+    const std::string s = v.get<std::string>();
+    if (s == "F32") return DType::F32;
+    if (s == "F16") return DType::F16;
+    if (s == "BF16") return DType::BF16;
+    fail(file, "tensor '" + tensor + "': unsupported dtype '" + s + "' (supported: F32, F16, BF16)");
+}
+
+// Reads the tensors of one .safetensors file into `out`, keeping its mapping alive there.
+void read_one(const std::filesystem::path& file, ModelFile& out) {
+    auto map = std::make_shared<MappedFile>(file);
+    const size_t size = map->size();
+    if (size < 8) fail(file, "too short for a safetensors header (" + std::to_string(size) + " bytes)");
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(map->data()[i]);  // little-endian
+    if (n > size - 8)
+        fail(file, "header length " + std::to_string(n) + " runs beyond the end of the file (" +
+                       std::to_string(size) + " bytes)");
+
+    const char* text = reinterpret_cast<const char*>(map->data() + 8);
+    json header = json::parse(text, text + n, nullptr, /*allow_exceptions=*/false);
+    if (header.is_discarded() || !header.is_object()) fail(file, "header is not a JSON object");
+
+    const std::byte* base = map->data() + 8 + n;
+    const uint64_t data_size = size - 8 - n;
+
+    struct Span { uint64_t begin, end; std::string name; };
+    std::vector<Span> spans;
+    for (auto& [name, desc] : header.items()) {
+        if (name == "__metadata__") continue;
+        const std::string where = "tensor '" + name + "': ";
+        if (!desc.is_object()) fail(file, where + "description is not an object");
+        if (!desc.contains("dtype") || !desc.contains("shape") || !desc.contains("data_offsets"))
+            fail(file, where + "needs dtype, shape and data_offsets");
+
+        TensorInfo t;
+        t.name = name;
+        t.dtype = parse_dtype(file, name, desc["dtype"]);
+        const json& shape = desc["shape"];
+        if (!shape.is_array()) fail(file, where + "shape is not an array");
+        uint64_t numel = 1;
+        for (const json& d : shape) {
+            if (!d.is_number_integer() || d.get<int64_t>() < 0) fail(file, where + "shape has a non-integer or negative size");
+            const uint64_t k = d.get<uint64_t>();
+            if (k != 0 && numel > (uint64_t{1} << 62) / k) fail(file, where + "shape is too large");
+            numel *= k;
+            t.shape.push_back(static_cast<int64_t>(k));
+        }
+        const json& off = desc["data_offsets"];
+        if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+            fail(file, where + "data_offsets must be two non-negative integers");
+        const uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
+        if (b > e || e > data_size)
+            fail(file, where + "data_offsets [" + std::to_string(b) + ", " + std::to_string(e) +
+                           "] are outside the data section (" + std::to_string(data_size) + " bytes)");
+        const size_t want = dtype_bytes(t.dtype, numel);
+        if (e - b != want)
+            fail(file, where + "data_offsets span " + std::to_string(e - b) + " bytes but " +
+                           std::string(dtype_name(t.dtype)) + " x " + std::to_string(numel) +
+                           " elements need " + std::to_string(want));
+        t.data = base + b;
+        t.nbytes = e - b;
+        const size_t align = t.dtype == DType::F32 ? 4 : 2;
+        if (reinterpret_cast<uintptr_t>(t.data) % align != 0)
+            fail(file, where + "data is not aligned to " + std::to_string(align) + " bytes (header not padded)");
+        if (out.tensors.count(name)) fail(file, where + "appears in more than one file");
+        spans.push_back({b, e, name});
+        out.tensors.emplace(name, std::move(t));
+    }
+
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& c) { return a.begin < c.begin; });
+    for (size_t i = 1; i < spans.size(); ++i)
+        if (spans[i].begin < spans[i - 1].end)
+            fail(file, "tensors '" + spans[i - 1].name + "' and '" + spans[i].name + "' overlap");
+    out.mappings.push_back(std::move(map));
+}
+
+json read_json_file(const std::filesystem::path& file) {
+    MappedFile map(file);
+    const char* text = reinterpret_cast<const char*>(map.data());
+    json j = json::parse(text, text + map.size(), nullptr, false);
+    if (j.is_discarded()) fail(file, "not valid JSON");
+    return j;
+}
+
+// A sharded checkpoint: the index names the shard holding each tensor.
+void read_index(const std::filesystem::path& index, ModelFile& out) {
+    const json j = read_json_file(index);
+    if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+        fail(index, "has no \"weight_map\" object");
+    std::set<std::string> shards;
+    for (auto& [name, shard] : j["weight_map"].items()) {
+        if (!shard.is_string()) fail(index, "weight_map entry '" + name + "' is not a file name");
+        const std::string s = shard.get<std::string>();
+        if (s.empty() || s.find('/') != std::string::npos) fail(index, "weight_map entry '" + name + "': bad shard name '" + s + "'");
+        shards.insert(s);
+    }
+    for (const std::string& s : shards) read_one(index.parent_path() / s, out);
+    for (auto& [name, shard] : j["weight_map"].items())
+        if (!out.tensors.count(name))
+            fail(index, "tensor '" + name + "' is not in its shard " + shard.get<std::string>());
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+ModelFile read_safetensors(const std::filesystem::path& path) {
+    ModelFile mf;
+    mf.format = "safetensors";
+    mf.path = path;
+    mf.metadata = nlohmann::json::object();
+    if (ends_with(path.filename().string(), ".index.json")) read_index(path, mf);
+    else read_one(path, mf);
+    return mf;
+}
+
+}  // namespace journey

@@ -1,0 +1,36 @@
+// AVX-512 helpers shared by our matrix kernels (gemv.cpp, gemm.cpp). Functions carry their own
+// target attribute, so the rest of the binary runs on any x86-64; callers check the CPU first.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <immintrin.h>
+
+#include "journey/kernels/matrix.h"
+
+#define JOURNEY_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c")))
+
+namespace journey::avx512 {
+
+// The lanes of the first `left` elements of a 16-wide step (none when left <= 0).
+JOURNEY_AVX512 inline __mmask16 tail_mask(int64_t left) {
+    return left >= 16 ? __mmask16(0xffff) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
+}
+
+// 16 consecutive elements of a float dtype at p (those in mask m; the others 0) as float, exactly.
+// The maskz forms with a full mask: the plain ones start from _mm512_undefined_*, which GCC 12
+// reports as maybe-uninitialized.
+template <DType D>
+JOURNEY_AVX512 inline __m512 load16(const std::byte* p, __mmask16 m) {
+    static_assert(D == DType::F32 || D == DType::F16 || D == DType::BF16);
+    if constexpr (D == DType::F32) {
+        return _mm512_maskz_loadu_ps(m, p);
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(m, p);
+        if constexpr (D == DType::F16) return _mm512_maskz_cvtph_ps(0xffff, h);
+        else return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16));
+    }
+}
+
+inline void prefetch(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+
+}  // namespace journey::avx512

@@ -1,0 +1,210 @@
+// The matrix-matrix product of prompts for float weights (F32, F16, BF16), on our thread pool.
+//
+// Why not BLAS: a prompt's product is skinny (T = a few hundred rows of x against a weight
+// matrix of millions of elements), so OpenBLAS spends much of its time copying (packing) the
+// weights, and it knows no F16/BF16. Why not vdpbf16ps for BF16: on this CPU it retires one
+// 32-product instruction every other cycle, half the rate of F32 fma, so converting BF16 to F32
+// while packing and multiplying in F32 is faster (scripts/machine_limits.sh measures both).
+//
+// Shape of the kernel: threads take panels of 64 output columns; a panel of W, converted to
+// float, is packed as [n_in][64] (it stays in L2), then 6 tokens at a time run over it with
+// 6 x 4 vector accumulators, one fma per weight vector and token.
+#include <algorithm>
+#include <cmath>
+#include <immintrin.h>
+#include <vector>
+
+#include "journey/kernels/convert.h"
+#include "journey/kernels/gemv.h"
+#include "journey/kernels/thread_pool.h"
+#include "avx512_loads.h"
+
+namespace journey {
+namespace {
+
+using namespace avx512;
+
+constexpr int64_t kNB = 64;  // output columns per panel: four vectors of 16
+constexpr int kMR = 6;       // tokens per tile
+constexpr int64_t kAhead = 16;  // rows prefetched ahead while packing
+constexpr int64_t kKB = 128; // inputs per pass over the tokens: 128 x 64 floats = 32 KiB
+
+// Stored row r of W (Linear: output r; Conv1D: input r), elements c0 .. c0+n, converted exactly
+// to float by convert.h's to_float (quantized rows whole: c0 = 0, n = W.cols).
+void row_to_float(float* dst, const Matrix& W, int64_t r, int64_t c0, int64_t n) {
+    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(W.cols));
+    to_float(dst, W.dtype, W.data + static_cast<size_t>(r) * row_bytes + dtype_bytes(W.dtype, static_cast<uint64_t>(c0)), n);
+}
+
+// panel[i][c] = w[i, o0 + c] as float for c < nc (the rest is not read).
+void pack_panel_portable(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    const int64_t n_in = W.n_in();
+    if (W.layout == Layout::Conv1D) {  // row i holds the panel's columns side by side
+        for (int64_t i = 0; i < n_in; ++i) row_to_float(panel + i * kNB, W, i, o0, nc);
+        return;
+    }
+    std::vector<float> row(static_cast<size_t>(n_in));  // Linear: output o0 + c is row o0 + c
+    for (int64_t c = 0; c < nc; ++c) {
+        row_to_float(row.data(), W, o0 + c, 0, n_in);
+        for (int64_t i = 0; i < n_in; ++i) panel[i * kNB + c] = row[static_cast<size_t>(i)];
+    }
+}
+
+// The definition: out[t, o] = fma(x[t, n_in-1], w[n_in-1, o], ... fma(x[t, 0], w[0, o], 0)).
+void gemm_portable(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1) {
+    const int64_t n_in = W.n_in(), n_out = W.n_out();
+    std::vector<float> panel(static_cast<size_t>(n_in * kNB));
+    for (int64_t c0 = o0; c0 < o1; c0 += kNB) {
+        const int64_t nc = std::min(kNB, o1 - c0);
+        pack_panel_portable(panel.data(), W, c0, nc);
+        for (int t = 0; t < T; ++t) {
+            float* ot = out + t * n_out + c0;
+            std::fill(ot, ot + nc, 0.0f);
+            for (int64_t i = 0; i < n_in; ++i) {
+                const float xi = x[t * n_in + i];
+                const float* p = panel.data() + i * kNB;
+                for (int64_t c = 0; c < nc; ++c) ot[c] = std::fma(xi, p[c], ot[c]);
+            }
+        }
+    }
+}
+
+// r[j][k] becomes r[k][j]: a 16 x 16 transpose in registers (pairs, then quads of floats within
+// 128-bit lanes, then the lanes themselves). The maskz forms with full masks: see load16.
+JOURNEY_AVX512 inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {  // t[i]: rows i, i+1 interleaved at columns 4L, 4L+1; t[i+1] at 4L+2, 4L+3
+        t[i] = _mm512_maskz_unpacklo_ps(0xffff, r[i], r[i + 1]);
+        t[i + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[i], r[i + 1]);
+    }
+    auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
+    for (int g = 0; g < 16; g += 4) {  // r[g+k], lane L: rows g .. g+3 at column 4L + k
+        r[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, pd(t[g]), pd(t[g + 2])));
+        r[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, pd(t[g]), pd(t[g + 2])));
+        r[g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, pd(t[g + 1]), pd(t[g + 3])));
+        r[g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, pd(t[g + 1]), pd(t[g + 3])));
+    }
+    for (int k = 0; k < 4; ++k) {  // column 4L + k gathers lane L of r[k], r[4+k], r[8+k], r[12+k]
+        const __m512 a = _mm512_maskz_shuffle_f32x4(0xffff, r[k], r[4 + k], 0x88), b = _mm512_maskz_shuffle_f32x4(0xffff, r[k], r[4 + k], 0xdd);
+        const __m512 c = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + k], r[12 + k], 0x88), d = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + k], r[12 + k], 0xdd);
+        t[k] = _mm512_maskz_shuffle_f32x4(0xffff, a, c, 0x88);
+        t[8 + k] = _mm512_maskz_shuffle_f32x4(0xffff, a, c, 0xdd);
+        t[4 + k] = _mm512_maskz_shuffle_f32x4(0xffff, b, d, 0x88);
+        t[12 + k] = _mm512_maskz_shuffle_f32x4(0xffff, b, d, 0xdd);
+    }
+    for (int j = 0; j < 16; ++j) r[j] = t[j];
+}
+
+// panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64. D is the float dtype of W;
+// Q8_0 stands for both quantized ones, whose (Linear) rows are dequantized first.
+template <DType D>
+JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    constexpr bool q = D == DType::Q8_0;
+    constexpr size_t es = D == DType::F32 ? 4 : 2;  // element bytes (unused when q)
+    const int64_t n_in = W.n_in();
+    if constexpr (!q) {
+        if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
+            const size_t stride = static_cast<size_t>(W.cols) * es;
+            for (int64_t i = 0; i < n_in; ++i) {
+                const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
+                // Rows are far apart: without asking ahead, each one waits for memory in turn.
+                if (i + kAhead < n_in)
+                    for (size_t b = 0; b < kNB * es; b += 64) prefetch(row + kAhead * stride + b);
+                for (int j = 0; j < 4; ++j)
+                    _mm512_storeu_ps(panel + i * kNB + 16 * j, load16<D>(row + 16 * j * es, tail_mask(nc - 16 * j)));
+            }
+            return;
+        }
+    }
+    // Linear: output o's weights are row o. 16 rows x 16 inputs at a time are loaded, transposed
+    // in registers, and stored as 16 panel rows of 16 outputs.
+    thread_local std::vector<float> dq;  // q: 16 quantized rows, dequantized
+    if (q) dq.resize(static_cast<size_t>(16 * n_in));
+    for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
+        if (q)
+            for (int64_t c = c0; c < c0 + 16 && c < nc; ++c) row_to_float(dq.data() + (c - c0) * n_in, W, o0 + c, 0, n_in);
+        for (int64_t i = 0; i < n_in; i += 16) {
+            const __mmask16 m = tail_mask(n_in - i);
+            __m512 r[16];
+            for (int64_t c = c0; c < c0 + 16; ++c) {
+                r[c - c0] = _mm512_setzero_ps();
+                if (c >= nc) continue;
+                if constexpr (q) r[c - c0] = _mm512_maskz_loadu_ps(m, dq.data() + (c - c0) * n_in + i);
+                else r[c - c0] = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * es, m);
+            }
+            transpose16(r);
+            for (int64_t j = 0; j < 16 && i + j < n_in; ++j) _mm512_storeu_ps(panel + (i + j) * kNB + c0, r[j]);
+        }
+    }
+}
+
+void pack_panel_fast(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    switch (W.dtype) {
+        case DType::F32: return pack_panel<DType::F32>(panel, W, o0, nc);
+        case DType::F16: return pack_panel<DType::F16>(panel, W, o0, nc);
+        case DType::BF16: return pack_panel<DType::BF16>(panel, W, o0, nc);
+        default: return pack_panel<DType::Q8_0>(panel, W, o0, nc);
+    }
+}
+
+// out[t, c] for MR tokens from x (row stride ldx) and c < nc, over inputs i0 <= i < i1 of the
+// packed panel; the sums continue from out's values when i0 > 0 (a float store and load are
+// exact, so the chain of fmas is the same as in one go).
+template <int MR>
+JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t i0, int64_t i1, int64_t nc) {
+    __m512 acc[MR][4];
+    for (int t = 0; t < MR; ++t)
+        for (int j = 0; j < 4; ++j)
+            acc[t][j] = i0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(tail_mask(nc - 16 * j), out + t * ldo + 16 * j);
+    for (int64_t i = i0; i < i1; ++i) {
+        const float* p = panel + i * kNB;
+        const __m512 w0 = _mm512_loadu_ps(p), w1 = _mm512_loadu_ps(p + 16);
+        const __m512 w2 = _mm512_loadu_ps(p + 32), w3 = _mm512_loadu_ps(p + 48);
+        for (int t = 0; t < MR; ++t) {
+            const __m512 xv = _mm512_set1_ps(x[t * ldx + i]);
+            acc[t][0] = _mm512_fmadd_ps(xv, w0, acc[t][0]);
+            acc[t][1] = _mm512_fmadd_ps(xv, w1, acc[t][1]);
+            acc[t][2] = _mm512_fmadd_ps(xv, w2, acc[t][2]);
+            acc[t][3] = _mm512_fmadd_ps(xv, w3, acc[t][3]);
+        }
+    }
+    for (int t = 0; t < MR; ++t)
+        for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(out + t * ldo + 16 * j, tail_mask(nc - 16 * j), acc[t][j]);
+}
+
+template <int MR>
+void tile_fn(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t i0, int64_t i1, int64_t nc) {
+    tile<MR>(out, ldo, x, ldx, panel, i0, i1, nc);
+}
+
+JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1) {
+    using Tile = void (*)(float*, int64_t, const float*, int64_t, const float*, int64_t, int64_t, int64_t);
+    static constexpr Tile tiles[kMR + 1] = {nullptr, tile_fn<1>, tile_fn<2>, tile_fn<3>, tile_fn<4>, tile_fn<5>, tile_fn<6>};
+    const int64_t n_in = W.n_in(), n_out = W.n_out();
+    thread_local std::vector<float> panel;
+    panel.resize(static_cast<size_t>(n_in * kNB));
+    for (int64_t c0 = o0; c0 < o1; c0 += kNB) {
+        const int64_t nc = std::min(kNB, o1 - c0);
+        pack_panel_fast(panel.data(), W, c0, nc);
+        for (int64_t i0 = 0; i0 < n_in; i0 += kKB)  // a 32 KiB slice of the panel stays in L1
+            for (int t = 0; t < T; t += kMR)
+                tiles[std::min(kMR, T - t)](out + t * n_out + c0, n_out, x + t * n_in, n_in, panel.data(), i0,
+                                            std::min(n_in, i0 + kKB), nc);
+    }
+}
+
+}  // namespace
+
+void gemm(float* out, const float* x, const Matrix& W, int T) {
+    const int64_t n_out = W.n_out();
+    const int64_t blocks = (n_out + kNB - 1) / kNB;  // threads split whole panels
+    const bool fast = gemm_fast_available();
+    thread_pool().run([&](int i, int n) {
+        const int64_t o0 = std::min(n_out, blocks * i / n * kNB), o1 = std::min(n_out, blocks * (i + 1) / n * kNB);
+        if (o0 >= o1) return;
+        if (fast) gemm_avx512(out, x, W, T, o0, o1);
+        else gemm_portable(out, x, W, T, o0, o1);
+    });
+}
+
+}  // namespace journey

@@ -1,0 +1,258 @@
+// Matrix-vector products (one token) over F32, F16 and BF16 weights read in place.
+// Each kernel comes twice: portable C++ (the definition of the arithmetic) and AVX-512 (the
+// same arithmetic, 16 lanes at a time), compiled with function-level target attributes so the
+// binary runs on any x86-64; the choice is made at run time.
+#include "journey/kernels/gemv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <immintrin.h>
+#include <string_view>
+#include <vector>
+
+#include "journey/kernels/convert.h"
+#include "journey/kernels/quant.h"
+#include "journey/kernels/thread_pool.h"
+#include "avx512_loads.h"
+
+namespace journey {
+namespace {
+
+using namespace avx512;
+
+bool env_portable() {
+    const char* e = std::getenv("JOURNEY_PORTABLE_KERNELS");
+    return e && *e && std::string_view(e) != "0";
+}
+bool g_force_portable = env_portable();
+
+bool cpu_avx512() {
+    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl");
+    return ok;
+}
+bool use_avx512() { return !g_force_portable && cpu_avx512(); }
+
+// ---- portable -------------------------------------------------------------------------------
+
+template <DType D>
+float element(const std::byte* p, int64_t i) {
+    if constexpr (D == DType::F32) {
+        float f;
+        std::memcpy(&f, p + 4 * i, 4);
+        return f;
+    } else {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        return D == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+}
+
+constexpr size_t esize(DType d) { return d == DType::F32 ? 4 : 2; }
+
+// Lane l += lane l+8, +4, +2, +1: the fixed order both paths use.
+float reduce16(float* a) {
+    for (int s = 8; s >= 1; s /= 2)
+        for (int l = 0; l < s; ++l) a[l] += a[l + s];
+    return a[0];
+}
+
+// Conv1D over input rows i0 .. i1 (one slab): y[o] = chain of fmas over those rows.
+template <DType D>
+void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, int64_t i1, int64_t n_out) {
+    std::fill(y, y + n_out, 0.0f);
+    for (int64_t i = i0; i < i1; ++i) {
+        const std::byte* row = w + static_cast<size_t>(i * n_out) * esize(D);
+        for (int64_t o = 0; o < n_out; ++o) y[o] = std::fma(x[i], element<D>(row, o), y[o]);
+    }
+}
+
+template <DType D>
+void linear_portable(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+        const std::byte* row = w + static_cast<size_t>(o * n_in) * esize(D);
+        float acc[16] = {};
+        for (int64_t i = 0; i < n_in; ++i) acc[i % 16] = std::fma(element<D>(row, i), x[i], acc[i % 16]);
+        y[o] = reduce16(acc);
+    }
+}
+
+// ---- AVX-512 --------------------------------------------------------------------------------
+// reduce16's order in registers: lane l += lane l+8, +4, +2, +1 (float + is commutative, so
+// each step is the same sum as in the portable loop).
+JOURNEY_AVX512 inline float hsum16(__m512 a) {
+    // (maskz forms with a full mask: the plain ones start from an undefined register, which
+    // GCC 12 reports as maybe-uninitialized)
+    const __m512d d = _mm512_castps_pd(a);
+    const __m256 s8 = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, d, 0)),
+                                    _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, d, 1)));
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+// One sweep of exactly R rows (R known at compile time: x's R values stay in registers, and
+// whole 16-column steps need no mask) over all n_out columns, continuing y's sums.
+template <int64_t R>
+JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* rows, size_t stride, int64_t n_out) {
+    __m512 xv[R];
+    for (int64_t k = 0; k < R; ++k) xv[k] = _mm512_set1_ps(x[k]);
+    int64_t o = 0;
+    for (; o + 16 <= n_out; o += 16) {
+        __m512 acc = _mm512_loadu_ps(y + o);
+        for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_loadu_ps(rows + k * stride + 4 * o), acc);
+        _mm512_storeu_ps(y + o, acc);
+    }
+    if (o < n_out) {
+        const __mmask16 m = tail_mask(n_out - o);
+        __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
+        for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_maskz_loadu_ps(m, rows + k * stride + 4 * o), acc);
+        _mm512_mask_storeu_ps(y + o, m, acc);
+    }
+}
+
+// Prefetching: the Linear kernel asks for the next four rows' lines while it multiplies these
+// (it reads four long rows at once, which the hardware prefetcher follows less well). The Conv1D
+// sweep reads eight rows side by side; at F32 (a whole cache line per row and step) the hardware
+// follows it and asking as well was slower (tg 57.7 against 51-53 tok/s), while at F16/BF16 (half
+// a line) asking for the next eight rows' columns is worth ~15% (tg 103-110 against 88-95).
+template <DType D>
+JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, int64_t first, int64_t last, int64_t n_out) {
+    constexpr int64_t R = 8;  // rows per sweep over y: y stays in L1, W streams row by row
+    std::fill(y, y + n_out, 0.0f);
+    if constexpr (D == DType::F32) {
+        // Sweeps of exactly R rows (conv1d_sweep_f32), the rest one row at a time: the same fma
+        // chains. At F32 this is ~5% faster than the loop below (tg 57.7 against 54.8 tok/s, six
+        // interleaved rounds); at F16/BF16 it was ~14% slower, so they keep the loop.
+        const size_t stride = static_cast<size_t>(n_out) * 4;
+        int64_t i = first;
+        for (; i + R <= last; i += R) conv1d_sweep_f32<R>(y, x + i, w + static_cast<size_t>(i) * stride, stride, n_out);
+        for (; i < last; ++i) conv1d_sweep_f32<1>(y, x + i, w + static_cast<size_t>(i) * stride, stride, n_out);
+        return;
+    }
+    for (int64_t i0 = first; i0 < last; i0 += R) {
+        const int64_t r = std::min(R, last - i0);
+        const std::byte* rows = w + static_cast<size_t>(i0 * n_out) * esize(D);
+        const size_t stride = static_cast<size_t>(n_out) * esize(D);
+        for (int64_t o = 0; o < n_out; o += 16) {
+            const __mmask16 m = tail_mask(n_out - o);
+            __m512 acc = _mm512_maskz_loadu_ps(m, y + o);
+            if (i0 + 2 * R <= last)  // the next sweep's rows, these columns
+                for (int64_t k = R; k < 2 * R; ++k) prefetch(rows + k * stride + o * esize(D));
+            for (int64_t k = 0; k < r; ++k)
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(x[i0 + k]), load16<D>(rows + k * stride + o * esize(D), m), acc);
+            _mm512_mask_storeu_ps(y + o, m, acc);
+        }
+    }
+}
+
+template <DType D>
+JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t o0, int64_t o1) {
+    const size_t stride = static_cast<size_t>(n_in) * esize(D);
+    int64_t o = o0;
+    for (; o + 4 <= o1; o += 4) {  // four rows at once: four independent chains
+        const std::byte* row = w + static_cast<size_t>(o) * stride;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int64_t i = 0; i < n_in; i += 16) {
+            const __mmask16 m = tail_mask(n_in - i);
+            const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+            const size_t off = static_cast<size_t>(i) * esize(D);
+            if (o + 8 <= o1 && off % 64 == 0)  // the next four rows, a cache line at a time
+                for (int k = 4; k < 8; ++k) prefetch(row + k * stride + off);
+            a0 = _mm512_mask3_fmadd_ps(load16<D>(row + off, m), xv, a0, m);
+            a1 = _mm512_mask3_fmadd_ps(load16<D>(row + stride + off, m), xv, a1, m);
+            a2 = _mm512_mask3_fmadd_ps(load16<D>(row + 2 * stride + off, m), xv, a2, m);
+            a3 = _mm512_mask3_fmadd_ps(load16<D>(row + 3 * stride + off, m), xv, a3, m);
+        }
+        y[o] = hsum16(a0);
+        y[o + 1] = hsum16(a1);
+        y[o + 2] = hsum16(a2);
+        y[o + 3] = hsum16(a3);
+    }
+    for (; o < o1; ++o) {
+        const std::byte* row = w + static_cast<size_t>(o) * stride;
+        __m512 a = _mm512_setzero_ps();
+        for (int64_t i = 0; i < n_in; i += 16) {
+            const __mmask16 m = tail_mask(n_in - i);
+            a = _mm512_mask3_fmadd_ps(load16<D>(row + static_cast<size_t>(i) * esize(D), m), _mm512_maskz_loadu_ps(m, x + i), a, m);
+        }
+        y[o] = hsum16(a);
+    }
+}
+
+// Conv1D rows are summed in slabs of kSlab: each slab's chain of fmas into its own partial sum,
+// then the partial sums added in slab order. Threads take whole slabs, so each streams its own
+// contiguous part of W (as for Linear rows), and the result does not depend on the thread count.
+constexpr int64_t kSlab = 128;
+
+int64_t n_slabs(const Matrix& W) { return (W.rows + kSlab - 1) / kSlab; }
+
+// Slab s of a Conv1D W: its partial sums for every output.
+template <DType D>
+void conv1d_slab(float* partial, const float* x, const Matrix& W, int64_t s) {
+    const int64_t i0 = s * kSlab, i1 = std::min(W.rows, i0 + kSlab);
+    if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols);
+    else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols);
+}
+
+template <DType D>
+void linear_rows(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
+    if (use_avx512()) linear_avx512<D>(y, x, W.data, W.cols, o0, o1);
+    else linear_portable<D>(y, x, W.data, W.cols, o0, o1);
+}
+
+// The threaded Conv1D product: thread i of n computes slabs [S i / n, S (i+1) / n) into their
+// partial sums, then the caller adds them up in order.
+template <DType D>
+void conv1d_threaded(float* y, const float* x, const Matrix& W) {
+    const int64_t S = n_slabs(W), n_out = W.cols;
+    thread_local std::vector<float> partials;
+    partials.resize(static_cast<size_t>(S * n_out));
+    float* p = partials.data();
+    thread_pool().run([&](int i, int n) {
+        for (int64_t s = S * i / n; s < S * (i + 1) / n; ++s) conv1d_slab<D>(p + s * n_out, x, W, s);
+    });
+    std::copy(p, p + n_out, y);
+    for (int64_t s = 1; s < S; ++s)  // elementwise: the same on every path
+        for (int64_t o = 0; o < n_out; ++o) y[o] += p[s * n_out + o];
+}
+
+// Splits [0, n) into `parts` ranges aligned to 16 (whole cache lines of y); part i of them.
+std::pair<int64_t, int64_t> part(int64_t n, int i, int parts) {
+    const int64_t chunk = ((n + parts - 1) / parts + 15) / 16 * 16;
+    return {std::min(n, i * chunk), std::min(n, (i + 1) * chunk)};
+}
+
+// Linear: threads take ranges of outputs (whole rows of W). Conv1D: threads take slabs.
+template <DType D>
+void gemv_typed(float* y, const float* x, const Matrix& W) {
+    if (W.layout == Layout::Conv1D) return conv1d_threaded<D>(y, x, W);
+    thread_pool().run([&](int i, int n) {
+        const auto [o0, o1] = part(W.n_out(), i, n);
+        if (o0 < o1) linear_rows<D>(y, x, W, o0, o1);
+    });
+}
+
+}  // namespace
+
+void force_portable_kernels(bool on) { g_force_portable = on; }
+
+bool gemm_fast_available() { return use_avx512(); }
+
+const char* kernel_isa() {
+    if (!use_avx512()) return "portable";
+    return "avx512";
+}
+
+void gemv(float* y, const float* x, const Matrix& W) {
+    switch (W.dtype) {
+        case DType::F32: return gemv_typed<DType::F32>(y, x, W);
+        case DType::F16: return gemv_typed<DType::F16>(y, x, W);
+        case DType::BF16: return gemv_typed<DType::BF16>(y, x, W);
+        default: std::abort();  // matmul() only sends float dtypes here
+    }
+}
+
+}  // namespace journey

@@ -1,0 +1,235 @@
+#include "journey/kernels/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+
+#include "journey/kernels/convert.h"
+#include "journey/kernels/matmul_quant.h"
+#include "journey/kernels/gemv.h"
+#include "journey/kernels/thread_pool.h"
+
+namespace journey {
+
+// ---------------------------------------------------------------------------------------------
+// Threads: our pool is the one owner. It runs gemv, gemm, the heads of a prompt's attention
+// and long elementwise loops; OpenBLAS (only the attention's small products, from inside the
+// pool's threads) is kept to one thread, so nothing ever runs more threads than -t.
+
+void set_num_threads(int n) {
+    if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    openblas_set_num_threads(1);
+    resize_thread_pool(n);
+}
+
+int num_threads() { return thread_pool().size(); }
+
+const char* blas_core_override() {
+    if (std::getenv("OPENBLAS_CORETYPE")) return nullptr;
+    if (std::string_view(openblas_get_corename()) != "Prescott") return nullptr;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+    return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// matmul.
+
+// One token: our gemv streams the weights once at memory speed, in place, for every float dtype;
+// quantized weights take integer dots on quantized x (matmul_quantized). A prompt: our gemm
+// (src/kernels/gemm.cpp) for every dtype.
+void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels) {
+    switch (W.dtype) {
+        case DType::F32:
+        case DType::F16:
+        case DType::BF16: return T == 1 && !prompt_kernels ? gemv(out, x, W) : gemm(out, x, W, T);
+        case DType::Q8_0:
+        case DType::Q4_0: return matmul_quantized(out, x, W, T, prompt_kernels);
+    }
+    throw std::logic_error("matmul: no kernel for " + std::string(dtype_name(W.dtype)));
+}
+
+void embedding_row(float* out, const Matrix& E, int64_t row) {
+    to_float(out, E.dtype, E.data + row * dtype_bytes(E.dtype, static_cast<uint64_t>(E.cols)), E.cols);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise and per-row kernels.
+
+namespace {
+
+// sum_i f(x[i]) in 16 partial sums (lane l takes i ≡ l mod 16), added pairwise at the end:
+// written out so that the loop vectorizes without -ffast-math, and more accurate than one chain.
+template <class F>
+float sum16(const float* x, int n, F f) {
+    float acc[16] = {};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += f(x[i + l]);
+    for (; i < n; ++i) acc[i % 16] += f(x[i]);
+    for (int s = 8; s >= 1; s /= 2)
+        for (int l = 0; l < s; ++l) acc[l] += acc[l + s];
+    return acc[0];
+}
+
+}  // namespace
+
+void layernorm(float* out, const float* x, const float* w, const float* b, int T, int C, float eps) {
+    for (int t = 0; t < T; ++t) {
+        const float* xt = x + static_cast<int64_t>(t) * C;
+        float* ot = out + static_cast<int64_t>(t) * C;
+        const float mean = sum16(xt, C, [](float v) { return v; }) / static_cast<float>(C);
+        const float var = sum16(xt, C, [mean](float v) { return (v - mean) * (v - mean); }) / static_cast<float>(C);
+        const float rstd = 1.0f / std::sqrt(var + eps);
+        for (int i = 0; i < C; ++i) ot[i] = (xt[i] - mean) * rstd * w[i] + b[i];
+    }
+}
+
+void add_bias(float* x, const float* b, int T, int N) {
+    for (int t = 0; t < T; ++t)
+        for (int i = 0; i < N; ++i) x[static_cast<int64_t>(t) * N + i] += b[i];
+}
+
+void add(float* out, const float* a, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] += a[i];
+}
+
+namespace {
+
+// e^x for x <= 88 (below -87.3 it returns 2^-126 scaled, i.e. ~1e-38 instead of denormals),
+// within 2 ulp: x = n ln2 + r, |r| <= ln2/2, e^r by its degree-6 Taylor polynomial. Plain
+// arithmetic so that loops calling it vectorize (std::exp does not), and the same bits on
+// every path.
+inline float fast_exp(float x) {
+    x = std::min(88.0f, std::max(-87.3f, x));
+    // n = x log2(e) rounded to nearest by the 1.5 * 2^23 trick: unlike std::floor, GCC
+    // vectorizes it without -ffast-math (and it is exact for |x log2 e| < 2^22).
+    const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+    const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;  // ln2 split hi + lo
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, 4);
+    return p * scale;
+}
+
+}  // namespace
+
+void gelu_new(float* x, int64_t n) {
+    // HF NewGELUActivation: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+    // computed as x * sigmoid(2u) = x / (1 + e^(-2u)), u = sqrt(2/pi) * (x + 0.044715 x^3),
+    // since 0.5 (1 + tanh u) = sigmoid(2u); no cancellation, and it vectorizes.
+    const float k2 = static_cast<float>(2 * std::sqrt(2.0 / std::numbers::pi));
+    auto range = [x, k2](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const float v = x[i];
+            x[i] = v / (1.0f + fast_exp(-k2 * (v + 0.044715f * v * v * v)));
+        }
+    };
+    if (n < (1 << 15)) return range(0, n);  // one token's MLP: not worth waking a thread
+    thread_pool().run([&](int i, int parts) { range(n * i / parts, n * (i + 1) / parts); });
+}
+
+void softmax(float* x, int64_t n) {
+    // The maximum and the sum (in double) in lanes, written out so that the loops vectorize.
+    float top[16];
+    std::fill(top, top + 16, -std::numeric_limits<float>::infinity());
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) top[l] = std::max(top[l], x[i + l]);
+    for (; i < n; ++i) top[0] = std::max(top[0], x[i]);
+    const float max = *std::max_element(top, top + 16);
+    for (i = 0; i < n; ++i) x[i] = fast_exp(x[i] - max);
+    double acc[8] = {};
+    for (i = 0; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; ++l) acc[l] += x[i + l];
+    for (; i < n; ++i) acc[0] += x[i];
+    const float inv = static_cast<float>(1.0 / (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))));
+    for (i = 0; i < n; ++i) x[i] *= inv;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention: softmax(q·kᵀ / sqrt(D) + causal mask) · v, one head at a time. A prompt (T > 1)
+// computes each head's scores and weighted sum as two BLAS products over all L keys (masked
+// probabilities are 0, so the future adds nothing); one token uses plain loops.
+
+namespace {
+
+// sum_d a[d] * b[d], with 16 partial sums so that the loop vectorizes.
+float dot(const float* a, const float* b, int n) {
+    float acc[16] = {};
+    int d = 0;
+    for (; d + 16 <= n; d += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += a[d + l] * b[d + l];
+    for (; d < n; ++d) acc[d % 16] += a[d] * b[d];
+    float s = 0.0f;
+    for (float x : acc) s += x;
+    return s;
+}
+
+}  // namespace
+
+void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
+               int T, int n_past, int H, int Hkv, int D) {
+    const int L = n_past + T;                  // keys visible to the last query
+    const int64_t q_stride = int64_t{H} * D;   // floats per position in q and z
+    const int64_t kv_stride = int64_t{Hkv} * D;
+    const int group = H / Hkv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    auto head = [&](int h) {
+        const int64_t kv_off = int64_t{h / group} * D;
+        float* ph = pattern + int64_t{h} * T * L;
+        if (T > 1)  // scores[T, L] = scale * q_h · k_hᵀ
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, L, D, scale, q + int64_t{h} * D,
+                        static_cast<int>(q_stride), k + kv_off, static_cast<int>(kv_stride), 0.0f, ph, L);
+        for (int t = 0; t < T; ++t) {
+            const float* qt = q + t * q_stride + int64_t{h} * D;
+            float* p = ph + int64_t{t} * L;
+            const int visible = n_past + t + 1;  // keys 0 .. n_past+t
+            if (T == 1)
+                for (int j = 0; j < visible; ++j) p[j] = dot(qt, k + j * kv_stride + kv_off, D) * scale;
+            softmax(p, visible);
+            std::fill(p + visible, p + L, 0.0f);  // masked: the future
+        }
+        if (T > 1) {  // z_h[T, D] = pattern_h[T, L] · v_h[L, D]
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, L, 1.0f, ph, L, v + kv_off,
+                        static_cast<int>(kv_stride), 0.0f, z + int64_t{h} * D, static_cast<int>(q_stride));
+            return;
+        }
+        float* zt = z + int64_t{h} * D;
+        std::fill(zt, zt + D, 0.0f);
+        for (int j = 0; j < L; ++j) {
+            const float* vj = v + j * kv_stride + kv_off;
+            for (int d = 0; d < D; ++d) zt[d] += ph[j] * vj[d];
+        }
+    };
+    // One token's heads over a short context are a few microseconds each, not worth waking a
+    // thread; a prompt's heads, or one token's over a long context, go to the pool's threads
+    // (each head is computed the same way on any thread, so the result does not depend on -t).
+    if (T == 1 && L < 256) {
+        for (int h = 0; h < H; ++h) head(h);
+        return;
+    }
+    thread_pool().run([&](int i, int n) {
+        for (int h = i; h < H; h += n) head(h);
+    });
+}
+
+}  // namespace journey

@@ -1,0 +1,50 @@
+// The Llama block's kernels: RMSNorm, SwiGLU gating and rotary position embedding.
+// Each follows llama2.c's run.c (quoted), so greedy text can be compared byte for byte.
+#include <cmath>
+
+#include "journey/kernels/kernels.h"
+
+namespace journey {
+
+void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps) {
+    for (int t = 0; t < T; ++t) {
+        const float* xt = x + int64_t{t} * C;
+        float* ot = out + int64_t{t} * C;
+        // ss = sum(x²) / size; ss += eps; ss = 1 / sqrtf(ss); o[j] = weight[j] * (ss * x[j])
+        float ss = 0.0f;
+        for (int i = 0; i < C; ++i) ss += xt[i] * xt[i];
+        ss = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
+        for (int i = 0; i < C; ++i) ot[i] = w[i] * (ss * xt[i]);
+    }
+}
+
+void swiglu(float* up, const float* gate, int64_t n) {
+    // F.silu(w1(x)) * w3(x)
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        up[i] *= g * (1.0f / (1.0f + std::exp(-g)));
+    }
+}
+
+void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing) {
+    const int half = D / 2;
+    // Second element of pair i, relative to the first; the first is at 2i or i.
+    const bool interleaved = pairing == RopePairing::interleaved;
+    for (int t = 0; t < T; ++t) {
+        const float pos = static_cast<float>(pos0 + t);
+        for (int i = 0; i < half; ++i) {
+            // freq = 1.0f / powf(10000.0f, head_dim / (float)head_size), head_dim = 2i
+            const float freq = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(D));
+            const float angle = pos * freq, c = std::cos(angle), s = std::sin(angle);
+            const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+            for (int h = 0; h < n_heads; ++h) {
+                float* v = x + (int64_t{t} * n_heads + h) * D;
+                const float v0 = v[a], v1 = v[b];
+                v[a] = v0 * c - v1 * s;
+                v[b] = v0 * s + v1 * c;
+            }
+        }
+    }
+}
+
+}  // namespace journey

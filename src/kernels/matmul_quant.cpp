@@ -1,0 +1,41 @@
+#include "journey/kernels/matmul_quant.h"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+#include "journey/kernels/gemv.h"
+#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/quant.h"
+#include "journey/kernels/thread_pool.h"
+
+namespace journey {
+
+void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels) {
+    if (W.layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
+    if (W.dtype != DType::Q8_0 && W.dtype != DType::Q4_0) throw std::logic_error("matmul_quantized: not Q8_0 / Q4_0");
+    const int64_t n_in = W.cols, n_out = W.rows;
+    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in));
+    if (T == 1 && !prompt_kernels) {
+        // One token, as llama.cpp does it: x is quantized to Q8_0 once, then each row · x is an
+        // integer dot per block (quant_dot.h). The threads take ~64 KiB chunks of rows as
+        // they come rather than fixed shares, so a worker that wakes late (perf at -t 2: ~20%
+        // of the time in the scheduler's wake-up paths) or is preempted on a shared machine
+        // leaves its rows to the others instead of stalling the product.
+        thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
+        quantize_activations(x, n_in, scratch);
+        const QuantizedActivations* xq = &scratch;
+        const int64_t chunk = std::max<int64_t>(16, (64 << 10) / int64_t(row_bytes)) / 4 * 4;  // ~64 KiB
+        std::atomic<int64_t> next{0};
+        thread_pool().run([&](int, int) {
+            for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < n_out;)
+                dot_rows(out, W, *xq, r0, std::min(n_out, r0 + chunk));
+        });
+        return;
+    }
+    // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).
+    gemm(out, x, W, T);
+}
+
+}  // namespace journey

@@ -1,0 +1,78 @@
+#include "journey/kernels/thread_pool.h"
+
+#include <chrono>
+#include <memory>
+
+#include <immintrin.h>
+
+namespace journey {
+namespace {
+
+// Spins until pred() holds or ~200 us have passed; returns pred(). The first ~20 us use the
+// CPU's pause hint only; after that each check also yields, so that on a machine with more
+// runnable threads than cores a spinning worker gives its core to one with work.
+template <class Pred>
+bool spin_until(Pred pred) {
+    using namespace std::chrono;
+    const auto t0 = steady_clock::now();
+    for (int k = 0;; ++k) {
+        if (pred()) return true;
+        _mm_pause();
+        if ((k & 63) != 63) continue;
+        const auto waited = steady_clock::now() - t0;
+        if (waited > microseconds(200)) return pred();
+        if (waited > microseconds(20)) std::this_thread::yield();
+    }
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int n_threads) : n_(n_threads < 1 ? 1 : n_threads) {
+    for (int i = 1; i < n_; ++i) workers_.emplace_back([this, i] { work(i); });
+}
+
+ThreadPool::~ThreadPool() {
+    stop_.store(true);
+    generation_.fetch_add(1);
+    generation_.notify_all();
+    for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::run(const std::function<void(int, int)>& fn) {
+    if (n_ == 1) return fn(0, 1);
+    job_ = &fn;
+    pending_.store(n_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);  // publishes job_ and pending_
+    generation_.notify_all();
+    fn(0, n_);
+    if (!spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; }))
+        for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
+    job_ = nullptr;
+}
+
+void ThreadPool::work(int i) {
+    unsigned seen = 0;  // the value at construction: a run may come before this thread starts
+    for (;;) {
+        if (!spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }))
+            generation_.wait(seen, std::memory_order_acquire);
+        seen = generation_.load(std::memory_order_acquire);
+        if (stop_.load()) return;
+        (*job_)(i, n_);
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    }
+}
+
+namespace {
+std::unique_ptr<ThreadPool> g_pool;
+}
+
+ThreadPool& thread_pool() {
+    if (!g_pool) g_pool = std::make_unique<ThreadPool>(1);
+    return *g_pool;
+}
+
+void resize_thread_pool(int n) {
+    if (!g_pool || g_pool->size() != n) g_pool = std::make_unique<ThreadPool>(n);
+}
+
+}  // namespace journey

@@ -1,0 +1,176 @@
+// The forward pass, top to bottom: embed + position, then per block
+// norm -> attention -> residual -> norm -> MLP -> residual, then final norm -> logits.
+//
+// Convention: T = tokens in this eval, P = n_past (positions already cached), C = n_embd,
+// H / Hkv = query / key-value heads, D = head_dim, F = n_ff, V = n_vocab. Activations are
+// row-major [T, C]. The KV cache of layer l holds [n_ctx, Hkv*D] for keys and for values.
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+
+#include "journey/kernels/kernels.h"
+#include "journey/model/session.h"
+#include "journey/model/unembed.h"
+
+namespace journey {
+namespace {
+
+// Everything one block needs to know about this eval.
+struct Pass {
+    const ModelConfig& c;
+    Observer* observer;
+    int T, P;
+    bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
+
+    // Hands a named intermediate to the observer; one branch when there is none.
+    void notify(const char* name, int layer, const float* data, std::initializer_list<int64_t> dims) const {
+        if (!observer) return;
+        observer->observe({name, layer, P, data, std::span<const int64_t>(dims.begin(), dims.size())});
+    }
+
+    void norm(float* out, const float* x, const Vector& w, const Vector& b) const {
+        switch (c.norm) {
+            case NormKind::layernorm: return layernorm(out, x, w.data, b.data, T, c.n_embd, c.norm_eps);
+            case NormKind::rmsnorm: return rmsnorm(out, x, w.data, T, c.n_embd, c.norm_eps);
+        }
+    }
+
+    // y[T, n_out] = x · W + b (b may be empty).
+    void linear(float* y, const float* x, const Matrix& W, const Vector& b) const {
+        matmul(y, x, W, T, prompt);
+        if (b) add_bias(y, b.data, T, static_cast<int>(W.n_out()));
+    }
+};
+
+// Scratch activations for one eval, carved from one buffer.
+struct Buffers {
+    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate;
+    static size_t floats(const ModelConfig& c, int T, int P) {
+        const size_t t = static_cast<size_t>(T), C = static_cast<size_t>(c.n_embd);
+        const size_t HD = static_cast<size_t>(c.n_head * c.head_dim), F = static_cast<size_t>(c.n_ff);
+        const size_t kvd = static_cast<size_t>(c.n_kv_head * c.head_dim);
+        return t * (3 * C + (HD + 2 * kvd) + HD + HD + 2 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T);
+    }
+    Buffers(float* p, const ModelConfig& c, int T, int P) {
+        const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
+        const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
+        auto take = [&p](int64_t n) { float* r = p; p += n; return r; };
+        x = take(t * C); xn = take(t * C); proj = take(t * C);
+        qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
+        ff = take(t * F); gate = take(t * F);
+        att = take(int64_t{c.n_head} * t * (P + T));
+    }
+};
+
+// Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
+// keys/values into the cache.
+void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, float* k_cache, float* v_cache) {
+    const ModelConfig& c = s.c;
+    const int T = s.T, P = s.P, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
+    const int64_t HD = int64_t{H} * D, KD = int64_t{Hkv} * D;
+
+    s.norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
+    // Queries, keys and values; GPT-2 fuses them into one Conv1D c_attn: [q | k | v] per row.
+    if (w.attn_qkv) {
+        s.linear(b.qkv, b.xn, w.attn_qkv, w.attn_qkv_b);
+        const int64_t row = HD + 2 * KD;
+        for (int t = 0; t < T; ++t) {
+            const float* r = b.qkv + t * row;
+            std::memcpy(b.q + t * HD, r, sizeof(float) * static_cast<size_t>(HD));
+            std::memcpy(k_cache + (P + t) * KD, r + HD, sizeof(float) * static_cast<size_t>(KD));
+            std::memcpy(v_cache + (P + t) * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
+        }
+    } else {  // Llama: three Linear projections; keys and values go straight into the cache rows.
+        s.linear(b.q, b.xn, w.attn_q, {});
+        s.linear(k_cache + P * KD, b.xn, w.attn_k, {});
+        s.linear(v_cache + P * KD, b.xn, w.attn_v, {});
+    }
+    if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
+        rope(b.q, T, H, D, P, c.rope_theta, c.rope_pairing);
+        rope(k_cache + P * KD, T, Hkv, D, P, c.rope_theta, c.rope_pairing);
+    }
+
+    attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D);
+    s.notify("attn_pattern", l, b.att, {H, T, P + T});
+    s.notify("attn_z", l, b.z, {T, H, D});
+}
+
+// Second half: resid += out_proj(z).
+void attention_out(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
+    const int T = s.T, C = s.c.n_embd;
+
+    s.linear(b.proj, b.z, w.attn_out, w.attn_out_b);
+    s.notify("attn_out", l, b.proj, {T, C});
+    add(b.x, b.proj, int64_t{T} * C);
+    s.notify("resid_mid", l, b.x, {T, C});
+}
+
+// MLP sub-block: resid += down(act(up(norm(resid)))).
+void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
+    const ModelConfig& c = s.c;
+    const int T = s.T, C = c.n_embd;
+    s.norm(b.xn, b.x, w.mlp_norm_w, w.mlp_norm_b);
+    s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
+    switch (c.activation) {
+        case ActivationKind::gelu_new: gelu_new(b.ff, int64_t{T} * c.n_ff); break;
+        case ActivationKind::swiglu:  // ff = silu(gate(x)) * up(x)
+            s.linear(b.gate, b.xn, w.mlp_gate, {});
+            swiglu(b.ff, b.gate, int64_t{T} * c.n_ff);
+            break;
+    }
+    s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
+    s.notify("mlp_out", l, b.proj, {T, C});
+    add(b.x, b.proj, int64_t{T} * C);
+    s.notify("resid_post", l, b.x, {T, C});
+}
+
+}  // namespace
+
+void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
+    const ModelConfig& c = model_.config();
+    const Weights& w = model_.weights();
+    const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
+    Pass s{c, observer_, T, P, T > 1};
+    work_.resize(Buffers::floats(c, T, P));
+    Buffers b(work_.data(), c, T, P);
+
+    // Embedding: token vector, plus a position vector for learned positions (rotary ones act in attention).
+    for (int t = 0; t < T; ++t) embedding_row(b.x + int64_t{t} * C, w.tok_embd, tokens[static_cast<size_t>(t)]);
+    s.notify("tok_embed", -1, b.x, {T, C});
+    if (c.position == PositionKind::learned) {
+        for (int t = 0; t < T; ++t) embedding_row(b.xn + int64_t{t} * C, w.pos_embd, P + t);
+        s.notify("pos_embed", -1, b.xn, {T, C});
+        add(b.x, b.xn, int64_t{T} * C);
+    }
+    s.notify("embed", -1, b.x, {T, C});
+
+    // The blocks. When only the last token's logits are wanted and nothing observes the pass, the
+    // other tokens' rows of the last block after attention lead nowhere: the pass narrows to the
+    // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
+    // computed by the prompt kernels, so it gets the same bits as in the full pass.
+    const bool narrow = which == LogitsFor::last && !observer_ && T > 1;
+    const size_t cache_layer = static_cast<size_t>(c.n_ctx) * static_cast<size_t>(c.n_kv_head * c.head_dim);
+    for (int l = 0; l < c.n_layer; ++l) {
+        s.notify("resid_pre", l, b.x, {T, C});
+        const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+        attention_heads(s, lw, l, b, k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer);
+        if (narrow && l == c.n_layer - 1) {
+            b.x += int64_t{T - 1} * C;
+            b.z += int64_t{T - 1} * c.n_head * c.head_dim;
+            s.T = 1;
+        }
+        attention_out(s, lw, l, b);
+        mlp_block(s, lw, l, b);
+    }
+
+    // Final norm, then unembedding (tied to wte for GPT-2): logits = ln_f(x) · Wᵀ.
+    // The same two functions serve the logit lens (unembed.h).
+    final_norm(model_, b.x, s.T, b.xn);
+    s.notify("final_norm", -1, b.xn, {s.T, C});
+    const int rows = which == LogitsFor::all ? T : 1;
+    logits_.resize(static_cast<size_t>(rows) * static_cast<size_t>(V));
+    project_to_vocab(model_, b.xn + int64_t{s.T - rows} * C, rows, logits_.data());
+    s.notify("logits", -1, logits_.data(), {rows, V});
+}
+
+}  // namespace journey

@@ -1,0 +1,122 @@
+#include "journey/model/model.h"
+
+#include <spdlog/spdlog.h>
+
+#include "journey/errors.h"
+#include "journey/formats/gguf_reader.h"
+#include "journey/formats/llama2c_reader.h"
+#include "journey/formats/safetensors_reader.h"
+#include "journey/text/spm_tokenizer.h"
+#include "journey/text/tokenizer_loader.h"
+
+namespace journey {
+namespace fs = std::filesystem;
+
+namespace {
+
+// What Model::load needs from any format: the tensors, their configuration, a tokenizer.
+struct Parts {
+    ModelFile file;
+    ModelConfig config;
+    std::unique_ptr<Tokenizer> tokenizer;
+};
+
+nlohmann::json read_config_json(const fs::path& file) {
+    if (!fs::exists(file)) throw ModelError(file.parent_path().string() + ": no config.json (a Hugging Face model directory needs one)");
+    MappedFile map(file);
+    const char* text = reinterpret_cast<const char*>(map.data());
+    auto j = nlohmann::json::parse(text, text + map.size(), nullptr, false);
+    if (j.is_discarded()) throw ModelError(file.string() + ": not valid JSON");
+    return j;
+}
+
+fs::path find_weights(const fs::path& dir) {
+    for (const char* name : {"model.safetensors", "model.safetensors.index.json"})
+        if (fs::exists(dir / name)) return dir / name;
+    throw ModelError(dir.string() + ": no weights (expected model.safetensors or model.safetensors.index.json)");
+}
+
+// A tokenizer file named by the user: llama2.c's tokenizer.bin, or a tokenizer.json.
+std::unique_ptr<Tokenizer> load_tokenizer_file(const fs::path& path, int n_vocab) {
+    if (!fs::exists(path)) throw ModelError(path.string() + ": no such tokenizer file");
+    if (path.extension() == ".json") return load_tokenizer_json(path.string());
+    return SpmTokenizer::from_llama2c(path, n_vocab);
+}
+
+// The tokenizer stored beside the weights: tokenizer.json, or GPT-2's vocab.json + merges.txt.
+std::unique_ptr<Tokenizer> load_dir_tokenizer(const fs::path& dir) {
+    if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
+        throw ModelError(dir.string() + ": no tokenizer (expected tokenizer.json, or vocab.json and merges.txt)");
+    return load_tokenizer_dir(dir.string());
+}
+
+// A Hugging Face directory, or a .safetensors file inside one.
+Parts load_hf(const fs::path& path, const LoadOptions& opts) {
+    const bool is_dir = fs::is_directory(path);
+    const fs::path dir = is_dir ? path : (path.parent_path().empty() ? fs::path(".") : path.parent_path());
+    const fs::path weights = is_dir ? find_weights(dir) : path;
+    const fs::path config_path = dir / "config.json";
+    const nlohmann::json config_json = read_config_json(config_path);
+    Parts p{read_safetensors(weights), config_from_hf(config_json, config_path.string()), nullptr};
+    p.file.metadata = config_json;
+    if (opts.tokenizer)
+        p.tokenizer = opts.tokenizer_path.empty() ? load_dir_tokenizer(dir) : load_tokenizer_file(opts.tokenizer_path, p.config.n_vocab);
+    return p;
+}
+
+// A GGUF file: configuration and tokenizer come from its metadata.
+Parts load_gguf(const fs::path& path, const LoadOptions& opts) {
+    Parts p{read_gguf(path), {}, nullptr};
+    p.config = config_from_gguf(p.file);
+    if (opts.tokenizer)
+        p.tokenizer = opts.tokenizer_path.empty() ? load_tokenizer_from_gguf(p.file) : load_tokenizer_file(opts.tokenizer_path, p.config.n_vocab);
+    return p;
+}
+
+// A llama2.c checkpoint: no tokenizer inside, so the caller names tokenizer.bin.
+Parts load_llama2c(const fs::path& path, const LoadOptions& opts) {
+    if (opts.tokenizer && opts.tokenizer_path.empty())
+        throw ModelError(path.string() + ": a llama2.c checkpoint holds no tokenizer; name its tokenizer.bin (--tokenizer)");
+    Parts p{read_llama2c(path), {}, nullptr};
+    p.config = config_from_gguf(p.file);
+    if (opts.tokenizer) p.tokenizer = load_tokenizer_file(opts.tokenizer_path, p.config.n_vocab);
+    return p;
+}
+
+// What the path is: a directory or .safetensors (Hugging Face), .gguf, or a llama2.c .bin.
+Parts load_parts(const fs::path& path, const LoadOptions& opts) {
+    if (fs::is_directory(path)) return load_hf(path, opts);
+    const fs::path ext = path.extension();
+    if (ext == ".gguf") return load_gguf(path, opts);
+    if (ext == ".bin") return load_llama2c(path, opts);
+    if (ext == ".safetensors" || ext == ".json") return load_hf(path, opts);
+    throw ModelError(path.string() + ": unknown model format (expected a Hugging Face directory, .safetensors, .gguf, or a llama2.c .bin)");
+}
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const fs::path& path, const LoadOptions& opts) {
+    if (!fs::exists(path)) throw ModelError(path.string() + ": no such file or directory");
+    Parts p = load_parts(path, opts);
+    const ModelConfig& c = p.config;
+    spdlog::debug("loaded {} ({}, {}): {} layers, {} heads ({} kv), n_embd {}", path.string(), p.file.format,
+                  arch_name(c.arch), c.n_layer, c.n_head, c.n_kv_head, c.n_embd);
+    auto model = std::make_unique<Model>(std::move(p.file), p.config, std::move(p.tokenizer));
+    model->source_ = path;
+    return model;
+}
+
+Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer)
+    : source_(file.path), file_(std::move(file)), config_(config), weights_(Weights::bind(file_, config_)), tokenizer_(std::move(tokenizer)) {
+    if (tokenizer_ && tokenizer_->n_vocab() > config_.n_vocab)
+        throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
+                         " tokens but the weights only have " + std::to_string(config_.n_vocab) +
+                         " embedding rows (the tokenizer's vocabulary must not be larger)");
+}
+
+const Tokenizer& Model::tokenizer() const {
+    if (!tokenizer_) throw ModelError(file_.path.string() + ": loaded without a tokenizer");
+    return *tokenizer_;
+}
+
+}  // namespace journey

@@ -1,0 +1,217 @@
+#include "journey/text/tokenizer_loader.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "journey/errors.h"
+#include "journey/formats/mapped_file.h"
+#include "journey/text/spm_tokenizer.h"
+#include "journey/text/vocab_json.h"
+
+namespace journey {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) throw ModelError(path + ": cannot open");
+    std::string data(static_cast<size_t>(in.tellg()), '\0');
+    in.seekg(0);
+    if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) throw ModelError(path + ": cannot read");
+    return data;
+}
+
+std::string_view text_of(const MappedFile& file) {
+    return {reinterpret_cast<const char*>(file.data()), file.size()};
+}
+
+json parse_json_file(const std::string& path) {
+    try {
+        return json::parse(read_file(path));
+    } catch (const json::exception& e) {
+        throw ModelError(path + ": invalid JSON: " + e.what());
+    }
+}
+
+// We implement GPT-2's pre-tokenizer only, and no normalizer; refuse files that ask for another,
+// rather than silently giving other ids.
+void check_pre_tokenizer(const json& root, const std::string& file) {
+    if (auto n = root.find("normalizer"); n != root.end() && !n->is_null())
+        throw ModelError(file + ": normalizer " + n->dump() + " is not supported with a byte-level BPE");
+    auto it = root.find("pre_tokenizer");
+    if (it == root.end() || it->is_null()) return;
+    const json& p = *it;
+    std::string type = p.is_object() && p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
+    if (type != "ByteLevel")
+        throw ModelError(file + ": pre_tokenizer \"" + type + "\" is not supported (only GPT-2's ByteLevel)");
+    if (p.value("add_prefix_space", false))
+        throw ModelError(file + ": ByteLevel add_prefix_space=true is not supported");
+    if (!p.value("use_regex", true))
+        throw ModelError(file + ": ByteLevel use_regex=false is not supported");
+}
+
+// The model object of a tokenizer.json, which must be BPE.
+const json& bpe_model(const json& root, const std::string& file) {
+    if (!root.is_object() || !root.contains("model") || !root["model"].is_object())
+        throw ModelError(file + ": no \"model\" object");
+    const json& model = root["model"];
+    const json type = model.value("type", json("BPE"));
+    if (type != "BPE") throw ModelError(file + ": model type " + type.dump() + " is not supported (only BPE)");
+    return model;
+}
+
+bool is_true(const json& obj, const char* key) {
+    return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
+}
+
+// SentencePiece-style BPE (Llama): bytes fall back to <0xNN> tokens, or spaces become "▁"
+// (LlamaConverter's Prepend/Replace normalizer, or a Metaspace pre-tokenizer).
+bool is_sentencepiece_style(const json& root, const json& model) {
+    if (is_true(model, "byte_fallback")) return true;
+    const json pre = root.value("pre_tokenizer", json());
+    if (pre.is_object() && pre.value("type", json()) == "Metaspace") return true;
+    const json norm = root.value("normalizer", json());
+    const json steps = norm.is_object() && norm.value("type", json()) == "Sequence" ? norm.value("normalizers", json()) : json::array({norm});
+    if (!steps.is_array()) return false;
+    for (const json& n : steps) {
+        if (!n.is_object()) continue;
+        if (n.value("type", json()) == "Prepend" && n.value("prepend", json()) == "\xe2\x96\x81") return true;
+        if (n.value("type", json()) == "Replace" && n.value("content", json()) == "\xe2\x96\x81") return true;
+    }
+    return false;
+}
+
+// tokenizer_config.json beside a tokenizer.json, or null when there is none.
+json config_beside(const std::string& tokenizer_json) {
+    const fs::path config = fs::path(tokenizer_json).parent_path() / "tokenizer_config.json";
+    if (!fs::exists(config)) return json();
+    json j = parse_json_file(config.string());
+    if (!j.is_object()) throw ModelError(config.string() + ": not a JSON object");
+    return j;
+}
+
+std::unique_ptr<BpeTokenizer> bpe_from_tokenizer_json(const json& root, const std::string& file) {
+    const json& model = bpe_model(root, file);
+    if (!model.contains("vocab")) throw ModelError(file + ": model.vocab is missing");
+    if (!model.contains("merges")) throw ModelError(file + ": model.merges is missing");
+    check_pre_tokenizer(root, file);
+
+    auto vocab = parse_vocab_json(model["vocab"], file);
+    auto merges = parse_merges_json(model["merges"], file);
+    std::vector<AddedToken> added;
+    if (root.contains("added_tokens") && root["added_tokens"].is_array()) {
+        for (const json& a : root["added_tokens"]) {
+            if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
+                !a["content"].is_string())
+                throw ModelError(file + ": an added token lacks an integer \"id\" or a string \"content\": " + a.dump());
+            added.push_back({a["id"].get<TokenId>(), a["content"].get<std::string>(), a.value("special", false)});
+        }
+    }
+    return std::make_unique<BpeTokenizer>(vocab, merges, added, BpeSources{file, file});
+}
+
+}  // namespace
+
+BpeVocab parse_vocab_json(const json& j, const std::string& file) {
+    if (!j.is_object()) throw ModelError(file + ": the vocabulary is not a JSON object of token -> id");
+    BpeVocab vocab;
+    vocab.reserve(j.size());
+    for (const auto& [token, id] : j.items()) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+            throw ModelError(file + ": token \"" + token + "\" has id " + id.dump() + ", not an integer in [0, 2^31)");
+        vocab.emplace_back(token, id.get<TokenId>());
+    }
+    return vocab;
+}
+
+// "a b" strings (older files) or ["a", "b"] pairs (newer files).
+std::vector<BpeMerge> parse_merges_json(const json& j, const std::string& file) {
+    if (!j.is_array()) throw ModelError(file + ": model.merges is not an array");
+    std::vector<BpeMerge> merges;
+    merges.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+        const json& m = j[i];
+        if (m.is_string()) {
+            const std::string_view s = m.get_ref<const std::string&>();
+            size_t space = s.find(' ');
+            if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
+                throw ModelError(file + ": merge " + std::to_string(i) + " \"" + std::string(s) +
+                                 "\" is not two tokens separated by one space");
+            merges.push_back({s.substr(0, space), s.substr(space + 1)});
+        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+            merges.push_back({m[0].get_ref<const std::string&>(), m[1].get_ref<const std::string&>()});
+        } else {
+            throw ModelError(file + ": merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]: " + m.dump());
+        }
+    }
+    return merges;
+}
+
+std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string& file) {
+    std::vector<BpeMerge> merges;
+    merges.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);  // a line each
+    int line_no = 0;
+    // Lines are short (GPT-2's are 9 bytes on average): std::find, inlined, rather than memchr.
+    for (auto pos = text.begin(); pos < text.end();) {
+        const auto nl = std::find(pos, text.end(), '\n');
+        std::string_view line(pos, nl);
+        pos = nl == text.end() ? nl : nl + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.starts_with("#version")) continue;
+        const auto space = std::find(line.begin(), line.end(), ' ');
+        if (space == line.end() || std::find(space + 1, line.end(), ' ') != line.end())
+            throw ModelError(file + ":" + std::to_string(line_no) + ": expected two tokens separated by one space, got \"" +
+                             std::string(line) + "\"");
+        merges.push_back({std::string_view(line.begin(), space), std::string_view(space + 1, line.end()), line_no});
+    }
+    return merges;
+}
+
+std::unique_ptr<BpeTokenizer> load_bpe_from_files(const std::string& vocab_json, const std::string& merges_txt) {
+    // Both files are read in place, and the tokens and merges are views into them.
+    const MappedFile vocab_file(vocab_json);
+    const VocabJson vocab(text_of(vocab_file), vocab_json);
+    const MappedFile merges_file(merges_txt);
+    const std::vector<BpeMerge> merges = parse_merges_txt(text_of(merges_file), merges_txt);
+    // GPT-2's one special token, as Hugging Face's GPT2Tokenizer registers it.
+    std::vector<AddedToken> added;
+    for (const auto& [token, id] : vocab.tokens())
+        if (token == "<|endoftext|>") added.push_back({id, std::string(token), true});
+    return std::make_unique<BpeTokenizer>(vocab.tokens(), merges, added, BpeSources{vocab_json, merges_txt});
+}
+
+std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& tokenizer_json) {
+    return bpe_from_tokenizer_json(parse_json_file(tokenizer_json), tokenizer_json);
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json) {
+    const std::string& file = tokenizer_json;
+    const json root = parse_json_file(file);
+    if (is_sentencepiece_style(root, bpe_model(root, file)))
+        return SpmTokenizer::from_tokenizer_json(root, config_beside(file), file);
+    // Byte-level BPE names its pre-tokenizer; without one we cannot tell what the file wants.
+    if (root.value("pre_tokenizer", json()).is_null())
+        throw ModelError(file + ": no pre_tokenizer, byte_fallback or \"\xe2\x96\x81\" normalizer: neither byte-level "
+                         "(GPT-2) nor SentencePiece-style (Llama) BPE");
+    return bpe_from_tokenizer_json(root, file);
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {
+    fs::path d(dir);
+    if (!fs::is_directory(d)) throw ModelError(dir + ": not a directory");
+    if (fs::exists(d / "tokenizer.json")) return load_tokenizer_json((d / "tokenizer.json").string());
+    if (fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt"))
+        return load_bpe_from_files((d / "vocab.json").string(), (d / "merges.txt").string());
+    throw ModelError(dir + ": no tokenizer.json, nor vocab.json with merges.txt");
+}
+
+}  // namespace journey

@@ -1,0 +1,199 @@
+// TraceObserver: picks the traced position out of every named intermediate of one eval.
+#include "journey/trace/trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "journey/errors.h"
+#include "journey/kernels/kernels.h"
+#include "journey/model/session.h"
+#include "journey/model/unembed.h"
+
+namespace journey {
+namespace {
+
+double l2_norm(std::span<const float> x) {
+    double s = 0;
+    for (float v : x) s += double(v) * double(v);
+    return std::sqrt(s);
+}
+
+double entropy_of(std::span<const float> p) {
+    double h = 0;
+    for (float v : p)
+        if (v > 0) h -= double(v) * std::log(double(v));
+    return h;
+}
+
+int64_t inner_size(const Intermediate& t) {
+    int64_t n = 1;
+    for (size_t i = 1; i < t.dims.size(); ++i) n *= t.dims[i];
+    return n;
+}
+
+}  // namespace
+
+int resolve_position(int pos, int T) {
+    const int p = pos < 0 ? pos + T : pos;
+    if (p < 0 || p >= T)
+        throw UsageError("--pos: " + std::to_string(pos) + " is outside the prompt's " + std::to_string(T) +
+                         " tokens (use 0.." + std::to_string(T - 1) + ", or -1..-" + std::to_string(T) + " from the end)");
+    return p;
+}
+
+TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec) {
+    if (spec.size() > 1 && spec[0] == '#') {
+        TokenId id = -1;
+        auto [end, ec] = std::from_chars(spec.data() + 1, spec.data() + spec.size(), id);
+        if (ec != std::errc() || end != spec.data() + spec.size() || id < 0 || id >= n_vocab)
+            throw UsageError("--target: " + std::string(spec) + " is not a token id in 0.." + std::to_string(n_vocab - 1));
+        return id;
+    }
+    const std::vector<TokenId> ids = tok.encode(spec);
+    if (ids.size() != 1) {
+        std::string list;
+        for (TokenId id : ids) {
+            if (!list.empty()) list += ' ';
+            list += std::to_string(id);
+        }
+        throw UsageError("--target: \"" + valid_utf8(spec) + "\" encodes to " + std::to_string(ids.size()) +
+                         " tokens (" + list + "); give a single token, or #ID");
+    }
+    return ids[0];
+}
+
+TraceObserver::TraceObserver(const Model& m, std::span<const TokenId> tokens, const TraceOptions& opts)
+    : model_(m), opts_(opts) {
+    if (tokens.empty()) throw InputError("trace: no tokens to trace");
+    const ModelConfig& c = m.config();
+    trace_.tokens.assign(tokens.begin(), tokens.end());
+    trace_.position = resolve_position(opts.position, static_cast<int>(tokens.size()));
+    trace_.position_kind = c.position;
+    trace_.layers.resize(static_cast<size_t>(c.n_layer));
+    lens_logits_.resize(static_cast<size_t>(c.n_layer));
+    for (int l = 0; l < c.n_layer; ++l) {
+        LayerTrace& lt = trace_.layers[static_cast<size_t>(l)];
+        lt.layer = l;
+        lt.heads.resize(static_cast<size_t>(c.n_head));
+        for (int h = 0; h < c.n_head; ++h) lt.heads[static_cast<size_t>(h)].head = h;
+    }
+}
+
+std::span<const float> TraceObserver::row(const Intermediate& t) const {
+    if (t.n_past != 0 || t.dims.empty() || t.dims[0] != static_cast<int64_t>(trace_.tokens.size()))
+        throw std::logic_error("trace: expected one eval of the whole prompt, got " + std::string(t.name));
+    const int64_t n = inner_size(t);
+    return {t.data + trace_.position * n, static_cast<size_t>(n)};
+}
+
+LayerTrace& TraceObserver::layer(int l) {
+    if (l < 0 || l >= static_cast<int>(trace_.layers.size())) throw std::logic_error("trace: layer out of range");
+    return trace_.layers[static_cast<size_t>(l)];
+}
+
+void TraceObserver::observe(const Intermediate& t) {
+    const std::string_view n = t.name;
+    if (n == "tok_embed") trace_.embedding.token_norm = l2_norm(row(t));
+    else if (n == "pos_embed") trace_.embedding.position_norm = l2_norm(row(t));
+    else if (n == "embed") trace_.embedding.sum_norm = l2_norm(row(t));
+    else if (n == "resid_pre") layer(t.layer).resid_pre = l2_norm(row(t));
+    else if (n == "resid_mid") layer(t.layer).resid_mid = l2_norm(row(t));
+    else if (n == "attn_out") layer(t.layer).attn_out = l2_norm(row(t));
+    else if (n == "mlp_out") layer(t.layer).mlp_out = l2_norm(row(t));
+    else if (n == "attn_pattern") observe_pattern(t);
+    else if (n == "attn_z") observe_heads(t);
+    else if (n == "resid_post") {
+        layer(t.layer).resid_post = l2_norm(row(t));
+        observe_lens(t);
+    } else if (n == "logits") {
+        const int64_t R = t.dims[0], V = t.dims[1];
+        const int64_t T = static_cast<int64_t>(trace_.tokens.size());
+        if (R != T && !(R == 1 && trace_.position == T - 1))
+            throw std::logic_error("trace: the eval did not compute logits at the traced position");
+        const float* r = t.data + (R == 1 ? 0 : trace_.position) * V;
+        final_logits_.assign(r, r + V);
+    }
+}
+
+// attn_pattern [H, T, T]: the traced query's row of every head (and every row, if asked).
+void TraceObserver::observe_pattern(const Intermediate& t) {
+    LayerTrace& lt = layer(t.layer);
+    const int64_t H = t.dims[0], T = t.dims[1], K = t.dims[2];
+    if (t.n_past != 0 || T != K || T != static_cast<int64_t>(trace_.tokens.size()))
+        throw std::logic_error("trace: expected one eval of the whole prompt");
+    for (int64_t h = 0; h < H; ++h) {
+        HeadTrace& ht = lt.heads[static_cast<size_t>(h)];
+        const float* head = t.data + h * T * K;
+        const float* r = head + trace_.position * K;
+        ht.pattern.assign(r, r + K);
+        ht.entropy = entropy_of(ht.pattern);
+        ht.top_keys.resize(static_cast<size_t>(trace_.position + 1));  // the keys it may see
+        std::iota(ht.top_keys.begin(), ht.top_keys.end(), 0);
+        const size_t n = std::min(ht.top_keys.size(), static_cast<size_t>(std::max(opts_.top_keys, 0)));
+        std::partial_sort(ht.top_keys.begin(), ht.top_keys.begin() + static_cast<std::ptrdiff_t>(n), ht.top_keys.end(),
+                          [&](int a, int b) { return r[a] != r[b] ? r[a] > r[b] : a < b; });
+        ht.top_keys.resize(n);
+        if (opts_.full_patterns) ht.full.assign(head, head + T * K);
+    }
+}
+
+// attn_z [T, H, D]: each head's contribution through the output projection (see trace.h).
+void TraceObserver::observe_heads(const Intermediate& t) {
+    LayerTrace& lt = layer(t.layer);
+    const int64_t H = t.dims[1], D = t.dims[2], C = model_.config().n_embd;
+    const std::span<const float> z = row(t);  // [H*D]
+    std::vector<float> masked(static_cast<size_t>(H * H * D), 0.0f);  // [H, H*D] block-diagonal
+    for (int64_t h = 0; h < H; ++h)
+        std::copy(z.begin() + h * D, z.begin() + (h + 1) * D, masked.begin() + h * H * D + h * D);
+    std::vector<float> contrib(static_cast<size_t>(H * C));  // [H, C]
+    matmul(contrib.data(), masked.data(), model_.weights().layers[static_cast<size_t>(t.layer)].attn_out,
+           static_cast<int>(H));
+    for (int64_t h = 0; h < H; ++h)
+        lt.heads[static_cast<size_t>(h)].out_norm = l2_norm({contrib.data() + h * C, static_cast<size_t>(C)});
+}
+
+// The logit lens: what the model would predict if the residual stream stopped after this layer.
+void TraceObserver::observe_lens(const Intermediate& t) {
+    std::vector<float>& logits = lens_logits_[static_cast<size_t>(t.layer)];
+    logits.resize(static_cast<size_t>(model_.config().n_vocab));
+    unembed(model_, row(t).data(), 1, logits.data());
+}
+
+Trace TraceObserver::finish() {
+    if (final_logits_.empty()) throw std::logic_error("trace: finish() before the eval produced logits");
+    const int V = model_.config().n_vocab;
+    trace_.final = distribution(final_logits_, opts_.top_k);
+    trace_.target = opts_.target ? *opts_.target : trace_.final.top.at(0).id;
+    if (trace_.target < 0 || trace_.target >= V) throw UsageError("--target: token id outside the vocabulary");
+    const auto target_prob = [&](std::span<const float> logits) {
+        return std::exp(double(logits[size_t(trace_.target)]) - log_sum_exp(logits));
+    };
+    trace_.final_target_rank = rank_of(final_logits_, trace_.target);
+    trace_.final_target_prob = target_prob(final_logits_);
+    for (size_t l = 0; l < trace_.layers.size(); ++l) {
+        const std::vector<float>& logits = lens_logits_[l];
+        if (logits.empty()) throw std::logic_error("trace: layer " + std::to_string(l) + " was not observed");
+        LensTrace& lens = trace_.layers[l].lens;
+        lens.dist = distribution(logits, opts_.top_k);
+        lens.kl_to_final = kl_divergence(final_logits_, logits);
+        lens.target_rank = rank_of(logits, trace_.target);
+        lens.target_prob = target_prob(logits);
+    }
+    return std::move(trace_);
+}
+
+Trace run_trace(const Model& m, std::span<const TokenId> tokens, const TraceOptions& opts) {
+    TraceObserver obs(m, tokens, opts);
+    const bool last = resolve_position(opts.position, static_cast<int>(tokens.size())) == static_cast<int>(tokens.size()) - 1;
+    Session session(m);
+    session.set_observer(&obs);
+    session.eval(tokens, last ? LogitsFor::last : LogitsFor::all);
+    session.set_observer(nullptr);
+    return obs.finish();
+}
+
+}  // namespace journey

@@ -1,0 +1,181 @@
+// The AVX-512 kernels against the portable ones (forced with force_portable_kernels), on
+// random matrices whose sizes leave tails in every loop.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "journey/kernels/gemv.h"
+#include "journey/kernels/kernels.h"
+#include "journey/kernels/quant.h"
+
+using namespace journey;
+
+namespace {
+
+// A random matrix stored as `dtype`, and its float values.
+struct Stored {
+    std::vector<std::byte> bytes;
+    std::vector<float> values;  // what the stored numbers are, exactly
+    Matrix m;
+};
+
+Stored random_matrix(DType dtype, int64_t rows, int64_t cols, Layout layout, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 0.5f);
+    Stored s;
+    const size_t n = static_cast<size_t>(rows * cols);
+    s.values.resize(n);
+    s.bytes.resize(n * (dtype == DType::F32 ? 4 : 2));
+    for (size_t i = 0; i < n; ++i) {
+        const float f = dist(rng);
+        if (dtype == DType::F32) {
+            s.values[i] = f;
+            std::memcpy(s.bytes.data() + 4 * i, &f, 4);
+        } else {
+            const uint16_t h = dtype == DType::F16 ? fp32_to_fp16(f) : fp32_to_bf16(f);
+            s.values[i] = dtype == DType::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h);
+            std::memcpy(s.bytes.data() + 2 * i, &h, 2);
+        }
+    }
+    s.m = Matrix{dtype, s.bytes.data(), rows, cols, layout};
+    return s;
+}
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+// Restores the automatic choice when a test ends, even on failure.
+struct PortableScope {
+    explicit PortableScope(bool on) { force_portable_kernels(on); }
+    ~PortableScope() { force_portable_kernels(false); }
+};
+
+}  // namespace
+
+TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fast]") {
+    INFO("kernels: " << kernel_isa());
+    for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+        for (Layout layout : {Layout::Conv1D, Layout::Linear})
+            for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{37, 53}, {768, 100}, {64, 2304}, {5, 3}}) {
+                const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
+                const Stored W = random_matrix(dtype, rows, cols, layout, 7);
+                const std::vector<float> x = random_vector(static_cast<size_t>(n_in), 11);
+                std::vector<float> fast(static_cast<size_t>(n_out)), port(fast.size()), ref(fast.size());
+                gemv(fast.data(), x.data(), W.m);
+                {
+                    PortableScope p(true);
+                    gemv(port.data(), x.data(), W.m);
+                }
+                INFO(dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out);
+                CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+                // and both are the product, to float accuracy (double reference)
+                for (int64_t o = 0; o < n_out; ++o) {
+                    double want = 0, mag = 0;
+                    for (int64_t i = 0; i < n_in; ++i) {
+                        const float w = W.values[static_cast<size_t>(layout == Layout::Conv1D ? i * n_out + o : o * n_in + i)];
+                        want += double(w) * x[static_cast<size_t>(i)];
+                        mag += std::fabs(double(w) * x[static_cast<size_t>(i)]);
+                    }
+                    CHECK(std::fabs(fast[static_cast<size_t>(o)] - want) <= 1e-6 * mag + 1e-30);
+                }
+            }
+}
+
+TEST_CASE("gemv splits over the pool without changing the result", "[kernels][fast]") {
+    const Stored W = random_matrix(DType::BF16, 300, 777, Layout::Conv1D, 3);
+    const std::vector<float> x = random_vector(300, 5);
+    std::vector<float> one(777), two(777);
+    set_num_threads(1);
+    gemv(one.data(), x.data(), W.m);
+    set_num_threads(2);
+    gemv(two.data(), x.data(), W.m);
+    set_num_threads(1);
+    CHECK(one == two);
+}
+
+TEST_CASE("gemm: AVX-512 and portable kernels give the same bits, on any thread count", "[kernels][fast]") {
+    INFO("kernels: " << kernel_isa());
+    for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+        for (Layout layout : {Layout::Conv1D, Layout::Linear})
+            // sizes with tails: n_in past the 128-input slices and 16-lane vectors, n_out past
+            // the 64-column panels, T past the 6-token tiles
+            for (auto [n_in, n_out, T] : {std::tuple<int64_t, int64_t, int>{37, 53, 7}, {300, 130, 13}, {129, 64, 6}, {5, 3, 2}}) {
+                const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
+                const Stored W = random_matrix(dtype, rows, cols, layout, 17);
+                const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 19);
+                std::vector<float> fast(static_cast<size_t>(T * n_out)), port(fast.size()), two(fast.size());
+                set_num_threads(1);
+                gemm(fast.data(), x.data(), W.m, T);
+                set_num_threads(2);
+                gemm(two.data(), x.data(), W.m, T);
+                set_num_threads(1);
+                {
+                    PortableScope p(true);
+                    gemm(port.data(), x.data(), W.m, T);
+                }
+                INFO(dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", T " << T);
+                CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+                CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
+                // a chain of n_in fmas: each rounding at most 2^-24 of a partial sum <= sum |w x|
+                size_t bad = 0;
+                for (int t = 0; t < T; ++t)
+                    for (int64_t o = 0; o < n_out; ++o) {
+                        double want = 0, mag = 0;
+                        for (int64_t i = 0; i < n_in; ++i) {
+                            const double p = double(W.values[static_cast<size_t>(layout == Layout::Conv1D ? i * n_out + o : o * n_in + i)]) *
+                                             x[static_cast<size_t>(t * n_in + i)];
+                            want += p;
+                            mag += std::fabs(p);
+                        }
+                        bad += std::fabs(fast[static_cast<size_t>(t * n_out + o)] - want) > double(n_in) * 0x1p-24 * mag + 1e-30;
+                    }
+                CHECK(bad == 0);
+            }
+}
+
+TEST_CASE("gemm of quantized weights: fast == portable, and the product of the dequantized rows", "[kernels][fast][quant]") {
+    for (DType dtype : {DType::Q8_0, DType::Q4_0})
+        for (auto [n_in, n_out, T] : {std::tuple<int64_t, int64_t, int>{64, 70, 7}, {160, 129, 3}}) {
+            const std::vector<float> f = random_vector(static_cast<size_t>(n_in * n_out), 23);
+            const size_t row_bytes = dtype_bytes(dtype, static_cast<uint64_t>(n_in));
+            std::vector<std::byte> bytes(row_bytes * static_cast<size_t>(n_out));
+            std::vector<float> w(f.size());  // the dequantized values
+            for (int64_t r = 0; r < n_out; ++r) {
+                std::byte* row = bytes.data() + static_cast<size_t>(r) * row_bytes;
+                if (dtype == DType::Q8_0) quantize_row_q8_0(f.data() + r * n_in, row, n_in);
+                else quantize_row_q4_0(f.data() + r * n_in, row, n_in);
+                dequantize_row(dtype, row, w.data() + r * n_in, n_in);
+            }
+            const Matrix W{dtype, bytes.data(), n_out, n_in, Layout::Linear};
+            const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 29);
+            std::vector<float> fast(static_cast<size_t>(T * n_out)), port(fast.size());
+            gemm(fast.data(), x.data(), W, T);
+            {
+                PortableScope p(true);
+                gemm(port.data(), x.data(), W, T);
+            }
+            INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T);
+            CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+            size_t bad = 0;
+            for (int t = 0; t < T; ++t)
+                for (int64_t o = 0; o < n_out; ++o) {
+                    double want = 0, mag = 0;
+                    for (int64_t i = 0; i < n_in; ++i) {
+                        const double p = double(w[static_cast<size_t>(o * n_in + i)]) * x[static_cast<size_t>(t * n_in + i)];
+                        want += p;
+                        mag += std::fabs(p);
+                    }
+                    bad += std::fabs(fast[static_cast<size_t>(t * n_out + o)] - want) > double(n_in) * 0x1p-24 * mag + 1e-30;
+                }
+            CHECK(bad == 0);
+        }
+}

@@ -1,0 +1,152 @@
+// The forward pass against an implementation we did not write: minGPT's float64 GPT-2 run on
+// the gpt2-tiny checkpoint (../shared/reference). Logits within 1e-4, same top-20, same
+// per-token log-probabilities; the KV cache (token by token) must agree with the full prompt.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <cstring>
+#include <numeric>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "journey/errors.h"
+#include "journey/model/model.h"
+#include "journey/model/session.h"
+
+using namespace journey;
+
+namespace {
+
+const std::string ref_dir = std::string(JOURNEY_SHARED_DIR) + "/reference";
+
+nlohmann::json expected() {
+    std::ifstream in(ref_dir + "/gpt2-tiny.expected.json");
+    return nlohmann::json::parse(in);
+}
+
+std::vector<float> read_f32(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+    std::vector<float> v(bytes.size() / 4);
+    std::memcpy(v.data(), bytes.data(), v.size() * 4);
+    return v;
+}
+
+const Model& tiny() {
+    static auto m = Model::load(ref_dir + "/gpt2-tiny", LoadOptions{.tokenizer = false});
+    return *m;
+}
+
+float max_abs_diff(std::span<const float> a, std::span<const float> b) {
+    float d = 0;
+    for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+    return d;
+}
+
+// log_softmax(row)[id], in double.
+double logprob(std::span<const float> row, int id) {
+    const float mx = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (float x : row) sum += std::exp(double(x) - mx);
+    return double(row[size_t(id)]) - mx - std::log(sum);
+}
+
+}  // namespace
+
+TEST_CASE("gpt2-tiny: config and weights bind as described", "[gpt2][reference]") {
+    const ModelConfig& c = tiny().config();
+    CHECK(c.arch == Arch::gpt2);
+    CHECK(c.n_layer == 2);
+    CHECK(c.n_head == 4);
+    CHECK(c.n_embd == 64);
+    CHECK(c.n_ctx == 128);
+    CHECK(c.n_vocab == 50257);
+    CHECK(c.n_ff == 256);
+    const Weights& w = tiny().weights();
+    CHECK(w.output.data == w.tok_embd.data);  // tied
+    CHECK(w.layers[0].attn_qkv.layout == Layout::Conv1D);
+    // wte + wpe + per layer (2 LN + c_attn + c_proj + c_fc + c_proj with biases) + ln_f
+    const int64_t C = 64, F = 256, per_layer = 4 * C + (C * 3 * C + 3 * C) + (C * C + C) + (C * F + F) + (F * C + C);
+    CHECK(tiny().n_params() == 50257 * C + 128 * C + 2 * per_layer + 2 * C);
+}
+
+TEST_CASE("gpt2-tiny: logits match the float64 reference", "[gpt2][reference]") {
+    const auto ref = expected();
+    float worst_logit = 0;
+    double worst_logprob = 0;
+    for (const auto& cs : ref["cases"]) {
+        const std::vector<TokenId> ids = cs["ids"].get<std::vector<TokenId>>();
+        INFO("case: " << cs["text"].get<std::string>());
+        Session s(tiny());
+        auto all = s.eval(ids, LogitsFor::all);
+        const size_t V = 50257;
+        REQUIRE(all.size() == ids.size() * V);
+        auto last = all.subspan((ids.size() - 1) * V, V);
+
+        const auto want = read_f32(ref_dir + "/" + cs["last_logits_file"].get<std::string>());
+        REQUIRE(want.size() == V);
+        const float d = max_abs_diff(last, want);
+        worst_logit = std::max(worst_logit, d);
+        CHECK(d < 1e-4f);
+
+        std::vector<int> order(V);
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + 20, order.end(),
+                          [&](int a, int b) { return last[size_t(a)] > last[size_t(b)]; });
+        for (int i = 0; i < 20; ++i) CHECK(order[size_t(i)] == cs["top20"][size_t(i)]["id"].get<int>());
+
+        const auto lps = cs["prompt_token_logprobs"].get<std::vector<double>>();
+        REQUIRE(lps.size() == ids.size() - 1);
+        for (size_t t = 0; t + 1 < ids.size(); ++t) {
+            const double lp = logprob(all.subspan(t * V, V), ids[t + 1]);
+            worst_logprob = std::max(worst_logprob, std::abs(lp - lps[t]));
+            CHECK(std::abs(lp - lps[t]) < 1e-4);
+        }
+    }
+    WARN("max |logit - reference| = " << worst_logit << ", max |logprob - reference| = " << worst_logprob);
+}
+
+TEST_CASE("gpt2-tiny: KV cache token by token equals the full prompt", "[gpt2][kv]") {
+    const auto ref = expected();
+    const auto& cs = ref["cases"][2];
+    const std::vector<TokenId> ids = cs["ids"].get<std::vector<TokenId>>();
+    const size_t V = 50257;
+    Session full(tiny());
+    const auto all = full.eval(ids, LogitsFor::all);
+    const std::vector<float> want(all.begin(), all.end());
+    CHECK(full.n_past() == int(ids.size()));
+
+    Session step(tiny());
+    float worst = 0;
+    for (size_t t = 0; t < ids.size(); ++t) {
+        auto got = step.eval(std::span(&ids[t], 1));
+        REQUIRE(got.size() == V);
+        worst = std::max(worst, max_abs_diff(got, std::span(want).subspan(t * V, V)));
+    }
+    CHECK(worst < 1e-4f);
+
+    // A prompt in two pieces, then reset and again: same last logits.
+    step.reset();
+    CHECK(step.n_past() == 0);
+    step.eval(std::span(ids).first(10));
+    auto got = step.eval(std::span(ids).subspan(10));
+    CHECK(max_abs_diff(got, std::span(want).subspan((ids.size() - 1) * V, V)) < 1e-4f);
+}
+
+TEST_CASE("gpt2-tiny: eval rejects bad ids and context overflow", "[gpt2]") {
+    Session s(tiny());
+    std::vector<TokenId> bad{1, 50257};
+    CHECK_THROWS_AS(s.eval(bad), InputError);
+    std::vector<TokenId> neg{-1};
+    CHECK_THROWS_AS(s.eval(neg), InputError);
+    CHECK(s.n_past() == 0);
+    std::vector<TokenId> long_prompt(129, 11);
+    CHECK_THROWS_AS(s.eval(long_prompt), InputError);
+    std::vector<TokenId> full(128, 11);
+    s.eval(full);
+    CHECK(s.n_past() == 128);
+    std::vector<TokenId> one{11};
+    CHECK_THROWS_AS(s.eval(one), InputError);
+}

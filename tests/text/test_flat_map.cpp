@@ -1,0 +1,49 @@
+// FlatMap and its hashes: every byte of a key counts, and lookups survive growth.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "journey/text/flat_map.h"
+
+using namespace journey;
+
+TEST_CASE("BytesHash reads every byte of a key, and its length", "[tokenizer][flat_map]") {
+    // Every string of up to 13 bytes over two letters (16382 of them): the word reads overlap
+    // but must still see each byte, so any byte they skipped would show up as equal hashes.
+    std::vector<std::string> keys{""};
+    for (size_t begin = 0, n = 1; n <= 13; ++n) {
+        const size_t end = keys.size();
+        for (size_t i = begin; i < end; ++i)
+            for (char c : {'a', 'b'}) keys.push_back(keys[i] + c);
+        begin = end;
+    }
+    std::unordered_set<uint64_t> hashes;
+    for (const std::string& k : keys) hashes.insert(BytesHash{}(k));
+    CHECK(hashes.size() == keys.size());
+    // Zero bytes and the length: "\0", "\0\0", ... all differ.
+    CHECK(BytesHash{}(std::string(1, '\0')) != BytesHash{}(std::string(2, '\0')));
+    CHECK(BytesHash{}(std::string(7, '\0')) != BytesHash{}(std::string(8, '\0')));
+}
+
+TEST_CASE("FlatMap finds what it holds, replaces values, and keeps them as it grows", "[tokenizer][flat_map]") {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 5000; ++i) keys.push_back("token" + std::to_string(i * 7919));
+    FlatMap<std::string_view, int, BytesHash> map;  // starts at 16 slots: grows many times
+    for (size_t i = 0; i < keys.size(); ++i) map.insert_or_assign(keys[i], int(i));
+    map.insert_or_assign(keys[42], -42);
+    CHECK(map.size() == keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        const int* v = map.find(keys[i]);
+        REQUIRE(v);
+        CHECK(*v == (i == 42 ? -42 : int(i)));
+    }
+    CHECK_FALSE(map.find("token1"));
+    CHECK_FALSE(map.find(""));
+
+    FlatMap<uint64_t, int, IntHash> ints(3);
+    for (uint64_t k = 0; k < 1000; ++k) ints.insert_or_assign(k << 32 | (k * 3), int(k));
+    for (uint64_t k = 0; k < 1000; ++k) CHECK(*ints.find(k << 32 | (k * 3)) == int(k));
+    CHECK_FALSE(ints.find(1));
+}
