@@ -5,19 +5,23 @@
 
 #include "common.h"
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
+#include "journey/text/tokenizer.h"
 
 namespace journey::cli {
 
 namespace {
 
-// The prompt of one batch line; throws InputError when a JSON line is unusable.
+// The prompt of one batch line; throws InputError when the line is unusable. Its answer goes out
+// as JSON, which holds only UTF-8, so a line that is not UTF-8 is refused here, alone.
 std::string prompt_of(const std::string& line) {
+    if (valid_utf8(line) != line) throw InputError("the line is not valid UTF-8: \"" + excerpt(line, 40) + "\"");
     if (!line.starts_with('{')) return line;
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(std::string("invalid JSON: ") + e.what());
+        j = parse_json(line, "JSON line");  // depth-limited, messages cut short
+    } catch (const ModelError& e) {
+        throw InputError(e.what());
     }
     if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string())
         throw InputError("a JSON line needs a string \"prompt\"");

@@ -1,5 +1,8 @@
 #include "model_options.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "journey/errors.h"
 #include "journey/kernels/kernels.h"
 
@@ -14,7 +17,22 @@ void add_model_options(CLI::App* cmd, ModelOptions& opts) {
         ->check(CLI::NonNegativeNumber);
 }
 
+namespace {
+
+// More threads than cores only wait on each other; far more cannot even be created (-t 100000
+// would abort in the pool). 4 per core leaves room for tests of oversubscription.
+void check_threads(int threads) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cap = std::max(16, 4 * cores);
+    if (threads > cap)
+        throw UsageError("-t " + std::to_string(threads) + ": at most " + std::to_string(cap) + " threads (4 per core, " +
+                         std::to_string(cores) + " cores here)");
+}
+
+}  // namespace
+
 std::unique_ptr<Model> load_model(const ModelOptions& opts) {
+    check_threads(opts.threads);
     set_num_threads(opts.threads);
     std::filesystem::path path = opts.path;
     if (path.empty()) path = default_model_path();
