@@ -5,7 +5,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace journey;
-    static const auto tok = SpmTokenizer::from_llama2c(JOURNEY_SOURCE_DIR "/tests/data/fuzz/tok512.bin");
+    static const auto tok = SpmTokenizer::from_llama2c(JOURNEY_SOURCE_DIR "/tests/data/models/stories260K/tok512.bin");
     const std::string_view text = fuzz::as_text(data, size);
     for (bool special : {false, true}) {
         const auto ids = tok->encode(text, special);

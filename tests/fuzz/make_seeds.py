@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seed corpora for the libFuzzer harnesses of tests/fuzz: small, valid files of each format,
 cut from the real files in the repository (models/default, models/gpt2-tokenizer,
-tests/data/fuzz/tok512.bin) or written with the format's own layout. Standard library only.
+tests/data/models/stories260K/tok512.bin) or written with the format's own layout. Standard library only.
 
 usage: make_seeds.py REPO_DIR OUT_DIR   (writes OUT_DIR/<harness>/<seed>)
 """
@@ -96,7 +96,7 @@ put("fuzz_llama2c", "tiny", struct.pack("<7i", dim, hidden, layers, heads, kv, v
 put("fuzz_llama2c", "tiny_unshared", struct.pack("<7i", dim, hidden, layers, heads, kv, -vocab, seq) +
     struct.pack("<%df" % (floats + vocab * dim), *[0.02] * (floats + vocab * dim)))
 
-with open(os.path.join(repo, "tests/data/fuzz/tok512.bin"), "rb") as f:
+with open(os.path.join(repo, "tests/data/models/stories260K/tok512.bin"), "rb") as f:
     put("fuzz_tokenizer_bin", "tok512", f.read())
 
 

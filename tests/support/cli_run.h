@@ -23,6 +23,7 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
 // own instead (hard_rss_limit_mb, max_allocation_size_mb).
 RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text = "");
 
-inline std::string shared_dir() { return JOURNEY_SHARED_DIR; }
+// The tests' data: tests/data/, mirrored into the build (see tests/data/README.md).
+inline std::string data_dir() { return JOURNEY_TEST_DATA; }
 
 }  // namespace journey::test
