@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, twice: a Release build, then a build under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Any failure fails the run.
+# UndefinedBehaviorSanitizer; then a short fuzz run of every parser. Any failure fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -16,4 +16,11 @@ for kind in release sanitize; do
   echo "== $kind tests ==" >&2
   (cd "$dir" && ctest --output-on-failure)
 done
-echo "all tests passed (release and sanitize)" >&2
+# Then a short run of every fuzz harness (clang, ASan + UBSan), so that a parser regression is
+# caught at once: 20 s each by default, JOURNEY_FUZZ_SECONDS=0 to skip.
+fuzz_seconds=${JOURNEY_FUZZ_SECONDS:-20}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzz (${fuzz_seconds}s per harness) ==" >&2
+  bash scripts/fuzz.sh "$fuzz_seconds"
+fi
+echo "all tests passed (release, sanitize and fuzz)" >&2

@@ -17,11 +17,12 @@ namespace {
 std::string prompt_of(const std::string& line) {
     if (valid_utf8(line) != line) throw InputError("the line is not valid UTF-8: \"" + excerpt(line, 40) + "\"");
     if (!line.starts_with('{')) return line;
+    if (!json_depth_ok(line)) throw InputError("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     nlohmann::json j;
     try {
-        j = parse_json(line, "JSON line");  // depth-limited, messages cut short
-    } catch (const ModelError& e) {
-        throw InputError(e.what());
+        j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(std::string("invalid JSON: ") + excerpt(e.what(), 160));
     }
     if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string())
         throw InputError("a JSON line needs a string \"prompt\"");

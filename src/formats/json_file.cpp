@@ -33,18 +33,19 @@ int nesting_depth(std::string_view text, int limit) {
 
 }  // namespace
 
-void check_json_depth(std::string_view text, const std::string& source) {
-    if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
-        throw ModelError(source + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-}
+bool json_depth_ok(std::string_view text) { return nesting_depth(text, kMaxJsonDepth) <= kMaxJsonDepth; }
 
 nlohmann::json parse_json(std::string_view text, const std::string& source) {
-    check_json_depth(text, source);
+    if (!json_depth_ok(text))
+        throw ModelError(source + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         // nlohmann's message quotes the token it read last, which may be a whole 20 KB string.
-        throw ModelError(source + ": invalid JSON: " + excerpt(e.what(), 160));
+        std::string_view what = e.what();
+        if (const size_t id_end = what.find("] "); id_end != std::string_view::npos)
+            what.remove_prefix(id_end + 2);  // "[json.exception.parse_error.101] "
+        throw ModelError(source + ": invalid JSON: " + excerpt(what, 120));
     }
 }
 

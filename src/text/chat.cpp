@@ -2,15 +2,18 @@
 #include "journey/text/chat.h"
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 
 nlohmann::ordered_json parse_messages(std::string_view json_text, const std::string& source) {
+    // Refused before any tree is built: a tree a million levels deep overflows the stack.
+    if (!json_depth_ok(json_text)) throw InputError(source + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     nlohmann::ordered_json j;
     try {
         j = nlohmann::ordered_json::parse(json_text);
     } catch (const nlohmann::json::exception& e) {
-        throw InputError(source + ": not JSON: " + e.what());
+        throw InputError(source + ": not JSON: " + excerpt(e.what(), 160));
     }
     if (!j.is_array()) throw InputError(source + ": expected an array of messages [{\"role\": ..., \"content\": ...}, ...]");
     for (size_t i = 0; i < j.size(); ++i) {

@@ -115,7 +115,7 @@ TEST_CASE("safetensors: broken files are rejected naming file and tensor", "[saf
     }
     SECTION("header is not JSON") {
         write_safetensors(file, "{this is not json", data);
-        expect("not a JSON object");
+        expect("header: invalid JSON");
     }
     SECTION("offsets past the data") {
         write_safetensors(file, header("t", "F32", {8}, 0, 32).dump(), data);

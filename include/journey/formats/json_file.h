@@ -26,9 +26,9 @@ nlohmann::json parse_json(std::string_view text, const std::string& source);
 // The whole file, which must be a regular file (a FIFO or a device is refused, never waited on).
 nlohmann::json read_json_file(const std::filesystem::path& file);
 
-// Refuses `text` when its arrays and objects nest deeper than kMaxJsonDepth (for readers that
-// hand the text to nlohmann's SAX interface themselves).
-void check_json_depth(std::string_view text, const std::string& source);
+// Whether the arrays and objects of `text` nest at most kMaxJsonDepth deep (for readers of
+// JSON that is the user's input rather than a model file, which refuse it their own way).
+bool json_depth_ok(std::string_view text);
 
 // excerpt() (errors.h) of a JSON value's compact text (invalid UTF-8 replaced).
 std::string json_excerpt(const nlohmann::json& v, size_t max = 80);
