@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
     journey::cli::register_score(app);
     journey::cli::register_info(app);
     journey::cli::register_bench(app);
+    journey::cli::register_template(app);
 
     if (auto pre = journey::cli::prescan(app, argc, argv)) {
         if (!pre->message.empty()) std::fprintf(stderr, "journey: %s\n", pre->message.c_str());
