@@ -2,6 +2,7 @@
 // include/journey/formats/gguf_reader.h for the layout) into the neutral ModelFile description.
 #include "journey/formats/gguf_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <type_traits>
 
 #include "journey/errors.h"
+#include "journey/formats/ggml_types.h"
 #include "journey/formats/json_file.h"
 
 namespace journey {
@@ -37,6 +39,11 @@ public:
     [[noreturn]] void fail(const std::string& problem) const {
         throw ModelError(file_.path().string() + ": invalid GGUF file: " + problem + " (at byte " +
                          std::to_string(pos_) + ")");
+    }
+
+    // A well-formed file journey cannot use (a tensor type it does not implement).
+    [[noreturn]] void refuse(const std::string& problem) const {
+        throw ModelError(file_.path().string() + ": " + problem);
     }
 
     // `what` names the item for an error message: a string, or a function that makes one, so
@@ -145,17 +152,6 @@ nlohmann::json read_value(Cursor& c, uint32_t type, const std::string& key, int 
     c.fail("key '" + key + "': unknown value type " + std::to_string(type));
 }
 
-std::optional<DType> dtype_from_ggml(uint32_t type) {
-    switch (type) {
-        case gguf::kTypeF32: return DType::F32;
-        case gguf::kTypeF16: return DType::F16;
-        case gguf::kTypeBF16: return DType::BF16;
-        case gguf::kTypeQ8_0: return DType::Q8_0;
-        case gguf::kTypeQ4_0: return DType::Q4_0;
-        default: return std::nullopt;
-    }
-}
-
 // One entry of the tensor table, as read (before its data is located).
 struct RawTensor {
     std::string name;
@@ -178,9 +174,10 @@ RawTensor read_tensor_info(Cursor& c, size_t index) {
     const uint32_t type = c.read<uint32_t>(who + " type");
     t.offset = c.read<uint64_t>(who + " offset");
 
-    const auto dtype = dtype_from_ggml(type);
-    if (!dtype) c.fail(who + ": unknown or unsupported tensor type " + std::to_string(type));
-    t.dtype = *dtype;
+    const GgmlType* g = ggml_type(type);
+    if (!g) c.fail(who + ": unknown ggml type number " + std::to_string(type));
+    if (!g->dtype) c.refuse(who + ": type " + std::string(g->name) + " is " + std::string(g->why_not));
+    t.dtype = *g->dtype;
 
     int64_t numel = 1;
     for (uint64_t d : ne) {
@@ -188,15 +185,36 @@ RawTensor read_tensor_info(Cursor& c, size_t index) {
             __builtin_mul_overflow(numel, int64_t(d), &numel))
             c.fail(who + ": the product of its dimensions overflows");
     }
-    if (ne[0] % dtype_block(t.dtype) != 0)
-        c.fail(who + ": row length " + std::to_string(ne[0]) + " is not a multiple of the " +
-               std::string(dtype_name(t.dtype)) + " block size");
+    if (ne[0] % g->block != 0)
+        c.fail(who + ": " + std::string(g->name) + " row length " + std::to_string(ne[0]) +
+               " is not a whole number of " + std::to_string(g->block) + "-element blocks");
     // bytes = numel / block * bytes_per_block, computed without overflow
-    const uint64_t block_bytes = dtype_bytes(t.dtype, dtype_block(t.dtype));
-    if (__builtin_mul_overflow(uint64_t(numel) / dtype_block(t.dtype), block_bytes, &t.nbytes))
+    if (__builtin_mul_overflow(uint64_t(numel) / g->block, uint64_t(g->block_bytes), &t.nbytes))
         c.fail(who + ": its byte size overflows");
     t.shape.assign(ne.rbegin(), ne.rend());
     return t;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// A tensor's byte size follows from its type and shape; where its data runs into the next
+// tensor's, the file's offsets were written for other sizes (a wrong type or shape).
+void check_no_overlap(const std::vector<RawTensor>& raw, const Cursor& c) {
+    std::vector<const RawTensor*> by_offset;
+    for (const RawTensor& t : raw) by_offset.push_back(&t);
+    std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    for (size_t i = 0; i + 1 < by_offset.size(); ++i) {
+        const RawTensor& t = *by_offset[i];
+        const RawTensor& next = *by_offset[i + 1];
+        if (t.nbytes > next.offset - t.offset)
+            c.fail("tensor '" + t.name + "': " + std::string(dtype_name(t.dtype)) + " of shape " + shape_text(t.shape) +
+                   " takes " + std::to_string(t.nbytes) + " bytes, but tensor '" + next.name + "' starts " +
+                   std::to_string(next.offset - t.offset) + " bytes after it: the byte sizes disagree with the types and shapes");
+    }
 }
 
 uint32_t alignment_of(const nlohmann::json& metadata, const Cursor& c) {
@@ -264,6 +282,7 @@ ModelFile read_gguf(const std::filesystem::path& path) {
         info.nbytes = size_t(t.nbytes);
         mf.tensors.emplace(t.name, std::move(info));
     }
+    check_no_overlap(raw, c);
     mf.mappings.push_back(std::move(file));
     return mf;
 }

@@ -11,6 +11,7 @@
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
 #include "journey/formats/mapped_file.h"
+#include "journey/text/hf_tokenizer.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/vocab_json.h"
 
@@ -55,27 +56,6 @@ const json& bpe_model(const json& root, const std::string& file) {
     return model;
 }
 
-bool is_true(const json& obj, const char* key) {
-    return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
-}
-
-// SentencePiece-style BPE (Llama): bytes fall back to <0xNN> tokens, or spaces become "▁"
-// (LlamaConverter's Prepend/Replace normalizer, or a Metaspace pre-tokenizer).
-bool is_sentencepiece_style(const json& root, const json& model) {
-    if (is_true(model, "byte_fallback")) return true;
-    const json pre = root.value("pre_tokenizer", json());
-    if (pre.is_object() && pre.value("type", json()) == "Metaspace") return true;
-    const json norm = root.value("normalizer", json());
-    const json steps = norm.is_object() && norm.value("type", json()) == "Sequence" ? norm.value("normalizers", json()) : json::array({norm});
-    if (!steps.is_array()) return false;
-    for (const json& n : steps) {
-        if (!n.is_object()) continue;
-        if (n.value("type", json()) == "Prepend" && n.value("prepend", json()) == "\xe2\x96\x81") return true;
-        if (n.value("type", json()) == "Replace" && n.value("content", json()) == "\xe2\x96\x81") return true;
-    }
-    return false;
-}
-
 // tokenizer_config.json beside a tokenizer.json, or null when there is none.
 json config_beside(const std::string& tokenizer_json) {
     const fs::path config = fs::path(tokenizer_json).parent_path() / "tokenizer_config.json";
@@ -83,6 +63,34 @@ json config_beside(const std::string& tokenizer_json) {
     json j = parse_json_file(config.string());
     if (!j.is_object()) throw ModelError(config.string() + ": not a JSON object");
     return j;
+}
+
+// GPT-2's own form: no normalizer, ByteLevel(add_prefix_space false, use_regex) alone, a plain BPE
+// model, added tokens without strip or single-word flags, no template. BpeTokenizer gives exactly
+// the pipeline's ids for it, faster; everything else goes to HfTokenizer.
+bool is_gpt2_form(const json& root) {
+    auto null_or = [&](const char* key, const char* type) {
+        const json v = root.value(key, json());
+        return v.is_null() || (v.is_object() && v.value("type", json()) == type);
+    };
+    if (!root.value("normalizer", json()).is_null() || !null_or("post_processor", "ByteLevel") || !null_or("decoder", "ByteLevel"))
+        return false;
+    const json pre = root.value("pre_tokenizer", json());
+    if (!pre.is_object() || pre.value("type", json()) != "ByteLevel" || pre.value("add_prefix_space", json(true)) != false ||
+        pre.value("use_regex", json(true)) != true)
+        return false;
+    const json model = root.value("model", json());
+    if (!model.is_object() || model.value("type", json("BPE")) != "BPE") return false;
+    for (const char* key : {"ignore_merges", "byte_fallback", "fuse_unk"})
+        if (model.value(key, json(false)) != false) return false;
+    for (const char* key : {"unk_token", "dropout"})
+        if (!model.value(key, json()).is_null()) return false;
+    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+        if (const json v = model.value(key, json()); !v.is_null() && v != "") return false;
+    for (const json& a : root.value("added_tokens", json::array()))
+        for (const char* key : {"lstrip", "rstrip", "single_word"})
+            if (a.is_object() && a.value(key, json(false)) != false) return false;
+    return true;
 }
 
 std::unique_ptr<BpeTokenizer> bpe_from_tokenizer_json(const json& root, const std::string& file) {
@@ -184,13 +192,8 @@ std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& to
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json) {
     const std::string& file = tokenizer_json;
     const json root = parse_json_file(file);
-    if (is_sentencepiece_style(root, bpe_model(root, file)))
-        return SpmTokenizer::from_tokenizer_json(root, config_beside(file), file);
-    // Byte-level BPE names its pre-tokenizer; without one we cannot tell what the file wants.
-    if (root.value("pre_tokenizer", json()).is_null())
-        throw ModelError(file + ": no pre_tokenizer, byte_fallback or \"\xe2\x96\x81\" normalizer: neither byte-level "
-                         "(GPT-2) nor SentencePiece-style (Llama) BPE");
-    return bpe_from_tokenizer_json(root, file);
+    if (is_gpt2_form(root)) return bpe_from_tokenizer_json(root, file);
+    return std::make_unique<HfTokenizer>(root, config_beside(file), file);
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {
