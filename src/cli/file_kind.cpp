@@ -13,6 +13,8 @@ FileKind sniff(const fs::path& path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) return FileKind::directory;
     if (!fs::exists(path, ec)) return FileKind::missing;
+    // Not opened to sniff: a FIFO would wait forever for a writer (the reader refuses it by name).
+    if (!fs::is_regular_file(path, ec)) return FileKind::other;
     const uintmax_t size = fs::file_size(path, ec);
     std::ifstream in(path, std::ios::binary);
     char head[64] = {};

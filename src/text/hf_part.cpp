@@ -1,10 +1,13 @@
 #include "journey/text/hf_part.h"
 
+#include "journey/formats/json_file.h"
+
 namespace journey {
 
 using json = nlohmann::json;
 
-std::string HfPart::shown(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
+// Cut short: a message may be asked to show a 20 KB value (json_file.h).
+std::string HfPart::shown(const json& v) { return json_excerpt(v, 60); }
 
 HfPart HfPart::at(const char* key) const {
     if (!j.is_object() || !j.contains(key)) fail(std::string("has no \"") + key + "\"");
