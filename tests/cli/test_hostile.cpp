@@ -144,7 +144,7 @@ TEST_CASE("hostile: a value of the wrong type names the file and the key", "[hos
         return run_journey_limited({"tokenize", "--tokenizer-json", (kHostile / file).string(), "-p", "x"}, kLimitMib);
     };
     check_refused(tokenize("tokenizer_add_prefix_space_no.json"), 2, "tokenizer_add_prefix_space_no.json",
-                  "\"add_prefix_space\" must be a boolean, not a string");
+                  "\"add_prefix_space\" is not a boolean");
     check_refused(tokenize("tokenizer_special_number.json"), 2, "tokenizer_special_number.json",
                   "\"special\" must be a boolean, not an integer");
 }
@@ -203,10 +203,10 @@ TEST_CASE("hostile: messages that echo input are cut short", "[hostile]") {
     check_refused(run_journey_limited({"tokenize", "-m", m.path(), "-p", "x"}, kLimitMib), 2, "merges.txt:2",
                   "(20000 bytes)");
     write(m / "tokenizer.json",
-          "{\"pre_tokenizer\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, "
-          "\"added_tokens\": [{\"content\": \"" + long_token + "\"}]}");
+          "{\"pre_tokenizer\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"" + long_token +
+              "\": -1}, \"merges\": []}}");
     check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
-                  2, "tokenizer.json", "an added token lacks");
+                  2, "tokenizer.json", "(20000 bytes)");
     write(m / "tokenizer.json", "{\"model\": \"" + long_token + "\" x}");
     check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
                   2, "tokenizer.json", "invalid JSON");
