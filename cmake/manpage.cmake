@@ -18,9 +18,9 @@ string(APPEND page ".SH NAME\njourney \\- run transformer language models on the
 string(APPEND page ".SH SYNOPSIS\n.B journey\n[\\fB\\-v\\fR|\\fB\\-q\\fR] \\fISUBCOMMAND\\fR [\\fIOPTIONS\\fR]\n")
 string(APPEND page ".SH DESCRIPTION\n.nf\n${main_help}.fi\n")
 
+# Each "  name   description" line after "Subcommands:" names one.
 string(REGEX MATCH "Subcommands:\n(.*)" subs_block "${main_help}")
-string(REGEX MATCHALL "\n  ([a-z]+) " subs "${CMAKE_MATCH_1}")
-string(REGEX MATCHALL "(^|\n)  [a-z]+ " lines "${CMAKE_MATCH_1}")
+string(REGEX MATCHALL "\n  [a-z]+ " lines "\n${CMAKE_MATCH_1}")
 foreach(line IN LISTS lines)
   string(STRIP "${line}" sub)
   execute_process(COMMAND ${JOURNEY} help ${sub} OUTPUT_VARIABLE sub_help)

@@ -1,6 +1,7 @@
 // journey trace: the journey of one token through the model, stage by stage (trace.h).
 #include <cerrno>
 #include <fstream>
+#include <optional>
 
 #include "commands.h"
 #include "common.h"
@@ -9,6 +10,7 @@
 #include "journey/trace/trace_html.h"
 #include "model_options.h"
 #include "numeric_options.h"
+#include "progress.h"
 #include "prompt_ids.h"
 #include "trace_text.h"
 
@@ -44,7 +46,11 @@ void run_trace_cmd(const TraceCliOptions& o) {
     opts.top_k = o.rows;
     if (!o.target.empty()) opts.target = parse_target(tok, model->config().n_vocab, o.target);
     opts.full_patterns = !o.html.empty();
+    // A long prompt takes a while: a bar by layers on a terminal, gone before the output.
+    std::optional<Progress> bar(std::in_place, "trace", "layers");
+    opts.progress = [&](int done, int total) { bar->update(size_t(done), size_t(total)); };
     const Trace tr = run_trace(*model, ids, opts);
+    bar.reset();
 
     if (!o.html.empty()) {
         const std::string title = "journey trace: " + model->source().filename().string();

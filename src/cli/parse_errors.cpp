@@ -82,7 +82,7 @@ std::optional<Prescan> prescan(CLI::App& app, int argc, char** argv) {
             const std::string sub = argv[i + 1];
             for (CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; }))
                 if (s->get_name() == sub) {
-                    std::fputs(s->help().c_str(), stdout);
+                    std::fputs(s->help(app.get_name()).c_str(), stdout);
                     return Prescan{0, ""};
                 }
             return Prescan{1, sub + ": no such subcommand (subcommands: " + join(subs, ", ") + ")"};

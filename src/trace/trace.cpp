@@ -109,6 +109,7 @@ void TraceObserver::observe(const Intermediate& t) {
     else if (n == "resid_post") {
         layer(t.layer).resid_post = l2_norm(row(t));
         observe_lens(t);
+        if (opts_.progress) opts_.progress(t.layer + 1, static_cast<int>(trace_.layers.size()));
     } else if (n == "logits") {
         const int64_t R = t.dims[0], V = t.dims[1];
         const int64_t T = static_cast<int64_t>(trace_.tokens.size());

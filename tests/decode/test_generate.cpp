@@ -131,7 +131,7 @@ TEST_CASE("generate: the context limit and -n 0", "[generate]") {
 TEST_CASE("generate: bad options are usage errors naming the flag", "[generate]") {
     Session session(tiny());
     const std::vector<TokenId> ids{13};
-    GenerateOptions o = greedy(-1);
+    GenerateOptions o = greedy(-2);  // -1 means "no limit"
     CHECK_THROWS_WITH(generate(session, ids, o), Catch::Matchers::Contains("-n"));
     o = greedy(1);
     o.top_logprobs = -1;

@@ -80,22 +80,23 @@ SignalResult run_and_signal(const std::vector<std::string>& args, int sig, int a
     bool sent = false;
     auto send = [&] {
         kill(pid, sig);
-        if (twice) kill(pid, sig);
+        if (twice) {
+            usleep(20000);  // two signals sent at once would merge into one pending signal
+            kill(pid, sig);
+        }
         sent = true;
     };
     char buf[4096];
     for (;;) {
-        pollfd p{out_pipe[0], POLLIN, 0};
-        if (poll(&p, 1, 10) == 0) {
-            // Nothing on stdout yet: with after_lines 0, signal once the seed line is out
-            // (journey prints it after its handlers are in place).
-            if (!sent && after_lines == 0) {
-                std::ifstream err(err_tmpl, std::ios::binary);
-                const std::string text(std::istreambuf_iterator<char>(err), {});
-                if (text.find("seed:") != std::string::npos) send();
-            }
-            continue;
+        // With after_lines 0, signal once the seed line is out (journey prints it after its
+        // handlers are in place).
+        if (!sent && after_lines == 0) {
+            std::ifstream err(err_tmpl, std::ios::binary);
+            const std::string text(std::istreambuf_iterator<char>(err), {});
+            if (text.find("seed:") != std::string::npos) send();
         }
+        pollfd p{out_pipe[0], POLLIN, 0};
+        if (poll(&p, 1, 10) == 0) continue;
         const ssize_t n = read(out_pipe[0], buf, sizeof buf);
         if (n <= 0) break;
         r.out.append(buf, size_t(n));

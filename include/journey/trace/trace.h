@@ -16,6 +16,7 @@
 // W_O with the ordinary matmul kernel, which makes it independent of the stored layout
 // (Conv1D or Linear) and dtype. The shared bias b_O belongs to no head and is left out.
 #pragma once
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -36,6 +37,8 @@ struct TraceOptions {
     int top_keys = 5;              // most-attended keys listed per head
     std::optional<TokenId> target; // token whose rank the lens follows; default: final top-1
     bool full_patterns = false;    // also keep every head's whole [T, T] pattern (for --html)
+    // Called as each layer's residual stream is observed (layers done, n_layer); may be empty.
+    std::function<void(int, int)> progress;
 };
 
 struct HeadTrace {
