@@ -13,6 +13,7 @@
 
 #include "journey/errors.h"
 #include "journey/formats/ggml_types.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 
@@ -21,6 +22,11 @@ namespace {
 using gguf::ValueType;
 
 constexpr int kMaxArrayNesting = 16;  // arrays of arrays deeper than this are refused
+// Array values held in memory, all arrays together. A value takes 16-64 bytes as JSON however
+// few it takes in the file (one byte for a u8), so the bytes left in the file do not bound the
+// memory; this does (~256 MB at most). The largest vocabularies (~256k tokens, with their
+// scores, types and merges) need about a quarter of it.
+constexpr uint64_t kMaxArrayValues = uint64_t{1} << 22;
 
 // A bounds-checked little-endian reader over the mapped bytes.
 class Cursor {
@@ -82,10 +88,19 @@ public:
                  std::to_string(remaining()) + " bytes");
     }
 
+    // Counts `count` more array values against kMaxArrayValues.
+    void take_array_values(uint64_t count, const std::string& what) {
+        if (count > kMaxArrayValues - array_values_)
+            fail(what + " of " + std::to_string(count) + " values takes the metadata arrays beyond " +
+                 std::to_string(kMaxArrayValues) + " values in all (journey's limit)");
+        array_values_ += count;
+    }
+
 private:
     const MappedFile& file_;
     const unsigned char* data_;
     size_t pos_ = 0;
+    uint64_t array_values_ = 0;
 };
 
 // The fewest bytes a value of this type can take in the file (0 for an unknown type).
@@ -110,6 +125,7 @@ nlohmann::json read_array(Cursor& c, const std::string& key, int depth) {
     if (min_bytes == 0) c.fail("key '" + key + "': unknown array element type " + std::to_string(elem_type));
     const uint64_t n = c.read<uint64_t>("key '" + key + "' array length");
     c.check_count(n, min_bytes, "key '" + key + "' array");
+    c.take_array_values(n, "key '" + key + "' array");
     nlohmann::json arr = nlohmann::json::array();
     arr.get_ref<nlohmann::json::array_t&>().reserve(size_t(n));
     for (uint64_t i = 0; i < n; ++i) arr.push_back(read_value(c, elem_type, key, depth + 1));
@@ -148,7 +164,7 @@ struct RawTensor {
 RawTensor read_tensor_info(Cursor& c, size_t index) {
     RawTensor t;
     t.name = c.read_string("tensor " + std::to_string(index) + " name");
-    const std::string who = "tensor '" + t.name + "'";
+    const std::string who = "tensor '" + excerpt(t.name, 60) + "'";
     const uint32_t n_dims = c.read<uint32_t>(who + " n_dims");
     if (n_dims == 0 || n_dims > gguf::kMaxDims)
         c.fail(who + ": n_dims " + std::to_string(n_dims) + " is not between 1 and " +
@@ -206,7 +222,7 @@ uint32_t alignment_of(const nlohmann::json& metadata, const Cursor& c) {
     if (it == metadata.end()) return gguf::kDefaultAlignment;
     if (!it->is_number_unsigned() || it->get<uint64_t>() == 0 || it->get<uint64_t>() > (1u << 30) ||
         (it->get<uint64_t>() & (it->get<uint64_t>() - 1)) != 0)
-        c.fail("general.alignment must be a power of two, got " + it->dump());
+        c.fail("general.alignment must be a power of two, got " + json_excerpt(*it, 40));
     return it->get<uint32_t>();
 }
 
@@ -232,9 +248,10 @@ ModelFile read_gguf(const std::filesystem::path& path) {
     mf.metadata = nlohmann::json::object();
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = c.read_string("metadata key " + std::to_string(i));
-        if (mf.metadata.contains(key)) c.fail("duplicate metadata key '" + key + "'");
-        const uint32_t type = c.read<uint32_t>("type of key '" + key + "'");
-        mf.metadata[key] = read_value(c, type, key, 0);
+        const std::string shown = excerpt(key, 60);  // messages quote the key, cut short
+        if (mf.metadata.contains(key)) c.fail("duplicate metadata key '" + shown + "'");
+        const uint32_t type = c.read<uint32_t>("type of key '" + shown + "'");
+        mf.metadata[key] = read_value(c, type, shown, 0);
     }
     const uint32_t alignment = alignment_of(mf.metadata, c);
 
@@ -243,14 +260,14 @@ ModelFile read_gguf(const std::filesystem::path& path) {
     std::set<std::string> names;
     for (uint64_t i = 0; i < n_tensors; ++i) {
         raw.push_back(read_tensor_info(c, size_t(i)));
-        if (!names.insert(raw.back().name).second) c.fail("duplicate tensor name '" + raw.back().name + "'");
+        if (!names.insert(raw.back().name).second) c.fail("duplicate tensor name '" + excerpt(raw.back().name, 60) + "'");
     }
 
     // The data section starts at the next multiple of the alignment.
     const uint64_t data_start = (uint64_t(c.pos()) + alignment - 1) / alignment * alignment;
     const uint64_t size = file->size();
     for (const RawTensor& t : raw) {
-        const std::string who = "tensor '" + t.name + "'";
+        const std::string who = "tensor '" + excerpt(t.name, 60) + "'";
         if (t.offset % alignment != 0)
             c.fail(who + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                    std::to_string(alignment));
