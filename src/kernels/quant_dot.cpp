@@ -236,9 +236,12 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
     switch (W.dtype) {
         case DType::Q8_0: return dot_rows_of<DType::Q8_0>(out, W, x, r0, r1);
         case DType::Q4_0: return dot_rows_of<DType::Q4_0>(out, W, x, r0, r1);
-        case DType::Q4_K:
-        case DType::Q6_K: return dot_rows_k(out, W, x, r0, r1, quant_dot_fast_available());
-        default: throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
+        default: {
+            const bool fast = quant_dot_fast_available();
+            if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, fast);
+            if (has_unpacked_dot(W.dtype)) return dot_rows_unpacked(out, W, x, r0, r1, fast);
+            throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
+        }
     }
 }
 

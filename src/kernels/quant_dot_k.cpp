@@ -1,4 +1,4 @@
-// K-quant rows (Q4_K, Q6_K) · Q8_0-quantized activations (the arithmetic is stated in
+// K-quant rows (Q4_K, Q5_K, Q6_K) · Q8_0-quantized activations (the arithmetic is stated in
 // include/journey/kernels/quant_dot.h). The portable loop is the definition; the AVX-512 VNNI
 // kernel does the same integer sums and the same float operations per lane, 16 lanes (one pair
 // of activation blocks, 64 elements) at a time, so the two give the same bits.
@@ -30,14 +30,18 @@ struct Unpacked {
     float d, dmin;
 };
 
-void unpack_q4_k(const unsigned char* b, Unpacked& u) {
+// Q4_K, and Q5_K (kFive) whose fifth bits lie in qh[32] before the nibbles: bit 2i of qh[l]
+// for element l of the i-th 64, bit 2i+1 for element l + 32.
+template <bool kFive>
+void unpack_q45_k(const unsigned char* b, Unpacked& u) {
     u.d = half_at(reinterpret_cast<const std::byte*>(b));
     u.dmin = half_at(reinterpret_cast<const std::byte*>(b + 2));
-    const unsigned char* qs = b + 16;
+    const unsigned char* qh = b + 16;
+    const unsigned char* qs = b + (kFive ? 48 : 16);
     for (int i = 0; i < 4; ++i)  // 64 elements: low nibbles of 32 bytes, then their high nibbles
         for (int l = 0; l < 32; ++l) {
-            u.q[64 * i + l] = int8_t(qs[32 * i + l] & 0x0f);
-            u.q[64 * i + 32 + l] = int8_t(qs[32 * i + l] >> 4);
+            u.q[64 * i + l] = int8_t((qs[32 * i + l] & 0x0f) | (kFive ? ((qh[l] >> (2 * i)) & 1) << 4 : 0));
+            u.q[64 * i + 32 + l] = int8_t((qs[32 * i + l] >> 4) | (kFive ? ((qh[l] >> (2 * i + 1)) & 1) << 4 : 0));
         }
     for (int s = 0; s < 8; ++s) {  // sub-block s: elements 32s .. 32s+31, lane groups 8s .. 8s+7
         uint8_t sc, m;
@@ -64,14 +68,18 @@ void unpack_q6_k(const unsigned char* b, Unpacked& u) {
 }
 
 template <DType D>
+constexpr size_t kBlockBytes = D == DType::Q4_K ? 144 : D == DType::Q5_K ? 176 : 210;
+
+template <DType D>
 float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
-    constexpr size_t block_bytes = D == DType::Q4_K ? 144 : 210;
+    constexpr size_t block_bytes = kBlockBytes<D>;
+    constexpr bool with_min = D != DType::Q6_K;
     float acc[16] = {};
     Unpacked u;
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * block_bytes);
-        if constexpr (D == DType::Q4_K) unpack_q4_k(b, u);
-        else unpack_q6_k(b, u);
+        if constexpr (D == DType::Q6_K) unpack_q6_k(b, u);
+        else unpack_q45_k<D == DType::Q5_K>(b, u);
         for (int c = 0; c < 4; ++c) {  // pair c: x blocks 8k + 2c and 8k + 2c + 1
             const int64_t p = 4 * k + c;
             for (int l = 0; l < 16; ++l) {
@@ -80,7 +88,7 @@ float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
                 const int32_t isum = u.q[4 * g] * qx[0] + u.q[4 * g + 1] * qx[1] + u.q[4 * g + 2] * qx[2] + u.q[4 * g + 3] * qx[3];
                 const float dx = x.d_lanes[size_t(p * 16 + l)];
                 acc[l] = std::fma(float(u.scale[g] * isum), u.d * dx, acc[l]);
-                if constexpr (D == DType::Q4_K)
+                if constexpr (with_min)
                     acc[l] = std::fma(float(-(u.min[g] * x.sum4[size_t(p * 16 + l)])), u.dmin * dx, acc[l]);
             }
         }
@@ -105,21 +113,32 @@ JOURNEY_VNNI inline float hsum_lanes(__m512 a) {
 }
 
 // Q4_K: pair c's 64 elements are the low then the high nibbles of 32 bytes; sub-blocks 2c and
-// 2c+1 (lanes 0-7 and 8-15) have their own 6-bit scale and min.
-JOURNEY_VNNI float dot_row_q4_k_vnni(const std::byte* row, const QuantizedActivations& x) {
+// 2c+1 (lanes 0-7 and 8-15) have their own 6-bit scale and min. Q5_K (kFive): plus bits 2c
+// and 2c+1 of qh[32] as the fifth bits of the two halves.
+template <bool kFive>
+JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActivations& x) {
+    constexpr size_t block_bytes = kFive ? 176 : 144, qs_at = kFive ? 48 : 16;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
-        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * 144);
-        const __m512 d = _mm512_set1_ps(half_at(row + size_t(k) * 144));
-        const __m512 dmin = _mm512_set1_ps(half_at(row + size_t(k) * 144 + 2));
+        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * block_bytes);
+        const __m512 d = _mm512_set1_ps(half_at(row + size_t(k) * block_bytes));
+        const __m512 dmin = _mm512_set1_ps(half_at(row + size_t(k) * block_bytes + 2));
         uint8_t sc[8], m[8];
         for (int s = 0; s < 8; ++s) scale_min_k4(s, b + 4, sc[s], m[s]);
         for (int c = 0; c < 4; ++c) {
             const int64_t p = 4 * k + c;
-            const __m256i q32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * c));
+            const __m256i q32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + qs_at + 32 * c));
             __m512i z = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(q32), q32, 1);
             z = _mm512_mask_srli_epi16(z, 0xFFFF0000, z, 4);  // upper half: the high nibbles
-            const __m512i u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+            __m512i u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+            if constexpr (kFive) {
+                const __m256i h32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
+                const __m512i h = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(h32), h32, 1);
+                const __m512i shifts = _mm512_mask_blend_epi16(0xFFFF0000, _mm512_set1_epi16(short(2 * c)),
+                                                               _mm512_set1_epi16(short(2 * c + 1)));
+                const __m512i bit = _mm512_and_si512(_mm512_srlv_epi16(h, shifts), _mm512_set1_epi8(1));
+                u = _mm512_or_si512(u, _mm512_maskz_slli_epi16(0xFFFFFFFF, bit, 4));
+            }
             const __m512i xq = _mm512_loadu_si512(x.q.data() + p * 64);
             const __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, xq);
             const __m512i scv = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(sc[2 * c]), _mm512_set1_epi32(sc[2 * c + 1]));
@@ -172,14 +191,17 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
 
 }  // namespace
 
-bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q6_K; }
+bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
 
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
-        if (W.dtype == DType::Q4_K) out[r] = fast ? dot_row_q4_k_vnni(row, x) : dot_row_portable<DType::Q4_K>(row, x);
-        else out[r] = fast ? dot_row_q6_k_vnni(row, x) : dot_row_portable<DType::Q6_K>(row, x);
+        switch (W.dtype) {
+            case DType::Q4_K: out[r] = fast ? dot_row_q45_k_vnni<false>(row, x) : dot_row_portable<DType::Q4_K>(row, x); break;
+            case DType::Q5_K: out[r] = fast ? dot_row_q45_k_vnni<true>(row, x) : dot_row_portable<DType::Q5_K>(row, x); break;
+            default: out[r] = fast ? dot_row_q6_k_vnni(row, x) : dot_row_portable<DType::Q6_K>(row, x); break;
+        }
     }
 }
 

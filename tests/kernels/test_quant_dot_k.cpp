@@ -1,5 +1,7 @@
-// K-quant rows (Q4_K, Q6_K) · Q8_0-quantized activations (quant_dot.h): the VNNI kernels against
-// the portable ones (same bits), and both against a double reference on the dequantized rows.
+// Rows of every block type but Q8_0/Q4_0 (test_quant_dot.cpp) · Q8_0-quantized activations
+// (quant_dot.h): the VNNI kernels against the portable ones (same bits), both against a double
+// reference on the dequantized rows, and the threaded product on 1 and 2 threads.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -8,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "journey/kernels/gemv.h"
+#include "journey/kernels/kernels.h"
 #include "journey/kernels/quant.h"
 #include "journey/kernels/quant_dot.h"
 
@@ -15,7 +18,20 @@ using namespace journey;
 
 namespace {
 
-constexpr float kMaxScale = 0.02f;  // |d| and |dmin| of the random blocks
+constexpr float kMaxScale = 0.02f;  // |d| and |dmin| (or m) of the random blocks
+
+// Where each type keeps its half-float scales in a block, and the largest integer its min
+// is multiplied by (0: no min).
+struct BlockFields {
+    DType t;
+    std::vector<size_t> halves;
+    int max_min;
+};
+const std::vector<BlockFields> kTypes = {
+    {DType::Q4_K, {0, 2}, 63}, {DType::Q5_K, {0, 2}, 63}, {DType::Q6_K, {208}, 0},  {DType::Q2_K, {80, 82}, 15},
+    {DType::Q3_K, {108}, 0},   {DType::IQ4_XS, {0}, 0},   {DType::IQ4_NL, {0}, 0},  {DType::Q4_1, {0, 2}, 1},
+    {DType::Q5_0, {0}, 0},     {DType::Q5_1, {0, 2}, 1},
+};
 
 struct KRows {
     Matrix m;
@@ -23,29 +39,24 @@ struct KRows {
     std::vector<float> values;  // dequantized (bit-exact reference, test_dequant.cpp)
 };
 
-// Random super-blocks: every bit pattern of quants, scales and mins, with half-float d (and
-// dmin) of either sign up to kMaxScale.
-KRows random_k_rows(DType t, int64_t rows, int64_t n, uint32_t seed) {
+// Random blocks: every bit pattern of quants, scales and mins, with half-float scales of
+// either sign up to kMaxScale.
+KRows random_k_rows(const BlockFields& L, int64_t rows, int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> byte(0, 255);
     std::uniform_real_distribution<float> scale(-kMaxScale, kMaxScale);
     KRows r;
-    const size_t row_bytes = dtype_bytes(t, uint64_t(n)), block_bytes = dtype_bytes(t, 256);
+    const size_t row_bytes = dtype_bytes(L.t, uint64_t(n)), block_bytes = dtype_bytes(L.t, dtype_block(L.t));
     r.bytes.resize(row_bytes * size_t(rows));
     for (auto& b : r.bytes) b = std::byte(byte(rng));
-    for (size_t b = 0; b < r.bytes.size() / block_bytes; ++b) {
-        std::byte* blk = r.bytes.data() + b * block_bytes;
-        const uint16_t d = fp32_to_fp16(scale(rng)), dmin = fp32_to_fp16(scale(rng));
-        if (t == DType::Q4_K) {
-            std::memcpy(blk, &d, 2);
-            std::memcpy(blk + 2, &dmin, 2);
-        } else {
-            std::memcpy(blk + 208, &d, 2);
+    for (size_t b = 0; b < r.bytes.size() / block_bytes; ++b)
+        for (size_t at : L.halves) {
+            const uint16_t h = fp32_to_fp16(scale(rng));
+            std::memcpy(r.bytes.data() + b * block_bytes + at, &h, 2);
         }
-    }
     r.values.resize(size_t(rows * n));
-    for (int64_t i = 0; i < rows; ++i) dequantize_row(t, r.bytes.data() + size_t(i) * row_bytes, r.values.data() + i * n, n);
-    r.m = Matrix{t, r.bytes.data(), rows, n, Layout::Linear};
+    for (int64_t i = 0; i < rows; ++i) dequantize_row(L.t, r.bytes.data() + size_t(i) * row_bytes, r.values.data() + i * n, n);
+    r.m = Matrix{L.t, r.bytes.data(), rows, n, Layout::Linear};
     return r;
 }
 
@@ -63,16 +74,16 @@ struct PortableScope {
     ~PortableScope() { force_portable_kernels(false); }
 };
 
-const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 256}, {5, 512}, {33, 768}, {4, 3072}};
+const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 256}, {5, 512}, {33, 768}, {4, 3072}};  // whole 256s
 
 }  // namespace
 
-TEST_CASE("dot_rows K-quants: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
+TEST_CASE("dot_rows, every other block type: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
-    for (DType t : {DType::Q4_K, DType::Q6_K})
+    for (const BlockFields& L : kTypes)
     for (auto [rows, n] : kShapes) {
-        INFO(dtype_name(t) << ": " << rows << " rows of " << n);
-        const KRows W = random_k_rows(t, rows, n, 7);
+        INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
+        const KRows W = random_k_rows(L, rows, n, 7);
         QuantizedActivations xq;
         quantize_activations(random_activations(n, 11).data(), n, xq);
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
@@ -85,13 +96,13 @@ TEST_CASE("dot_rows K-quants: AVX-512 VNNI and portable kernels give the same bi
     }
 }
 
-TEST_CASE("dot_rows K-quants: the product of the dequantized weights and the quantized x", "[quant][quant_dot]") {
+TEST_CASE("dot_rows, every other block type: the product of the dequantized weights and the quantized x", "[quant][quant_dot]") {
     for (bool portable : {false, true})
-    for (DType t : {DType::Q4_K, DType::Q6_K}) {
+    for (const BlockFields& L : kTypes) {
         PortableScope p(portable);
         for (auto [rows, n] : kShapes) {
-            INFO(dtype_name(t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
-            const KRows W = random_k_rows(t, rows, n, 3);
+            INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
+            const KRows W = random_k_rows(L, rows, n, 3);
             const std::vector<float> x = random_activations(n, 5);
             QuantizedActivations xq;
             quantize_activations(x.data(), n, xq);
@@ -102,17 +113,35 @@ TEST_CASE("dot_rows K-quants: the product of the dequantized weights and the qua
                 for (int64_t i = 0; i < n; ++i) {
                     const double xi = double(xq.d[size_t(i / 32)]) * xq.q[size_t(i)];
                     exact += double(W.values[size_t(r * n + i)]) * xi;
-                    // Q4_K's w = a - b (scale part, min part, |b| <= 63 dmin) is summed as a and
-                    // b apart: bound by |a| + |b| <= |w| + 2 · 63 · max|dmin|.
-                    const double parts = std::fabs(W.values[size_t(r * n + i)]) + (t == DType::Q4_K ? 2 * 63 * kMaxScale : 0);
+                    // With a min, w = a + b (scale part, min part, |b| <= max_min · max|dmin|) is
+                    // summed as a and b apart: bound by |a| + |b| <= |w| + 2 |b|.
+                    const double parts = std::fabs(W.values[size_t(r * n + i)]) + 2.0 * L.max_min * kMaxScale;
                     mag += parts * std::fabs(xi);
                 }
-                // Integer sums and their scaling by sc, m are exact; d·d_x rounds once, then each
-                // lane takes 1 (Q6_K) or 2 (Q4_K) fmas per pair of blocks, then 4 levels of lane
+                // Integer sums and their scaling by S, M are exact; A·d_x rounds once, then each
+                // lane takes 1 or 2 (with a min) fmas per pair of blocks, then 4 levels of lane
                 // sums: relative 2^-24 each.
                 const double tol = (2.0 * double(n) / 64 + 6) * 0x1p-24 * mag;
                 CHECK(std::fabs(got[size_t(r)] - exact) <= tol);
             }
         }
+    }
+}
+
+TEST_CASE("matmul: one-token products of every block type split over the pool without changing the result",
+          "[quant][quant_dot]") {
+    for (const BlockFields& L : kTypes) {
+        INFO(dtype_name(L.t));
+        const int64_t rows = 301, n = 512;  // 75 chunks of 4 and a remainder
+        const KRows W = random_k_rows(L, rows, n, 13);
+        const Matrix& m = W.m;
+        const std::vector<float> x = random_activations(n, 17);
+        std::vector<float> one(static_cast<size_t>(rows)), two(static_cast<size_t>(rows));
+        set_num_threads(1);
+        matmul(one.data(), x.data(), m, 1);
+        set_num_threads(2);
+        matmul(two.data(), x.data(), m, 1);
+        set_num_threads(1);
+        CHECK(std::memcmp(one.data(), two.data(), one.size() * 4) == 0);
     }
 }

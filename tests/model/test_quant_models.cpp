@@ -133,21 +133,30 @@ TEST_CASE("quantized GGUFs from llama-quantize: journey against llama.cpp, for e
     }
 }
 
-TEST_CASE("quantized GGUFs: token by token gives the prompt's logits", "[quant][gguf]") {
-    // Float-path types only (one-token products dequantize rows and multiply in float, like the
-    // prompt's gemm): the same to float rounding. Q4_K / Q6_K rows take integer dots on 8-bit
-    // activations one token at a time, which the test above bounds against llama.cpp.
-    for (const char* mix : {"IQ4_XS", "IQ4_NL", "Q4_1", "Q5_0", "Q5_1"}) {  // Q6_K only as output rows
+TEST_CASE("quantized GGUFs: token by token stays as close to the prompt's float products as llama.cpp's rounding", "[quant][gguf]") {
+    // The prompt's products are float (gemm on dequantized panels), token by token they are
+    // integer dots on 8-bit activations: they differ by that rounding, which on the same file
+    // moves llama.cpp by |L - F| over F's top-20. Journey's is of the same size: its max within
+    // 1.5x and its mean within 2x of llama.cpp's (measured: at most 1.15x and 1.44x, Q5_1; the
+    // ratio is below 1 for 7 of the 10 files).
+    for (const auto& [mix, want] : expect().items()) {
+        if (mix == "F32") continue;
         INFO(mix);
-        const auto model = Model::load(kDir + "/" + expect()[mix]["file"].get<std::string>(), LoadOptions{.tokenizer = false});
-        const std::vector<TokenId> ids = expect()[mix]["case"]["ids"];
+        const auto model = Model::load(kDir + "/" + want["file"].get<std::string>(), LoadOptions{.tokenizer = false});
+        const auto& c = want["case"];
+        const std::vector<TokenId> ids = c["ids"];
         Session whole(*model), one(*model);
-        const auto a = whole.eval(ids);
-        const std::vector<float> prompt(a.begin(), a.end());
+        const auto prompt = log_probs(whole.eval(ids));
         std::span<const float> b;
         for (TokenId id : ids) b = one.eval(std::span(&id, 1));
-        float worst = 0;
-        for (size_t i = 0; i < prompt.size(); ++i) worst = std::max(worst, std::abs(prompt[i] - b[i]));
-        CHECK(worst < 1e-4);
+        const auto tokens = log_probs(b);
+        const auto& top20 = c["f32_of_dequantized"]["top20"];
+        const Distance t_p = distance(tokens, prompt, top20);
+        const Distance l_f = distance(c["logprobs_last_all"].get<std::vector<double>>(),
+                                      c["f32_of_dequantized"]["logprobs_last_all"].get<std::vector<double>>(), top20);
+        WARN(mix << ": |token by token - prompt| max " << t_p.max << " mean " << t_p.mean << " (llama.cpp |L-F| max "
+                 << l_f.max << " mean " << l_f.mean << ")");
+        CHECK(t_p.max <= 1.5 * l_f.max);
+        CHECK(t_p.mean <= 2.0 * l_f.mean);
     }
 }

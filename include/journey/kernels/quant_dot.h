@@ -11,13 +11,20 @@
 //     acc[l] = fma(float(isum), scale, acc[l]).
 //   A missing odd last block adds fma(0, 0, acc[l]). Then lane l += lane l+8, +4, +2, +1.
 //
-// K-quants (Q4_K, Q6_K), rows of 256-element super-blocks with sub-block scales, the same
+// K-quants (Q4_K, Q5_K, Q6_K), rows of 256-element super-blocks with sub-block scales, the same
 // lanes: for super-block k with scales d (and dmin), pair c = 0..3 of x blocks (8k+2c, 8k+2c+1),
 // lane l's 4 elements lie in one sub-block s with integer scale sc_s (and min m_s):
-//     isum  = Σ q·qx over the 4 elements (exact int32; Q4_K q = 0..15, Q6_K q = -32..31),
+//     isum  = Σ q·qx over the 4 elements (exact int32; Q4_K q = 0..15, Q5_K 0..31, Q6_K -32..31),
 //     acc[l] = fma(float(sc_s · isum), d · d_x, acc[l]),
-//     Q4_K: acc[l] = fma(float(-(m_s · Σ qx)), dmin · d_x, acc[l]).
-//   w = d·sc·q - dmin·m (Q4_K), d·sc·q (Q6_K), so these sum w·(d_x·qx) per lane.
+//     Q4_K, Q5_K: acc[l] = fma(float(-(m_s · Σ qx)), dmin · d_x, acc[l]).
+//   w = d·sc·q - dmin·m (Q4_K, Q5_K), d·sc·q (Q6_K), so these sum w·(d_x·qx) per lane.
+//
+// The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
+// is first rewritten as int8 quants q with, per lane group of 4 elements, integers S, M and
+// floats A, B such that w = A·S·q + B·M (Q4_1: A = d, S = 1, B = m, M = 1; Q2_K: A = d,
+// S = sc, B = dmin, M = -m; Q3_K: S = sc - 32, q = -4..3; IQ4: q = the table's value; ...), then
+//     acc[l] = fma(float(S · isum), A · d_x, acc[l]),
+//     with a min (Q4_1, Q5_1, Q2_K): acc[l] = fma(float(M · Σ qx), B · d_x, acc[l]).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -44,8 +51,8 @@ struct QuantizedActivations {
 // value makes its block's d NaN and its q zero, so NaN reaches every output it touches.
 void quantize_activations(const float* x, int64_t n, QuantizedActivations& out);
 
-// out[r] = row r · x (the arithmetic above) for rows r0 <= r < r1 of a Linear Q8_0 / Q4_0 /
-// Q4_K / Q6_K matrix W with x.n columns (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
+// out[r] = row r · x (the arithmetic above) for rows r0 <= r < r1 of a Linear W of any
+// block-quantized type with x.n columns (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
 // when the CPU has it and the portable kernels are not forced (see gemv.h).
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 
