@@ -136,6 +136,9 @@ int64_t int_arg(const Value& v, int64_t def) {
 }
 
 std::string py_replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
+    // Bound the result before building it: at most one `to` per character, plus one.
+    if (to.size() > from.size() && (s.size() + 1) * (to.size() - from.size()) > (size_t(1) << 28))
+        if (uint64_t(count) > (size_t(1) << 28) / (to.size() - from.size())) throw RenderError("replace() result too large");
     std::string out;
     if (from.empty()) {  // Python inserts `to` around every character
         std::u32string u = cps(s);
