@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     journey::cli::register_info(app);
     journey::cli::register_bench(app);
     journey::cli::register_template(app);
+    journey::cli::register_chat(app);
 
     try {
         app.parse(argc, argv);
