@@ -11,6 +11,7 @@
 #include "generate_json.h"
 #include "journey/errors.h"
 #include "journey/decode/generate.h"
+#include "journey/model/chat_format.h"
 #include "journey/text/prompt.h"
 #include "model_options.h"
 #include "sampling_options.h"
@@ -28,6 +29,8 @@ struct GenerateCliOptions {
     bool echo = false;            // text: print the prompt first; json: "text" starts with it
     bool logprobs = false;        // text mode: each token's logprob on stderr
     std::string batch;
+    bool chat = false;            // --chat: the prompt is one user message in the model's chat template
+    std::string chat_template;    // --chat-template FILE (with --chat)
 };
 
 // Text mode: the visible text on stdout as it is released; --logprobs adds a line per token on stderr.
@@ -72,7 +75,16 @@ void run_generate(GenerateCliOptions o) {
     const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
     auto model = load_model(o.model);
     Session session(*model);
-    auto ids_of = [&](const std::string& prompt) { return encode_prompt(model->tokenizer(), prompt); };
+    ChatFormat chat;
+    if (o.chat) {
+        chat = load_chat_format(*model, o.chat_template);
+        o.gen.end_tokens = chat.end_tokens;
+    }
+    auto ids_of = [&](const std::string& prompt) {
+        if (!o.chat) return encode_prompt(model->tokenizer(), prompt);
+        const nlohmann::ordered_json messages = {{{"role", "user"}, {"content", prompt}}};
+        return chat_prompt_ids(model->tokenizer(), render_chat(chat, messages, true));
+    };
 
     if (!o.batch.empty()) {
         run_batch(o.batch, [&](const std::string& prompt) { return run_json(session, ids_of(prompt), o, prompt); });
@@ -113,6 +125,8 @@ void register_generate(CLI::App& app) {
     cmd->add_option("--top-logprobs", opts->gen.top_logprobs, "Report the K most likely tokens at each step (jsonl/json)")
         ->capture_default_str();
     add_batch_option(cmd, opts->batch);
+    cmd->add_flag("--chat", opts->chat, "Write the prompt as one user message in the model's chat template; stop at its end tokens");
+    cmd->add_option("--chat-template", opts->chat_template, "With --chat: a Jinja chat template instead of the model's");
     cmd->callback([opts] { run_generate(*opts); });
 }
 

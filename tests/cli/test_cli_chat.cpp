@@ -216,3 +216,16 @@ TEST_CASE("interactive chat on a terminal keeps the KV cache across turns", "[cl
     CHECK(turns[1][2] == turns[1][0] - turns[1][1]);
     CHECK(turns[1][2] < turns[1][0] - turns[0][0] + 8);
 }
+
+TEST_CASE("generate --chat writes -p as one user message in the template", "[cli][chat]") {
+    TinyChatModel m;
+    const std::string msgs = m.write("m.json", R"([{"role": "user", "content": "hello"}])");
+    auto c = run_journey({"chat", "-m", m.path(), "--messages", msgs, "--json", "--seed", "3", "-n", "20"});
+    auto g = run_journey({"generate", "-m", m.path(), "--chat", "-p", "hello", "--seed", "3", "-n", "20", "--format", "json"});
+    INFO(g.err);
+    REQUIRE(c.exit_code == 0);
+    REQUIRE(g.exit_code == 0);
+    const json cj = json::parse(c.out), gj = json::parse(g.out);
+    CHECK(gj["text"] == cj["content"]);
+    CHECK(gj["finish_reason"] == cj["finish_reason"]);
+}
