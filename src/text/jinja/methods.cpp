@@ -174,7 +174,7 @@ Value str_method(const std::string& s, const std::string& name, Args& a) {
     if (name == "replace")
         return py_replace(s, need_str(arg(a, 0, "old"), "replace()"), need_str(arg(a, 1, "new"), "replace()"), int_arg(arg(a, 2, "count"), -1));
     if (name == "find" || name == "rfind" || name == "count") {
-        const std::string& x = need_str(arg(a, 0, "sub"), name.c_str());
+        const std::string x = need_str(arg(a, 0, "sub"), name.c_str());
         if (name == "count") {
             if (x.empty()) return int64_t(cps(s).size() + 1);
             int64_t n = 0;
