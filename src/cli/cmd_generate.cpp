@@ -14,6 +14,7 @@
 #include "interrupt.h"
 #include "journey/decode/generate.h"
 #include "journey/errors.h"
+#include "journey/model/chat_format.h"
 #include "journey/text/token_display.h"
 #include "model_options.h"
 #include "numeric_options.h"
@@ -34,6 +35,8 @@ struct GenerateCliOptions {
     bool logprobs = false;        // text mode: each token's logprob on stderr
     bool truncate = false;        // keep the last tokens of a long prompt, leaving room for -n
     std::string batch;
+    bool chat = false;            // --chat: the prompt is one user message in the model's chat template
+    std::string chat_template;    // --chat-template FILE (with --chat)
 };
 
 // Text mode: the visible text on stdout as it is released; --logprobs adds a line per token on
@@ -124,7 +127,19 @@ void run_generate(GenerateCliOptions o) {
     const int n_ctx = model->config().n_ctx;
     const int room = std::min(o.gen.max_tokens < 0 ? n_ctx : o.gen.max_tokens, n_ctx / 2);
     const size_t limit = o.truncate ? size_t(n_ctx - room) : size_t(n_ctx);
-    auto ids_of = [&](const PromptInput& in) { return prompt_ids(*model, in, o.truncate, limit); };
+    // --chat: the text is one user message in the model's chat template, ending at its end tokens.
+    ChatFormat chat;
+    if (o.chat) {
+        chat = load_chat_format(*model, o.chat_template);
+        o.gen.end_tokens = chat.end_tokens;
+    }
+    auto ids_of = [&](const PromptInput& in) {
+        if (!o.chat || in.ids) return prompt_ids(*model, in, o.truncate, limit);
+        const nlohmann::ordered_json messages = {{{"role", "user"}, {"content", in.text}}};
+        PromptInput rendered;
+        rendered.ids = chat_prompt_ids(model->tokenizer(), render_chat(chat, messages, true));
+        return prompt_ids(*model, rendered, o.truncate, limit);
+    };
     const std::vector<TokenId> ids = o.batch.empty() ? ids_of(input) : std::vector<TokenId>{};
     const std::string text = input.ids ? model->tokenizer().decode(ids) : input.text;
 
@@ -191,6 +206,8 @@ void register_generate(CLI::App& app) {
         ->check(integer_at_least(0))
         ->capture_default_str();
     add_batch_option(cmd, opts->batch);
+    cmd->add_flag("--chat", opts->chat, "Write the prompt as one user message in the model's chat template; stop at its end tokens");
+    cmd->add_option("--chat-template", opts->chat_template, "With --chat: a Jinja chat template instead of the model's");
     cmd->callback([opts] { run_generate(*opts); });
 }
 

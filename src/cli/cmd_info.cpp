@@ -4,7 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "journey/errors.h"
+#include "journey/model/chat_format.h"
 #include "common.h"
+#include "journey/text/token_display.h"
 #include "model_options.h"
 
 namespace journey::cli {
@@ -45,6 +48,17 @@ void run_info(const InfoOptions& o) {
         {"tokenizer", m->tokenizer().kind()},
         {"tokenizer_n_vocab", m->tokenizer().n_vocab()},
     };
+    // How a conversation is written and where a reply ends (see journey chat).
+    std::string chat_template = "none", end_names;
+    try {
+        const ChatFormat f = load_chat_format(*m);
+        if (f.tmpl) chat_template = f.template_source;
+        j["end_tokens"] = f.end_tokens;
+        for (TokenId id : f.end_tokens) end_names += (end_names.empty() ? "" : " ") + std::to_string(id) + " " + visible_token(m->tokenizer().token_bytes(id));
+    } catch (const ModelError& e) {
+        chat_template = std::string("unusable: ") + e.what();
+    }
+    j["chat_template"] = chat_template;
     if (o.json) return out_line(j.dump());
     auto row = [](const char* k, const std::string& v) { out_line(std::string(k) + std::string(12 - std::string(k).size(), ' ') + v); };
     row("model", j["model"]);
@@ -58,6 +72,8 @@ void run_info(const InfoOptions& o) {
     row("dtype", j["dtype"]);
     row("parameters", human_count(m->n_params()) + " (" + std::to_string(m->n_params()) + ")");
     row("tokenizer", m->tokenizer().kind() + " (" + std::to_string(m->tokenizer().n_vocab()) + " tokens)");
+    row("chat", chat_template);
+    row("end tokens", end_names.empty() ? "none" : end_names);
 }
 
 }  // namespace

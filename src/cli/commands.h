@@ -13,5 +13,6 @@ void register_score(CLI::App& app);       // text -> log-probability of each tok
 void register_info(CLI::App& app);        // what a model is
 void register_bench(CLI::App& app);       // how fast a model runs
 void register_template(CLI::App& app);    // a chat template rendered, no model
+void register_chat(CLI::App& app);        // a conversation in the model's chat template
 
 }  // namespace journey::cli

@@ -1,6 +1,7 @@
 // The generation loop: prompt -> sample -> show -> evaluate the new token -> ... See generate.h.
 #include "journey/decode/generate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <string_view>
@@ -48,8 +49,9 @@ private:
 
 // The tokens that end generation: EOS, and for BOS-prefixed (llama2.c-style) models also BOS,
 // which delimits texts in their training data (llama2.c's run.c stops on it too).
-bool ends_text(const Tokenizer& tok, TokenId id) {
-    return tok.eos_id() == id || (tok.add_bos() && tok.bos_id() == id);
+bool ends_text(const Tokenizer& tok, TokenId id, const std::vector<TokenId>& more) {
+    return tok.eos_id() == id || (tok.add_bos() && tok.bos_id() == id) ||
+           std::find(more.begin(), more.end(), id) != more.end();
 }
 
 }  // namespace
@@ -79,16 +81,16 @@ GenerateResult generate(Session& session, std::span<const TokenId> prompt, const
     validate(opts);
     const Tokenizer& tok = session.model().tokenizer();
     if (prompt.empty()) throw InputError("empty prompt: nothing to condition on (see encode_prompt)");
-    if (prompt.size() > size_t(session.n_ctx()))
-        throw InputError("prompt is " + std::to_string(prompt.size()) + " tokens, longer than the model's context of " +
-                         std::to_string(session.n_ctx()));
+    if (!opts.keep_cache) session.reset();
+    if (prompt.size() + size_t(session.n_past()) > size_t(session.n_ctx()))
+        throw InputError("prompt is " + std::to_string(prompt.size() + size_t(session.n_past())) +
+                         " tokens, longer than the model's context of " + std::to_string(session.n_ctx()));
 
     Sampler sampler(opts.sampler);
     GenerateResult r;
     r.seed = sampler.seed();
     r.prompt_tokens = int(prompt.size());
 
-    session.reset();
     const auto t_prompt = Clock::now();
     std::span<const float> logits = session.eval(prompt);
     r.prompt_ms = ms_since(t_prompt);
@@ -110,6 +112,8 @@ GenerateResult generate(Session& session, std::span<const TokenId> prompt, const
             for (auto end : {tok.eos_id(), tok.add_bos() ? tok.bos_id() : std::nullopt})
                 if (end && *end >= 0 && size_t(*end) < masked.size())
                     masked[size_t(*end)] = -std::numeric_limits<float>::infinity();
+            for (TokenId end : opts.end_tokens)
+                if (end >= 0 && size_t(end) < masked.size()) masked[size_t(end)] = -std::numeric_limits<float>::infinity();
             to_sample = masked;
         }
         step.id = sampler.sample(to_sample, history);
@@ -120,7 +124,7 @@ GenerateResult generate(Session& session, std::span<const TokenId> prompt, const
         history.push_back(step.id);
         r.tokens.push_back(step.id);
 
-        if (!opts.ignore_eos && ends_text(tok, step.id)) {
+        if (!opts.ignore_eos && ends_text(tok, step.id, opts.end_tokens)) {
             r.finish_reason = FinishReason::eos;
             step.last = true;
             step.text = visible.flush();

@@ -24,6 +24,10 @@ struct GenerateOptions {
     std::vector<std::string> stop;   // --stop: end when the text contains one; never shown
     bool ignore_eos = false;         // --ignore-eos: keep going past the end-of-text token
     int top_logprobs = 0;            // --top-logprobs: alternatives reported per step (>= 0)
+    std::vector<TokenId> end_tokens; // more tokens that end generation as EOS does (a chat
+                                     // model's end-of-turn tokens, see chat_format.h)
+    bool keep_cache = false;         // continue the session: the prompt follows what it already
+                                     // holds instead of a reset (a chat's next turn)
     // Set (from a signal handler, say) to stop after the current token: that step is the last,
     // with everything held back released, and finish_reason is `interrupted`. Null: never.
     const std::atomic<bool>* interrupt = nullptr;
@@ -67,7 +71,7 @@ struct GenerateResult {
 };
 
 // Runs `prompt` (from encode_prompt(); must be non-empty and fit in the context) on a fresh
-// `session` (reset first), then samples. An EOS token ends generation as a step of its own
+// `session` (reset first; with keep_cache, after what the session holds), then samples. An EOS token ends generation as a step of its own
 // (text empty) unless ignore_eos. For SPM tokenizers the first generated piece loses its
 // leading space when it directly follows a lone BOS, as llama2.c does (the text starts there).
 // The callback may throw (e.g. a closed pipe); generation stops and the exception propagates.

@@ -26,6 +26,8 @@ public:
     int n_ctx() const;
     int n_vocab() const;
     void reset() { n_past_ = 0; }
+    // Keep only the first n cached tokens (a chat turn whose prefix is already cached).
+    void rewind(int n) { if (n >= 0 && n < n_past_) n_past_ = n; }
     void set_observer(Observer* o) { observer_ = o; }  // nullptr: none
 
     const Model& model() const { return model_; }

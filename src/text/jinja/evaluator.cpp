@@ -10,6 +10,7 @@ namespace journey::jinja {
 namespace {
 
 constexpr int64_t kMaxRange = 100000;  // Jinja's sandbox: MAX_RANGE
+constexpr size_t kMaxItems = 1u << 20;
 
 Value arg(const Args& a, size_t idx, const char* name, Value def = Undefined{}) {
     if (idx < a.pos.size()) return a.pos[idx];
@@ -98,6 +99,25 @@ void Renderer::tick() {
 Renderer::DepthGuard::DepthGuard(Renderer& r) : r(r) {
     if (++r.depth_ > r.opt_.max_depth)
         throw RenderError("rendering nested deeper than " + std::to_string(r.opt_.max_depth) + " levels (macro recursion?)");
+}
+
+// What a filter, call or operator made: its size counts as work, and no string may outgrow the
+// output limit, nor a list a million items (doubling a value in a loop is cheap to write).
+const Value& Renderer::charge(const Value& v) {
+    size_t size = 0;
+    if (v.is_string()) {
+        size = v.str().size();
+        if (size > opt_.max_output_bytes)
+            throw RenderError("a string larger than " + std::to_string(opt_.max_output_bytes) + " bytes (a template is bounded)");
+        size /= 16;
+    } else if (v.is_list()) {
+        size = v.list().size();
+        if (size > kMaxItems) throw RenderError("a list of more than " + std::to_string(kMaxItems) + " items (a template is bounded)");
+    }
+    steps_ += size;
+    if (steps_ > opt_.max_steps)
+        throw RenderError("rendering took more than " + std::to_string(opt_.max_steps) + " steps (a template is bounded)");
+    return v;
 }
 
 void Renderer::write(std::string& out, const std::string& s) {
@@ -210,6 +230,7 @@ Renderer::Flow Renderer::render_for(const Node& n, const FramePtr& frame, std::s
     if (n.filter) {
         List kept;
         for (Value& item : items) {
+            tick();
             auto f = std::make_shared<Frame>();
             f->parent = frame;
             assign(n.targets, item, *f);
@@ -220,6 +241,7 @@ Renderer::Flow Renderer::render_for(const Node& n, const FramePtr& frame, std::s
     if (items.empty()) return render(n.else_body, frame, out);
     const int64_t len = int64_t(items.size());
     for (int64_t i = 0; i < len; ++i) {
+        tick();  // an empty body still costs an iteration
         auto f = std::make_shared<Frame>();
         f->parent = frame;
         assign(n.targets, items[size_t(i)], *f);
@@ -354,11 +376,11 @@ Value Renderer::eval_inner(const Expr& e, const FramePtr& frame) {
             if (e.args[size_t(k) + 1]) parts[k] = eval(*e.args[size_t(k) + 1], frame);
         return slice(obj, parts[0], parts[1], parts[2]);
     }
-    case Expr::Kind::call: return eval_call(e, frame, nullptr);
+    case Expr::Kind::call: return charge(eval_call(e, frame, nullptr));
     case Expr::Kind::filter: {
-        const Value v = eval(*e.args[0], frame);
+        const Value v = charge(eval(*e.args[0], frame));
         Args a = eval_args(e, frame);
-        return apply_filter(e.name, v, a);
+        return charge(apply_filter(e.name, v, a));
     }
     case Expr::Kind::test: {
         const Value v = eval(*e.args[0], frame);
@@ -382,7 +404,7 @@ Value Renderer::eval_inner(const Expr& e, const FramePtr& frame) {
         const Value a = eval(*e.args[0], frame);
         if (e.name == "and") return truthy(a) ? eval(*e.args[1], frame) : a;
         if (e.name == "or") return truthy(a) ? a : eval(*e.args[1], frame);
-        return binary_op(e.name, a, eval(*e.args[1], frame));
+        return charge(binary_op(e.name, charge(a), charge(eval(*e.args[1], frame))));
     }
     case Expr::Kind::compare: {
         Value left = eval(*e.args[0], frame);

@@ -41,6 +41,7 @@ private:
     int depth_ = 0;
 
     void tick();
+    const Value& charge(const Value& v);
     void write(std::string& out, const std::string& s);
     Value lookup(const std::string& name, const FramePtr& frame) const;
     void assign(const std::vector<std::string>& targets, const Value& v, Frame& frame);

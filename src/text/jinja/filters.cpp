@@ -73,7 +73,9 @@ std::vector<std::u32string> splitlines(const std::u32string& u) {
 }
 
 std::string indent(const std::string& s, const Value& width, bool first, bool blank) {
-    std::string ind = width.is_string() ? width.str() : std::string(size_t(std::max<int64_t>(0, width.is_int() ? std::get<int64_t>(width.v) : 4)), ' ');
+    const int64_t n = width.is_int() ? std::get<int64_t>(width.v) : 4;
+    if (n > 4096) throw RenderError("indent wider than 4096");
+    std::string ind = width.is_string() ? width.str() : std::string(size_t(std::max<int64_t>(0, n)), ' ');
     const std::u32string u32ind = utf8_decode(ind);
     auto lines = splitlines(utf8_decode(s + "\n"));
     std::u32string rv;

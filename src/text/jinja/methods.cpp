@@ -136,6 +136,9 @@ int64_t int_arg(const Value& v, int64_t def) {
 }
 
 std::string py_replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
+    // Bound the result before building it: at most one `to` per character, plus one.
+    if (to.size() > from.size() && (s.size() + 1) * (to.size() - from.size()) > (size_t(1) << 28))
+        if (uint64_t(count) > (size_t(1) << 28) / (to.size() - from.size())) throw RenderError("replace() result too large");
     std::string out;
     if (from.empty()) {  // Python inserts `to` around every character
         std::u32string u = cps(s);
@@ -171,7 +174,7 @@ Value str_method(const std::string& s, const std::string& name, Args& a) {
     if (name == "replace")
         return py_replace(s, need_str(arg(a, 0, "old"), "replace()"), need_str(arg(a, 1, "new"), "replace()"), int_arg(arg(a, 2, "count"), -1));
     if (name == "find" || name == "rfind" || name == "count") {
-        const std::string& x = need_str(arg(a, 0, "sub"), name.c_str());
+        const std::string x = need_str(arg(a, 0, "sub"), name.c_str());
         if (name == "count") {
             if (x.empty()) return int64_t(cps(s).size() + 1);
             int64_t n = 0;

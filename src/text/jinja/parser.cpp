@@ -581,7 +581,7 @@ private:
 
     // e.args[0] is the callee or the filtered value; the call's arguments follow it.
     ExprPtr parse_call(ExprPtr callee) {
-        auto c = make(Expr::Kind::call, cur().pos);
+        auto c = make(Expr::Kind::call, callee->pos);  // errors point at what is called
         c->args.push_back(std::move(callee));
         parse_args(*c);
         return c;

@@ -16,27 +16,38 @@ std::string located(const std::string& name, SourcePos pos, const std::string& m
     return name + ":" + std::to_string(pos.line) + ":" + std::to_string(pos.col) + ": " + msg;
 }
 
-// Unknown filters and tests are errors when the template is read, even in branches not taken.
-void check_names(const Expr& e) {
-    if (e.kind == Expr::Kind::filter && !is_filter(e.name)) throw TemplateSyntaxError{e.pos, "No filter named '" + e.name + "'."};
-    if (e.kind == Expr::Kind::test && !is_test(e.name)) throw TemplateSyntaxError{e.pos, "No test named '" + e.name + "'."};
+// Unknown filters and tests are errors when the template is read, as Jinja compiles it:
+// except inside an if statement or an inline if (a "soft" frame), where Jinja waits until
+// one is called, so a template may guard a filter it is unsure of. Loops and macros start a
+// new, strict frame again.
+void check_names(const Expr& e, bool soft) {
+    if (!soft && e.kind == Expr::Kind::filter && !is_filter(e.name)) throw TemplateSyntaxError{e.pos, "No filter named '" + e.name + "'."};
+    if (!soft && e.kind == Expr::Kind::test && !is_test(e.name)) throw TemplateSyntaxError{e.pos, "No test named '" + e.name + "'."};
+    soft = soft || e.kind == Expr::Kind::cond;
     for (const auto& a : e.args)
-        if (a) check_names(*a);
-    for (const auto& [k, a] : e.kwargs) check_names(*a);
+        if (a) check_names(*a, soft);
+    for (const auto& [k, a] : e.kwargs) check_names(*a, soft);
 }
 
-void check_names(const Body& body) {
+void check_names(const Body& body, bool soft) {
     for (const auto& n : body) {
-        if (n->expr) check_names(*n->expr);
-        if (n->filter) check_names(*n->filter);
-        for (const auto& [cond, b] : n->branches) {
-            check_names(*cond);
-            check_names(b);
+        switch (n->kind) {
+        case Node::Kind::if_:
+            for (const auto& [cond, b] : n->branches) {
+                check_names(*cond, true);
+                check_names(b, true);
+            }
+            check_names(n->else_body, true);
+            break;
+        case Node::Kind::scope: check_names(n->body, soft); break;
+        default:  // the expression in the current frame; a body (loop, macro, block) in a new one
+            if (n->expr) check_names(*n->expr, soft);
+            if (n->filter) check_names(*n->filter, n->kind == Node::Kind::for_ ? false : soft);
+            for (const auto& [p, def] : n->params)
+                if (def) check_names(*def, false);
+            check_names(n->body, false);
+            check_names(n->else_body, false);
         }
-        for (const auto& [p, def] : n->params)
-            if (def) check_names(*def);
-        check_names(n->body);
-        check_names(n->else_body);
     }
 }
 
@@ -85,7 +96,7 @@ Template::Template(const std::string& source, std::string name) : name_(std::mov
     if (auto bad = invalid_utf8(source)) throw TemplateError(located(name_, *bad, "invalid UTF-8"));
     try {
         body_ = std::make_unique<Body>(parse(lex(source)));
-        check_names(*body_);
+        check_names(*body_, false);
     } catch (const TemplateSyntaxError& e) {
         throw TemplateError(located(name_, e.pos, e.message));
     }
@@ -96,7 +107,7 @@ Template::Template(Template&&) noexcept = default;
 
 std::string Template::render(const nlohmann::ordered_json& vars, const RenderOptions& options) const {
     Globals globals;
-    if (!vars.is_object()) throw InputError(name_ + ": template variables must be a JSON object");
+    if (!vars.is_object() && !vars.is_null()) throw InputError(name_ + ": template variables must be a JSON object");
     for (const auto& [k, v] : vars.items()) {
         try {
             globals[k] = from_json(v);

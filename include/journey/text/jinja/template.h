@@ -28,7 +28,7 @@ struct RenderOptions {
     std::optional<std::tm> now;
     // Templates are untrusted: these bound the work and memory one render may take.
     size_t max_output_bytes = 32u << 20;   // everything written, including macro and set bodies
-    uint64_t max_steps = 20'000'000;       // statements and expressions evaluated
+    uint64_t max_steps = 5'000'000;        // statements and expressions evaluated (~2 s)
     int max_depth = 400;                   // nested expressions, statements and macro calls
 };
 

@@ -1,0 +1,83 @@
+#include "chat_repl.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include <editline/readline.h>
+
+#include "common.h"
+#include "journey/errors.h"
+
+namespace journey::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+struct Interrupted {};
+
+// SIGINT stops the reply (not the program) while one streams; the default comes back after.
+struct SigintWhileReplying {
+    struct sigaction old {};
+    SigintWhileReplying() {
+        g_interrupted = false;
+        struct sigaction sa {};
+        sa.sa_handler = on_sigint;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old);
+    }
+    ~SigintWhileReplying() { sigaction(SIGINT, &old, nullptr); }
+};
+
+}  // namespace
+
+void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const GenerateOptions& gen) {
+    std::fprintf(stderr, "journey chat: /reset starts over, /exit or Ctrl-D ends, Ctrl-C stops a reply\n");
+    nlohmann::ordered_json messages = start;
+    while (true) {
+        char* raw = readline("> ");
+        if (!raw) {  // Ctrl-D
+            std::fprintf(stderr, "\n");
+            return;
+        }
+        const std::string line(raw);
+        std::free(raw);
+        if (line.empty()) continue;
+        add_history(line.c_str());
+        if (line == "/exit") return;
+        if (line == "/reset") {
+            messages = start;
+            turns.reset();
+            std::fprintf(stderr, "(a new conversation)\n");
+            continue;
+        }
+        messages.push_back({{"role", "user"}, {"content", line}});
+        std::string reply;
+        FinishReason finish = FinishReason::length;
+        try {
+            SigintWhileReplying sigint;
+            const GenerateResult r = turns.reply(messages, gen, [&](const StepResult& s) {
+                out(s.text);
+                reply += s.text;
+                if (g_interrupted) throw Interrupted{};
+            });
+            finish = r.finish_reason;
+        } catch (const Interrupted&) {
+            out("\n");
+            std::fprintf(stderr, "(stopped)\n");
+            messages.push_back({{"role", "assistant"}, {"content", valid_utf8(reply)}});
+            continue;
+        } catch (const InputError& e) {
+            messages.erase(messages.end() - 1);
+            std::fprintf(stderr, "%s: /reset to start a new conversation\n", e.what());
+            continue;
+        }
+        out("\n");
+        messages.push_back({{"role", "assistant"}, {"content", valid_utf8(reply)}});
+        if (finish == FinishReason::context)
+            std::fprintf(stderr, "(the context of %d tokens is full: /reset to start a new conversation)\n", turns.n_ctx());
+    }
+}
+
+}  // namespace journey::cli

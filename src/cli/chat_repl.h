@@ -1,0 +1,13 @@
+// The interactive side of journey chat: a line editor with history (libedit), streamed
+// replies, /reset and /exit, Ctrl-C to stop a reply, Ctrl-D to end.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "chat_turns.h"
+
+namespace journey::cli {
+
+// `messages` holds what starts every conversation (the --system message, if any).
+void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const GenerateOptions& gen);
+
+}  // namespace journey::cli
