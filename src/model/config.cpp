@@ -1,6 +1,9 @@
 #include "journey/model/config.h"
 
+#include <cmath>
+
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 
@@ -48,7 +51,11 @@ void ModelConfig::validate(const std::string& source) const {
     need(n_kv_head > 0 && n_head % n_kv_head == 0,
          "n_head " + std::to_string(n_head) + " is not a multiple of n_kv_head " + std::to_string(n_kv_head));
     need(n_ff > 0, "MLP width must be positive");
-    need(norm_eps > 0.0f, "norm epsilon must be positive");
+    // Values that parse but that the math does not admit would run and print garbage.
+    need(std::isfinite(norm_eps) && norm_eps > 0.0f && norm_eps < 1.0f,
+         "norm epsilon " + std::to_string(norm_eps) + " is not in (0, 1)");
+    need(position != PositionKind::rope || (std::isfinite(rope_theta) && rope_theta > 0.0f),
+         "rope theta " + std::to_string(rope_theta) + " must be a positive number");
     need(position != PositionKind::rope || (rope_pairing != RopePairing::none && head_dim % 2 == 0),
          "rotary positions need an even head_dim");
 }
@@ -79,12 +86,12 @@ ModelConfig gpt2_from_hf(const nlohmann::json& j, const std::string& source) {
         if (!j["layer_norm_epsilon"].is_number()) throw ModelError(source + ": \"layer_norm_epsilon\" must be a number");
         c.norm_eps = j["layer_norm_epsilon"].get<float>();
     }
-    const std::string act = j.value("activation_function", std::string("gelu_new"));
+    const std::string act = json_value(j, "activation_function", std::string("gelu_new"), source);
     if (act != "gelu_new")
-        throw ModelError(source + ": activation_function \"" + act + "\" is not supported (only gelu_new)");
+        throw ModelError(source + ": activation_function \"" + excerpt(act, 40) + "\" is not supported (only gelu_new)");
     apply_traits(c, *find_arch("gpt2"));
     c.rope_pairing = RopePairing::none;
-    c.tied_output = j.value("tie_word_embeddings", true);
+    c.tied_output = json_value(j, "tie_word_embeddings", true, source);
     return c;
 }
 
@@ -109,9 +116,9 @@ ModelConfig llama_from_hf(const nlohmann::json& j, const std::string& source) {
     c.n_ff = get_int(j, "intermediate_size", source);
     c.norm_eps = get_float(j, "rms_norm_eps", 1e-6f, source);
     c.rope_theta = get_float(j, "rope_theta", 10000.0f, source);
-    c.tied_output = j.value("tie_word_embeddings", false);
-    const std::string act = j.value("hidden_act", std::string("silu"));
-    if (act != "silu") throw ModelError(source + ": hidden_act \"" + act + "\" is not supported (only silu)");
+    c.tied_output = json_value(j, "tie_word_embeddings", false, source);
+    const std::string act = json_value(j, "hidden_act", std::string("silu"), source);
+    if (act != "silu") throw ModelError(source + ": hidden_act \"" + excerpt(act, 40) + "\" is not supported (only silu)");
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
         throw ModelError(source + ": rope_scaling is not supported");
     return c;
@@ -125,7 +132,7 @@ ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
     ModelConfig c;
     if (type == "gpt2") c = gpt2_from_hf(j, source);
     else if (type == "llama") c = llama_from_hf(j, source);
-    else throw ModelError(source + ": model_type \"" + type + "\" is not supported (supported: gpt2, llama)");
+    else throw ModelError(source + ": model_type \"" + excerpt(type, 40) + "\" is not supported (supported: gpt2, llama)");
     c.validate(source);
     return c;
 }

@@ -63,7 +63,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         throw ModelError(source + ": metadata 'general.architecture' is missing");
     const std::string arch = it->get<std::string>();
     const ArchTraits* traits = find_arch(arch);
-    if (!traits) throw ModelError(source + ": architecture '" + arch + "' is not supported (supported: gpt2, llama)");
+    if (!traits) throw ModelError(source + ": architecture '" + excerpt(arch, 40) + "' is not supported (supported: gpt2, llama)");
 
     ModelConfig c;
     apply_traits(c, *traits);

@@ -216,6 +216,11 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
         throw ModelError(file.path.string() + ": no weight table for architecture " + std::string(arch_name(config.arch)));
     Weights w;
     Binder b(file, config, *scheme, w.converted_);
+    // Every layer has tensors of its own: a layer count the file cannot hold is refused before
+    // the per-layer views are allocated (a header may claim 2^30 layers).
+    if (static_cast<size_t>(config.n_layer) > file.tensors.size())
+        throw ModelError(file.path.string() + ": the configuration says " + std::to_string(config.n_layer) +
+                         " layers but the file holds only " + std::to_string(file.tensors.size()) + " tensors");
     for (const auto& slot : scheme->globals) b.bind(w, slot, -1);
     w.layers.resize(static_cast<size_t>(config.n_layer));
     for (int l = 0; l < config.n_layer; ++l)
