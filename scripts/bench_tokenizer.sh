@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Tokenizer throughput on >= 5 MB of real English text, one thread:
+# Tokenizer throughput on >= 5 MB of real English text, one thread, for GPT-2's vocabulary
+# (models/gpt2-tokenizer) and the Llama 3 and Qwen2 tokenizer.json files of the test data (the
+# build unpacks them into <build>/test-data/tokenizers/):
 #   scripts/bench_tokenizer.sh [path/to/journey]
 # The text: the King James Bible (Debian's bible-kjv-text, via `bible`) if installed, the licences
 # in /usr/share/common-licenses, then Debian copyright files until there are 5 MB.
 # Prints the best of 3 runs of `journey tokenize -f TEXT`, with and without the start-up
-# (loading the 50k-token vocabulary), in MB/s (10^6 bytes per second).
+# (loading the vocabulary), in MB/s (10^6 bytes per second).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/journey}
@@ -37,11 +39,23 @@ best_time() {
 }
 
 echo "x" >"$work/tiny.txt"
-read -r startup_wall startup_cpu <<<"$(best_time "$bin" tokenize -f "$work/tiny.txt")"
-read -r total_wall total_cpu <<<"$(best_time "$bin" tokenize -f "$text")"
-tokens=$("$bin" tokenize -f "$text" | wc -w)
-awk -v b="$bytes" -v n="$tokens" -v tw="$total_wall" -v tc="$total_cpu" -v sw="$startup_wall" -v sc="$startup_cpu" 'BEGIN {
-  printf "text: %.2f MB, %d tokens; load average %s\n", b / 1e6, n, "'"$(cut -d' ' -f1 /proc/loadavg)"'"
-  printf "wall: %.3f s = %.1f MB/s   (start-up %.3f s; without it %.1f MB/s)\n", tw, b / 1e6 / tw, sw, b / 1e6 / (tw - sw)
-  printf "cpu:  %.3f s = %.1f MB/s   (start-up %.3f s; without it %.1f MB/s)\n", tc, b / 1e6 / tc, sc, b / 1e6 / (tc - sc)
-}'
+echo "text: $(awk -v b="$bytes" 'BEGIN { printf "%.2f", b / 1e6 }') MB; load average $(cut -d' ' -f1 /proc/loadavg)"
+# One vocabulary: its name, then the tokenizer flags of `journey tokenize`.
+bench() {
+  local name=$1
+  shift
+  local startup_wall startup_cpu total_wall total_cpu tokens
+  read -r startup_wall startup_cpu <<<"$(best_time "$bin" tokenize "$@" -f "$work/tiny.txt")"
+  read -r total_wall total_cpu <<<"$(best_time "$bin" tokenize "$@" -f "$text")"
+  tokens=$("$bin" tokenize "$@" -f "$text" | wc -w)
+  awk -v name="$name" -v b="$bytes" -v n="$tokens" -v tw="$total_wall" -v tc="$total_cpu" -v sw="$startup_wall" -v sc="$startup_cpu" 'BEGIN {
+    printf "%-7s %8d tokens  wall %.3f s = %5.1f MB/s (start-up %.3f s; without it %5.1f MB/s)   cpu %.3f s = %5.1f MB/s (without start-up %5.1f MB/s)\n",
+      name, n, tw, b / 1e6 / tw, sw, b / 1e6 / (tw - sw), tc, b / 1e6 / tc, b / 1e6 / (tc - sc)
+  }'
+}
+data=$(dirname "$bin")/test-data/tokenizers
+bench gpt2
+for family in llama3 qwen2; do
+  if [ -f "$data/$family/tokenizer.json" ]; then bench "$family" --tokenizer-json "$data/$family/tokenizer.json"
+  else echo "$family: no $data/$family/tokenizer.json (configure the build with tests on)" >&2; fi
+done

@@ -34,7 +34,7 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level) : byte_level_(byte_l
     const BpeVocab vocab = parse_vocab_json(vocab_part.j, part.file);
     TokenId max_id = -1;
     for (const auto& [text, id] : vocab) max_id = std::max(max_id, id);
-    if (static_cast<size_t>(max_id) > 2 * vocab.size() + 1024)
+    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + 1024)
         vocab_part.fail("id " + std::to_string(max_id) + " is far beyond the " + std::to_string(vocab.size()) + " tokens");
     tokens_.resize(static_cast<size_t>(max_id + 1));
     present_.assign(tokens_.size(), false);

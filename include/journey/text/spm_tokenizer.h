@@ -49,11 +49,6 @@ public:
 
     // From GGUF metadata with tokenizer.ggml.model == "llama".
     static std::unique_ptr<SpmTokenizer> from_gguf(const ModelFile& mf);
-    // From a Hugging Face tokenizer.json whose model is SentencePiece-style BPE (Llama, Mistral),
-    // already parsed; config is the tokenizer_config.json beside it (null when there is none)
-    // and file names the file in errors. See spm_tokenizer_json.cpp for what it accepts.
-    static std::unique_ptr<SpmTokenizer> from_tokenizer_json(const nlohmann::json& root, const nlohmann::json& config,
-                                                             const std::string& file);
     // From llama2.c's tokenizer.bin: int32 max_token_length, then per token {float score,
     // int32 length, bytes}; ids 0, 1, 2 = <unk>, <s>, </s>; 3..258 = <0x00>..<0xFF>.
     // Reads every token in the file, or exactly vocab_size of them when given.
