@@ -12,5 +12,6 @@ void register_generate(CLI::App& app);    // prompt -> sampled continuation
 void register_score(CLI::App& app);       // text -> log-probability of each token
 void register_info(CLI::App& app);        // what a model is
 void register_bench(CLI::App& app);       // how fast a model runs
+void register_template(CLI::App& app);    // a chat template rendered, no model
 
 }  // namespace journey::cli

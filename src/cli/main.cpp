@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     journey::cli::register_score(app);
     journey::cli::register_info(app);
     journey::cli::register_bench(app);
+    journey::cli::register_template(app);
 
     try {
         app.parse(argc, argv);

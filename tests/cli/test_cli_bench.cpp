@@ -9,7 +9,7 @@ using namespace journey::test;
 using Catch::Matchers::Contains;
 
 namespace {
-const std::string tiny = shared_dir() + "/reference/gpt2-tiny";
+const std::string tiny = data_dir() + "/reference/gpt2-tiny";
 }
 
 TEST_CASE("bench --json: one object with every figure", "[cli][bench]") {

@@ -17,11 +17,11 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const std::string tiny = shared_dir() + "/reference/gpt2-tiny";
+const std::string tiny = data_dir() + "/reference/gpt2-tiny";
 
 const nlohmann::json& expected() {
     static const nlohmann::json j =
-        nlohmann::json::parse(std::ifstream(shared_dir() + "/reference/gpt2-tiny.expected.json"));
+        nlohmann::json::parse(std::ifstream(data_dir() + "/reference/gpt2-tiny.expected.json"));
     return j;
 }
 

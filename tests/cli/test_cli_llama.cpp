@@ -10,7 +10,7 @@ using namespace journey::test;
 using Catch::Matchers::Contains;
 
 TEST_CASE("info/next on gpt2-tiny.gguf", "[cli][gguf]") {
-    const std::string gguf = shared_dir() + "/reference/gpt2-tiny.gguf";
+    const std::string gguf = data_dir() + "/reference/gpt2-tiny.gguf";
     auto r = run_journey({"info", "-m", gguf, "--json"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);

@@ -12,7 +12,7 @@ using namespace journey::test;
 using Catch::Matchers::Contains;
 
 namespace {
-const std::string tiny = shared_dir() + "/reference/gpt2-tiny";
+const std::string tiny = data_dir() + "/reference/gpt2-tiny";
 }
 
 TEST_CASE("next: the reference's most likely tokens, as a table", "[cli][next]") {
@@ -24,7 +24,7 @@ TEST_CASE("next: the reference's most likely tokens, as a table", "[cli][next]")
 }
 
 TEST_CASE("next --json: ids, bytes, probabilities and entropy", "[cli][next]") {
-    const auto ref = nlohmann::json::parse(std::ifstream(shared_dir() + "/reference/gpt2-tiny.expected.json"));
+    const auto ref = nlohmann::json::parse(std::ifstream(data_dir() + "/reference/gpt2-tiny.expected.json"));
     const auto& cs = ref["cases"][0];
     auto r = run_journey({"next", "-m", tiny, "--json", "--top-k", "20", "-p", cs["text"].get<std::string>()});
     INFO(r.err);

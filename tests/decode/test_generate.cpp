@@ -18,7 +18,7 @@ using namespace journey;
 
 namespace {
 
-const std::string ref_dir = test::shared_dir() + "/reference";
+const std::string ref_dir = test::data_dir() + "/reference";
 
 const nlohmann::json& expected() {
     static const nlohmann::json j = nlohmann::json::parse(std::ifstream(ref_dir + "/gpt2-tiny.expected.json"));
@@ -45,7 +45,7 @@ TEST_CASE("encode_prompt: BOS for SPM, <|endoftext|> for an empty GPT-2 prompt",
     CHECK(encode_prompt(gpt2, "") == std::vector<TokenId>{50256});
     CHECK(encode_prompt(gpt2, "Hello world") == std::vector<TokenId>{15496, 995});
 
-    const auto spm = SpmTokenizer::from_llama2c(test::shared_dir() + "/models/stories260K/tok512.bin");
+    const auto spm = SpmTokenizer::from_llama2c(test::data_dir() + "/models/stories260K/tok512.bin");
     CHECK(spm->add_bos());
     CHECK(encode_prompt(*spm, "Once upon a time") == std::vector<TokenId>{1, 403, 407, 261, 378});
     CHECK(encode_prompt(*spm, "") == std::vector<TokenId>{1});
@@ -199,8 +199,8 @@ TEST_CASE("score: a sliding window scores each token once with the context its w
 // byte, through the CLI. Runs once llama2.c checkpoints load (-m MODEL.bin --tokenizer tok.bin);
 // until then the CLI refuses the flag or the file, and the test only warns.
 TEST_CASE("generate: stories260K greedy text equals llama2.c's", "[generate][reference][llama]") {
-    const std::string dir = test::shared_dir() + "/models/stories260K";
-    const auto ref = nlohmann::json::parse(std::ifstream(test::shared_dir() + "/reference/stories260K.expected.json"));
+    const std::string dir = test::data_dir() + "/models/stories260K";
+    const auto ref = nlohmann::json::parse(std::ifstream(test::data_dir() + "/reference/stories260K.expected.json"));
     for (const auto& cs : ref["cases"]) {
         const std::string text = cs["text"];
         // run.c's steps count every position from BOS on; the prompt's own fill the first ones.

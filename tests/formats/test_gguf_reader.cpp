@@ -241,7 +241,7 @@ TEST_CASE("gguf: any single damaged byte gives a file or a ModelError, never a c
 }
 
 TEST_CASE("gguf: gpt2-tiny.gguf matches its config.json", "[gguf]") {
-    const std::string dir = journey::test::shared_dir() + "/reference/";
+    const std::string dir = journey::test::data_dir() + "/reference/";
     const auto mf = read_gguf(dir + "gpt2-tiny.gguf");
     nlohmann::json config;
     std::ifstream(dir + "gpt2-tiny/config.json") >> config;
@@ -285,7 +285,7 @@ TEST_CASE("gguf: gpt2-tiny.gguf matches its config.json", "[gguf]") {
 }
 
 TEST_CASE("gguf: the Llama vocabulary file has no tensors and a full tokenizer", "[gguf]") {
-    const auto mf = read_gguf(journey::test::shared_dir() + "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
+    const auto mf = read_gguf(journey::test::data_dir() + "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
     CHECK(mf.tensors.empty());
     CHECK(mf.metadata["tokenizer.ggml.model"] == "llama");
     CHECK(mf.metadata["tokenizer.ggml.tokens"].size() == 32000);

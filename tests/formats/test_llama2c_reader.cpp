@@ -14,7 +14,7 @@ using namespace journey;
 
 namespace {
 
-const std::string kStories = journey::test::shared_dir() + "/models/stories260K/stories260K.bin";
+const std::string kStories = journey::test::data_dir() + "/models/stories260K/stories260K.bin";
 
 std::string slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

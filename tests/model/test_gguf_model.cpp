@@ -21,7 +21,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::string ref_dir = shared_dir() + "/reference";
+const std::string ref_dir = data_dir() + "/reference";
 
 nlohmann::json gpt2_cases() { return nlohmann::json::parse(std::ifstream(ref_dir + "/gpt2-tiny.expected.json"))["cases"]; }
 
@@ -229,7 +229,7 @@ TEST_CASE("gguf llama: missing metadata, unknown architecture and wrong shapes a
 }
 
 TEST_CASE("llama2.c: a checkpoint without a tokenizer path is refused", "[llama2c][errors]") {
-    const std::string bin = shared_dir() + "/models/stories260K/stories260K.bin";
+    const std::string bin = data_dir() + "/models/stories260K/stories260K.bin";
     try {
         Model::load(bin);
         FAIL("no error");

@@ -1,5 +1,5 @@
 // The forward pass against an implementation we did not write: minGPT's float64 GPT-2 run on
-// the gpt2-tiny checkpoint (../shared/reference). Logits within 1e-4, same top-20, same
+// the gpt2-tiny checkpoint (tests/data/reference). Logits within 1e-4, same top-20, same
 // per-token log-probabilities; the KV cache (token by token) must agree with the full prompt.
 #include <algorithm>
 #include <cmath>
@@ -19,7 +19,7 @@ using namespace journey;
 
 namespace {
 
-const std::string ref_dir = std::string(JOURNEY_SHARED_DIR) + "/reference";
+const std::string ref_dir = std::string(JOURNEY_TEST_DATA) + "/reference";
 
 nlohmann::json expected() {
     std::ifstream in(ref_dir + "/gpt2-tiny.expected.json");

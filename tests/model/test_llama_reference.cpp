@@ -21,7 +21,7 @@ using namespace journey::test;
 namespace {
 
 nlohmann::json expected() {
-    return nlohmann::json::parse(std::ifstream(shared_dir() + "/reference/stories260K.expected.json"));
+    return nlohmann::json::parse(std::ifstream(data_dir() + "/reference/stories260K.expected.json"));
 }
 
 const Model& stories() {

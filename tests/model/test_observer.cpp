@@ -36,7 +36,7 @@ struct Recorder : Observer {
 };
 
 const Model& tiny() {
-    static auto m = Model::load(std::string(JOURNEY_SHARED_DIR) + "/reference/gpt2-tiny", {.tokenizer = false});
+    static auto m = Model::load(std::string(JOURNEY_TEST_DATA) + "/reference/gpt2-tiny", {.tokenizer = false});
     return *m;
 }
 

@@ -16,6 +16,7 @@ struct RunResult {
 RunResult run_journey(const std::vector<std::string>& args, const std::string& stdin_text = "",
                       bool feed_stdin = true);
 
-inline std::string shared_dir() { return JOURNEY_SHARED_DIR; }
+// The tests' data: tests/data/, mirrored into the build (see tests/data/README.md).
+inline std::string data_dir() { return JOURNEY_TEST_DATA; }
 
 }  // namespace journey::test

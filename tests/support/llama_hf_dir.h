@@ -18,8 +18,8 @@
 
 namespace journey::test {
 
-inline std::string stories_bin() { return shared_dir() + "/models/stories260K/stories260K.bin"; }
-inline std::string stories_tok() { return shared_dir() + "/models/stories260K/tok512.bin"; }
+inline std::string stories_bin() { return data_dir() + "/models/stories260K/stories260K.bin"; }
+inline std::string stories_tok() { return data_dir() + "/models/stories260K/tok512.bin"; }
 
 // F32 values of a tensor, with rows permuted for rotary heads when n_heads > 0:
 // HF row h*D + j takes original row h*D + 2j for j < D/2, and h*D + 2(j - D/2) + 1 after.

@@ -14,15 +14,15 @@ using namespace journey;
 
 namespace {
 
-const std::string kShared = journey::test::shared_dir();
+const std::string kData = journey::test::data_dir();
 
 const ModelFile& llama_vocab() {
-    static const ModelFile mf = read_gguf(kShared + "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
+    static const ModelFile mf = read_gguf(kData + "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
     return mf;
 }
 
 const SpmTokenizer& tok512() {
-    static const auto tok = SpmTokenizer::from_llama2c(kShared + "/models/stories260K/tok512.bin");
+    static const auto tok = SpmTokenizer::from_llama2c(kData + "/models/stories260K/tok512.bin");
     return *tok;
 }
 
@@ -34,7 +34,7 @@ TEST_CASE("spm: every llama.cpp case of the Llama-2 vocabulary", "[spm]") {
     CHECK(tok->n_vocab() == 32000);
     CHECK(tok->bos_id() == 1);
     CHECK(tok->eos_id() == 2);
-    std::ifstream in(kShared + "/tokenizer/llama_spm_cases.jsonl");
+    std::ifstream in(kData + "/tokenizer/llama_spm_cases.jsonl");
     REQUIRE(in);
     std::string line;
     int cases = 0;
@@ -77,7 +77,7 @@ TEST_CASE("spm: tok512.bin encodes the stories260K prompts as llama2.c does", "[
     CHECK(tok.token_bytes(1) == "");
     CHECK(tok.token_bytes(3 + 'A') == "A");
     nlohmann::json expected;
-    std::ifstream(kShared + "/reference/stories260K.expected.json") >> expected;
+    std::ifstream(kData + "/reference/stories260K.expected.json") >> expected;
     int checked = 0;
     for (const auto& c : expected["cases"]) {
         if (!c.contains("ids")) continue;
@@ -146,11 +146,11 @@ TEST_CASE("spm: a damaged tokenizer.bin is refused naming the file", "[spm]") {
 }
 
 TEST_CASE("gguf tokenizer: gpt2-tiny.gguf carries GPT-2's tokenizer", "[spm][gguf]") {
-    const auto mf = read_gguf(kShared + "/reference/gpt2-tiny.gguf");
+    const auto mf = read_gguf(kData + "/reference/gpt2-tiny.gguf");
     const auto tok = load_tokenizer_from_gguf(mf);
     CHECK(tok->kind() == "gpt2-bpe");
     CHECK(tok->n_vocab() == 50257);
-    std::ifstream in(kShared + "/tokenizer/gpt2_cases.jsonl");
+    std::ifstream in(kData + "/tokenizer/gpt2_cases.jsonl");
     REQUIRE(in);
     std::string line;
     int cases = 0;

@@ -1,4 +1,4 @@
-// Every case of ../shared/tokenizer/gpt2_cases.jsonl (ids from Hugging Face tokenizers and
+// Every case of tests/data/tokenizer/gpt2_cases.jsonl (ids from Hugging Face tokenizers and
 // llama.cpp) must give exactly its ids, and decode back to exactly its text.
 #include <catch2/catch.hpp>
 
@@ -23,7 +23,7 @@ const BpeTokenizer& gpt2() {
 }
 
 std::vector<nlohmann::json> gpt2_cases() {
-    std::ifstream in(test::shared_dir() + "/tokenizer/gpt2_cases.jsonl");
+    std::ifstream in(test::data_dir() + "/tokenizer/gpt2_cases.jsonl");
     REQUIRE(in);
     std::vector<nlohmann::json> cases;
     for (std::string line; std::getline(in, line);)

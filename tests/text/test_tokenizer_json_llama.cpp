@@ -28,7 +28,7 @@ const std::string kSpace = "\xe2\x96\x81";
 
 // Llama-2's tokenizer.json in the given style, as LlamaConverter writes it.
 json llama2_json(HfSpaces spaces = HfSpaces::legacy) {
-    const ModelFile mf = read_gguf(shared_dir() + "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
+    const ModelFile mf = read_gguf(data_dir() + "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
     const auto pieces = mf.metadata.at("tokenizer.ggml.tokens").get<std::vector<std::string>>();
     const auto scores = mf.metadata.at("tokenizer.ggml.scores").get<std::vector<float>>();
     return llama_tokenizer_json(pieces, scores, spaces);
@@ -60,7 +60,7 @@ struct Case {
 
 std::vector<Case> llama_cases() {
     std::vector<Case> cases;
-    std::ifstream in(shared_dir() + "/tokenizer/llama_spm_cases.jsonl");
+    std::ifstream in(data_dir() + "/tokenizer/llama_spm_cases.jsonl");
     for (std::string line; std::getline(in, line);) {
         if (line.empty()) continue;
         const json c = json::parse(line);
@@ -344,7 +344,7 @@ TEST_CASE("tokenizer.json through the CLI: a bad file exits 2 naming it", "[cli]
 TEST_CASE("tokenizer.json from tok512.bin encodes the stories260K prompts as llama2.c does", "[spm][hf-tokenizer][llama]") {
     const auto tok = from_json(stories_tokenizer_json());
     const auto meta = from_json(stories_tokenizer_json(HfSpaces::metaspace));
-    const json ref = json::parse(std::ifstream(shared_dir() + "/reference/stories260K.expected.json"));
+    const json ref = json::parse(std::ifstream(data_dir() + "/reference/stories260K.expected.json"));
     for (const auto& c : ref["cases"]) {
         Ids ids = tok->encode(c["text"].get<std::string>());
         ids.insert(ids.begin(), *tok->bos_id());
@@ -362,7 +362,7 @@ TEST_CASE("generate -m HF llama directory with its own tokenizer.json: llama2.c'
     REQUIRE(r.exit_code == 0);
     CHECK(json::parse(r.out)["tokenizer"] == "llama-spm");
 
-    const json ref = json::parse(std::ifstream(shared_dir() + "/reference/stories260K.expected.json"));
+    const json ref = json::parse(std::ifstream(data_dir() + "/reference/stories260K.expected.json"));
     for (const auto& c : ref["cases"]) {
         const std::string text = c["text"];
         // run.c's steps count every position from BOS on; the prompt's own fill the first ones.

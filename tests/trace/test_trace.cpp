@@ -20,7 +20,7 @@ using namespace journey;
 
 namespace {
 
-const std::string kRef = journey::test::shared_dir() + "/reference";
+const std::string kRef = journey::test::data_dir() + "/reference";
 
 const Model& tiny() {
     static auto m = Model::load(kRef + "/gpt2-tiny");
@@ -222,7 +222,7 @@ TEST_CASE("trace: target, KL and JSON", "[trace]") {
 }
 
 TEST_CASE("trace: a llama2.c model (stories260K)", "[trace][llama]") {
-    const auto m = Model::load(journey::test::shared_dir() + "/models/stories260K/stories260K.bin", {.tokenizer = false});
+    const auto m = Model::load(journey::test::data_dir() + "/models/stories260K/stories260K.bin", {.tokenizer = false});
     const std::vector<TokenId> ids{1, 403, 407, 261, 378, 429};
     const Trace tr = run_trace(*m, ids, options(-1, 10, true));
     CHECK(!tr.embedding.position_norm);

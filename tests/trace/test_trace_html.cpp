@@ -54,7 +54,7 @@ TEST_CASE("trace --html: a self-contained page that renders without console erro
     const fs::path dir = mkdtemp(tmpl);
     const fs::path page = dir / "trace.html";
     // Token text that would break naive HTML or JSON embedding.
-    auto r = run_journey({"trace", "-m", shared_dir() + "/reference/gpt2-tiny", "-p",
+    auto r = run_journey({"trace", "-m", data_dir() + "/reference/gpt2-tiny", "-p",
                           "</script><script>alert(1)</script> & \"quotes\" The capital of France is",
                           "--html", page.string(), "--format", "json"});
     INFO(r.err);

@@ -1,0 +1,86 @@
+// journey template: render a chat template with a conversation, no model needed: for template
+// authors, and for testing the Jinja engine on its own.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "common.h"
+#include "journey/errors.h"
+#include "journey/text/chat.h"
+#include "journey/text/jinja/template.h"
+
+namespace journey::cli {
+namespace {
+
+struct TemplateOptions {
+    std::string template_file;
+    std::string messages_file;
+    std::string bos, eos, now;
+    bool bos_set = false, eos_set = false;
+    bool add_generation_prompt = false;
+    std::vector<std::string> vars;
+};
+
+std::string read_file(const std::string& path, const char* flag) {
+    if (path == "-") {
+        std::ostringstream ss;
+        ss << std::cin.rdbuf();
+        return ss.str();
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(std::string(flag) + " " + path + ": cannot read");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void run_template(const TemplateOptions& o) {
+    std::ifstream in(o.template_file, std::ios::binary);
+    if (!in) throw ModelError(o.template_file + ": cannot read");
+    std::ostringstream src;
+    src << in.rdbuf();
+    const jinja::Template tmpl(src.str(), o.template_file);
+
+    ChatVariables v;
+    v.messages = parse_messages(read_file(o.messages_file, "--messages"), o.messages_file == "-" ? "stdin" : o.messages_file);
+    v.add_generation_prompt = o.add_generation_prompt;
+    if (o.bos_set) v.bos_token = o.bos;
+    if (o.eos_set) v.eos_token = o.eos;
+    for (const std::string& nv : o.vars) {
+        const size_t eq = nv.find('=');
+        if (eq == std::string::npos || eq == 0) throw UsageError("--var " + nv + ": expected NAME=JSON");
+        try {
+            v.extra[nv.substr(0, eq)] = nlohmann::ordered_json::parse(nv.substr(eq + 1));
+        } catch (const nlohmann::json::exception&) {
+            throw UsageError("--var " + nv + ": the value is not JSON (a string needs quotes: NAME='\"text\"')");
+        }
+    }
+    jinja::RenderOptions ro;
+    if (!o.now.empty()) {
+        ro.now = jinja::parse_iso8601(o.now);
+        if (!ro.now) throw UsageError("--now " + o.now + ": expected an ISO-8601 time such as 2025-01-15T10:30:00");
+    }
+    out(tmpl.render(template_variables(v), ro));
+}
+
+}  // namespace
+
+void register_template(CLI::App& app) {
+    auto o = std::make_shared<TemplateOptions>();
+    CLI::App* cmd = app.add_subcommand("template", "Render a chat template with a conversation (no model needed)");
+    cmd->add_option("TEMPLATE_FILE", o->template_file, "Jinja chat template")->required();
+    cmd->add_option("--messages", o->messages_file, "JSON array of {role, content} messages ('-': stdin)")->required();
+    cmd->add_option("--bos-token", o->bos, "bos_token as the template sees it (default: undefined)");
+    cmd->add_option("--eos-token", o->eos, "eos_token as the template sees it (default: undefined)");
+    cmd->add_flag("--add-generation-prompt", o->add_generation_prompt, "End with the assistant's turn header");
+    cmd->add_option("--now", o->now, "strftime_now's clock, ISO-8601 local time (default: now)");
+    cmd->add_option("--var", o->vars, "Another template variable, NAME=JSON (repeatable)");
+    cmd->callback([o, cmd] {
+        o->bos_set = cmd->count("--bos-token") > 0;
+        o->eos_set = cmd->count("--eos-token") > 0;
+        run_template(*o);
+    });
+}
+
+}  // namespace journey::cli
