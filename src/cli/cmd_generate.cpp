@@ -71,7 +71,7 @@ void run_generate(GenerateCliOptions o) {
 
     const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
     auto model = load_model(o.model);
-    Session session(*model);
+    Session session(*model, session_options(o.model));
     auto ids_of = [&](const std::string& prompt) { return encode_prompt(model->tokenizer(), prompt); };
 
     if (!o.batch.empty()) {

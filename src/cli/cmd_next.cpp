@@ -51,9 +51,9 @@ void run_next(const NextOptions& o) {
         throw UsageError("--batch: give either --batch or -p/-f, not both");
     const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
     auto model = load_model(o.model);
-    Session session(*model);
+    Session session(*model, session_options(o.model));
     auto one = [&](const std::string& prompt) {
-        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate);
+        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate, session.n_ctx());
         session.reset();
         const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
         return std::pair(ids, distribution(logits, o.top_k));

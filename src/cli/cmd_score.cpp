@@ -72,7 +72,7 @@ void run_score(const ScoreCliOptions& o) {
     const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
     auto model = load_model(o.model);
     const Tokenizer& tok = model->tokenizer();
-    Session session(*model);
+    Session session(*model, session_options(o.model));
     auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };
     if (!o.batch.empty()) {
         run_batch(o.batch, [&](const std::string& t) { return score_json(tok, one(t)); });

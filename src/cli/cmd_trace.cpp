@@ -33,9 +33,11 @@ void run_trace_cmd(const TraceCliOptions& o) {
     const std::string text = read_prompt(o.prompt);
     auto model = load_model(o.model);
     const Tokenizer& tok = model->tokenizer();
-    const std::vector<TokenId> ids = prompt_ids(*model, text, o.truncate);
-
     TraceOptions opts;
+    opts.session = session_options(o.model);
+    const int n_ctx = opts.session.n_ctx > 0 ? opts.session.n_ctx : default_ctx(model->config());
+    const std::vector<TokenId> ids = prompt_ids(*model, text, o.truncate, n_ctx);
+
     opts.position = o.position;
     opts.top_k = o.top_k;
     if (!o.target.empty()) opts.target = parse_target(tok, model->config().n_vocab, o.target);

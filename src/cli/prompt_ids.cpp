@@ -5,12 +5,12 @@
 
 namespace journey::cli {
 
-std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate) {
+std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate, int ctx) {
     std::vector<TokenId> ids = encode_prompt(m.tokenizer(), text);  // BOS, or <|endoftext|> when empty
-    const size_t n_ctx = static_cast<size_t>(m.config().n_ctx);
+    const size_t n_ctx = static_cast<size_t>(ctx);
     if (ids.size() > n_ctx) {
         if (!truncate)
-            throw InputError("prompt is " + std::to_string(ids.size()) + " tokens, longer than the model's context of " +
+            throw InputError("prompt is " + std::to_string(ids.size()) + " tokens, longer than the context of " +
                              std::to_string(n_ctx) + " (use --truncate to keep the last " + std::to_string(n_ctx) + ")");
         ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(n_ctx));
     }

@@ -7,8 +7,8 @@
 
 namespace journey::cli {
 
-// The prompt's ids; <|endoftext|> (or BOS) for an empty prompt; the last n_ctx ids with
-// `truncate`. Throws InputError when the prompt is too long and truncate is off.
-std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate);
+// The prompt's ids; <|endoftext|> (or BOS) for an empty prompt; the last n_ctx ids (the
+// context in use) with `truncate`. Throws InputError when the prompt is too long and truncate is off.
+std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate, int n_ctx);
 
 }  // namespace journey::cli

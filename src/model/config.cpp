@@ -131,8 +131,15 @@ void read_rope(ModelConfig& c, const nlohmann::json& j, const std::string& sourc
 void read_sliding(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
     if (j.contains("use_sliding_window") && j.value("use_sliding_window", false))
         throw ModelError(source + ": use_sliding_window: true (sliding layers from max_window_layers on) is not supported");
-    if (j.contains("use_sliding_window") || !present(j, "sliding_window")) return;  // Qwen: window unused
-    c.sliding_window = get_int(j, "sliding_window", source);
+    if (j.contains("use_sliding_window")) return;  // Qwen: the window is unused
+    // transformers' defaults when the key is absent: MistralConfig and Gemma2Config 4096.
+    const std::string type = j.value("model_type", std::string());
+    if (!j.contains("sliding_window") && (type == "mistral" || type == "gemma2")) {
+        c.sliding_window = 4096;
+    } else {
+        if (!present(j, "sliding_window")) return;
+        c.sliding_window = get_int(j, "sliding_window", source);
+    }
     c.sliding_layers.assign(size_t(c.n_layer), true);
     if (present(j, "layer_types")) {
         const auto& lt = j["layer_types"];

@@ -3,7 +3,8 @@
 //
 // Convention: T = tokens in this eval, P = n_past (positions already cached), C = n_embd,
 // H / Hkv = query / key-value heads, D = head_dim, F = n_ff, V = n_vocab. Activations are
-// row-major [T, C]. The KV cache of layer l holds [n_ctx, Hkv*D] for keys and for values.
+// row-major [T, C]. The KV cache of layer l holds [n_ctx, Hkv*D] for keys and for values
+// (n_ctx: the session's context), as float or as F16.
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
@@ -63,9 +64,31 @@ struct Buffers {
     }
 };
 
+// One layer's keys and values as the attention reads them: float rows [0, P+T). With an F16
+// cache they are a float copy of the stored halves, and the new rows are rounded to F16 (and
+// stored) before the attention reads them, as llama.cpp's F16 cache does.
+struct KvLayer {
+    float* k;
+    float* v;
+    _Float16* k16 = nullptr;  // F16 storage of this layer, or null (F32: k and v are the cache)
+    _Float16* v16 = nullptr;
+
+    void store_new(int P, int T, int64_t KD) const {
+        if (!k16) return;
+        for (int64_t i = P * KD; i < (P + T) * KD; ++i) {
+            k16[i] = static_cast<_Float16>(k[i]);
+            v16[i] = static_cast<_Float16>(v[i]);
+            k[i] = static_cast<float>(k16[i]);
+            v[i] = static_cast<float>(v16[i]);
+        }
+    }
+};
+
 // Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
 // keys/values into the cache.
-void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, float* k_cache, float* v_cache) {
+void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, const KvLayer& kv) {
+    float* const k_cache = kv.k;
+    float* const v_cache = kv.v;
     const ModelConfig& c = s.c;
     const int T = s.T, P = s.P, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
     const int64_t HD = int64_t{H} * D, KD = int64_t{Hkv} * D;
@@ -96,6 +119,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, fl
         rope(b.q, T, H, D, P, s.rope_inv_freq, c.rope_pairing);
         rope(k_new, T, Hkv, D, P, s.rope_inv_freq, c.rope_pairing);
     }
+    kv.store_new(P, T, KD);
 
     attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, {c.attn_scale, c.attn_softcap, c.window_of(l)});
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
@@ -183,11 +207,23 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
     // computed by the prompt kernels, so it gets the same bits as in the full pass.
     const bool narrow = which == LogitsFor::last && !observer_ && T > 1;
-    const size_t cache_layer = static_cast<size_t>(c.n_ctx) * static_cast<size_t>(c.n_kv_head * c.head_dim);
+    const int64_t KD = int64_t{c.n_kv_head} * c.head_dim;
+    const int64_t cache_layer = int64_t{n_ctx_} * KD;
     for (int l = 0; l < c.n_layer; ++l) {
         s.notify("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-        attention_heads(s, lw, l, b, k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer);
+        KvLayer kv;
+        if (kv_type_ == KvType::f32) {
+            kv = {k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer};
+        } else {  // the cached positions as float, for this layer
+            kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + l * cache_layer,
+                  v16_.data() + l * cache_layer};
+            for (int64_t i = 0; i < P * KD; ++i) {
+                kv.k[i] = static_cast<float>(kv.k16[i]);
+                kv.v[i] = static_cast<float>(kv.v16[i]);
+            }
+        }
+        attention_heads(s, lw, l, b, kv);
         if (narrow && l == c.n_layer - 1) {
             b.x += int64_t{T - 1} * C;
             b.z += int64_t{T - 1} * c.n_head * c.head_dim;

@@ -25,6 +25,7 @@
 #include "journey/decode/distribution.h"
 #include "journey/model/model.h"
 #include "journey/model/observer.h"
+#include "journey/model/session.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,7 @@ struct TraceOptions {
     int top_keys = 5;              // most-attended keys listed per head
     std::optional<TokenId> target; // token whose rank the lens follows; default: final top-1
     bool full_patterns = false;    // also keep every head's whole [T, T] pattern (for --html)
+    SessionOptions session;        // the context and KV cache type of the traced pass
 };
 
 struct HeadTrace {
