@@ -117,3 +117,28 @@ TEST_CASE("families: each HF directory gives llama.cpp's next-token log-probabil
 TEST_CASE("families: each converter GGUF gives llama.cpp's next-token log-probabilities and greedy text", "[arch][families]") {
     for (const Family& f : families) check_family(f, true);
 }
+
+namespace {
+struct Names : Observer {
+    std::vector<std::string> seen;
+    void observe(const Intermediate& t) override { seen.push_back(std::string(t.name) + "@" + std::to_string(t.layer)); }
+};
+}  // namespace
+
+TEST_CASE("families: the observer sees the same named intermediates on every rotary family", "[arch][families][observer]") {
+    // The trace and every layer-by-layer tool rely on these names, whatever the block is made of.
+    std::vector<std::string> first;
+    for (const Family& f : families) {
+        if (std::string(f.name) == "gpt2") continue;  // learned positions add pos_embed
+        INFO(f.name);
+        auto m = Model::load(dir_of(f.name) + "/" + f.name + "-F32.gguf", LoadOptions{.tokenizer = false});
+        Names names;
+        Session s(*m);
+        s.set_observer(&names);
+        const std::vector<TokenId> ids = {1, 2, 3};
+        s.eval(ids);
+        if (first.empty()) first = names.seen;
+        CHECK(names.seen == first);
+    }
+    CHECK(first.size() == 2 + 2 * 7 + 2);  // tok_embed, embed; 7 per layer x 2 layers; final_norm, logits
+}
