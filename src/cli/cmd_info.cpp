@@ -33,7 +33,8 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
     std::vector<std::string> n;
     if (c.rope_scaling != RopeScaling::none)
         n.push_back("rope scaling " + std::string(rope_scaling_name(c.rope_scaling)) + " (factor " +
-                    std::to_string(c.rope_factor) + ")");
+                    std::to_string(c.rope_factor) + ")" +
+                    (c.rope_scaling == RopeScaling::dynamic ? ": changes nothing within the model's context" : ""));
     if (c.sliding_window > 0) {
         std::string layers;
         for (int l = 0; l < c.n_layer; ++l)

@@ -20,6 +20,7 @@ std::string_view rope_scaling_name(RopeScaling s) {
         case RopeScaling::none: return "none";
         case RopeScaling::linear: return "linear";
         case RopeScaling::llama3: return "llama3";
+        case RopeScaling::dynamic: return "dynamic";
     }
     return "?";
 }
@@ -44,6 +45,8 @@ void ModelConfig::validate(const std::string& source) const {
          "rotary positions need an even head_dim");
     need(std::isfinite(rope_theta) && rope_theta > 0.0f, "rope theta must be positive");
     need(std::isfinite(rope_factor) && rope_factor > 0.0f, "rope scaling factor must be positive");
+    need(int64_t{n_head} * head_dim <= (1 << 30) && int64_t{n_kv_head} * head_dim <= (1 << 30),
+         "heads x head_dim must not exceed 2^30");
     need(attn_softcap >= 0.0f && final_softcap >= 0.0f && attn_scale >= 0.0f, "soft-caps and the attention scale must not be negative");
     need(sliding_window >= 0, "sliding window must not be negative");
 }
@@ -118,10 +121,18 @@ void read_rope(ModelConfig& c, const nlohmann::json& j, const std::string& sourc
         c.rope_original_ctx = get_int(r, "original_max_position_embeddings", where);
         if (!(c.rope_high_freq_factor > c.rope_low_freq_factor && c.rope_low_freq_factor > 0.0f))
             throw ModelError(where + ": llama3 needs high_freq_factor > low_freq_factor > 0");
-    } else if (type == "dynamic" || type == "yarn" || type == "longrope") {
-        throw ModelError(where + ": rope type \"" + type + "\" is not implemented yet (implemented: default, linear, llama3)");
+    } else if (type == "dynamic") {
+        // HF's dynamic NTK rescales only once a sequence is longer than the original context
+        // (max_position_embeddings); a session never exceeds that, so the frequencies are plain.
+        c.rope_scaling = RopeScaling::dynamic;
+        c.rope_factor = get_float(r, "factor", 0.0f, where);
+        if (present(r, "original_max_position_embeddings") &&
+            get_int(r, "original_max_position_embeddings", where) != get_int(j, "max_position_embeddings", source))
+            throw ModelError(where + ": dynamic with original_max_position_embeddings != max_position_embeddings is not supported");
+    } else if (type == "yarn" || type == "longrope") {
+        throw ModelError(where + ": rope type \"" + type + "\" is not implemented yet (implemented: default, linear, llama3, dynamic)");
     } else {
-        throw ModelError(where + ": unknown rope type \"" + type + "\" (known: default, linear, llama3)");
+        throw ModelError(where + ": unknown rope type \"" + type + "\" (known: default, linear, llama3, dynamic)");
     }
     if (!(c.rope_factor > 0.0f)) throw ModelError(where + ": \"factor\" must be a positive number");
 }

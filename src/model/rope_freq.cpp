@@ -12,7 +12,8 @@ std::vector<float> rope_inv_freq(const ModelConfig& c, const Vector& factors) {
         // HF: inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))
         double inv = 1.0 / std::pow(double{c.rope_theta}, double(2 * i) / double(D));
         switch (c.rope_scaling) {
-            case RopeScaling::none: break;
+            case RopeScaling::none:
+            case RopeScaling::dynamic: break;  // plain within max_position_embeddings
             case RopeScaling::linear: inv /= c.rope_factor; break;  // positions / factor
             case RopeScaling::llama3: {
                 // HF _compute_llama3_parameters: long wavelengths are divided by factor, short

@@ -38,7 +38,7 @@ ModelFile fixture_gguf(const std::string& f) { return read_gguf(family(f) + "/" 
 }  // namespace
 
 TEST_CASE("arch refusals: rope_scaling types not implemented, or unknown, are named", "[arch][refuse]") {
-    for (const char* type : {"dynamic", "yarn", "longrope"}) {
+    for (const char* type : {"yarn", "longrope"}) {
         auto j = hf_config("llama3");
         j["rope_scaling"] = {{"rope_type", type}, {"factor", 4.0}};
         refused(j, std::string("rope type \"") + type + "\" is not implemented");
@@ -48,6 +48,15 @@ TEST_CASE("arch refusals: rope_scaling types not implemented, or unknown, are na
     refused(j, "unknown rope type \"wobbly\"");
     j["rope_scaling"] = {{"rope_type", "linear"}};
     refused(j, "\"factor\"");
+    // dynamic NTK rescales only beyond max_position_embeddings, which a session never reaches.
+    j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+    const ModelConfig d = config_from_hf(j, "config.json");
+    CHECK(d.rope_scaling == RopeScaling::dynamic);
+    ModelConfig plain = d;
+    plain.rope_scaling = RopeScaling::none;
+    CHECK(rope_inv_freq(d, {}) == rope_inv_freq(plain, {}));
+    j["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}, {"original_max_position_embeddings", 4096}};
+    refused(j, "dynamic with original_max_position_embeddings");
 }
 
 TEST_CASE("arch: rope_scaling linear and llama3, and transformers-5 rope_parameters, are read", "[arch][rope]") {

@@ -15,7 +15,8 @@ namespace journey {
 
 // How rotary frequencies are stretched for long contexts (HF rope_scaling / GGUF rope.scaling.*).
 // GGUF's rope_freqs.weight (Llama 3's factors, precomputed by the converter) is a weight, not this.
-enum class RopeScaling { none, linear, llama3 };
+// dynamic (NTK) changes nothing up to max_position_embeddings, which a session never exceeds.
+enum class RopeScaling { none, linear, llama3, dynamic };
 std::string_view rope_scaling_name(RopeScaling s);
 
 struct ModelConfig;
