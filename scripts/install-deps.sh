@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [extra-package...]
 set -euo pipefail
 pkgs=(g++ cmake make pkg-config libcli11-dev libspdlog-dev nlohmann-json3-dev libopenblas-dev
-      catch2 libutf8proc-dev "$@")
+      catch2 libutf8proc-dev libonig-dev "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

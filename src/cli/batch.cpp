@@ -1,23 +1,30 @@
 #include "batch.h"
 
-#include <fstream>
+#include <algorithm>
+#include <sstream>
 #include <iostream>
 
 #include "common.h"
+#include "interrupt.h"
+#include "progress.h"
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
+#include "journey/text/tokenizer.h"
 
 namespace journey::cli {
 
 namespace {
 
-// The prompt of one batch line; throws InputError when a JSON line is unusable.
+// The prompt of one batch line; throws InputError when the line is unusable. Its answer goes out
+// as JSON, which holds only UTF-8, so a line that is not UTF-8 is refused here, alone.
 std::string prompt_of(const std::string& line) {
+    if (valid_utf8(line) != line) throw InputError("the line is not valid UTF-8: \"" + excerpt(line, 40) + "\"");
     if (!line.starts_with('{')) return line;
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(std::string("invalid JSON: ") + e.what());
+        j = parse_json(line, "JSON line");  // depth-limited, messages cut short
+    } catch (const ModelError& e) {
+        throw InputError(e.what());
     }
     if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string())
         throw InputError("a JSON line needs a string \"prompt\"");
@@ -32,16 +39,22 @@ void add_batch_option(CLI::App* cmd, std::string& file) {
                     "one JSON line out per prompt");
 }
 
-void run_batch(const std::string& file, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one) {
-    std::ifstream in_file;
-    if (file != "-") {
-        in_file.open(file, std::ios::binary);
-        if (!in_file) throw InputError("--batch " + file + ": cannot read");
-    }
+BatchInput open_batch(const std::string& file) {
+    return {file, file == "-" ? std::string() : read_file(file, "--batch")};
+}
+
+void run_batch(const BatchInput& input, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one) {
+    const std::string& file = input.file;
+    const std::string& contents = input.contents;
+    std::istringstream in_file(contents);
     std::istream& in = file == "-" ? std::cin : in_file;
+    const size_t total = size_t(std::count(contents.begin(), contents.end(), '\n')) +
+                         (contents.empty() || contents.ends_with('\n') ? 0 : 1);  // 0 for stdin: no bar
+    Progress bar("batch", "prompts");
     int failed = 0, n = 0;
     std::string line;
-    for (n = 1; std::getline(in, line); ++n) {
+    // After Ctrl-C the line in progress is finished and written whole; no new one starts.
+    for (n = 1; !interrupt_flag().load() && std::getline(in, line); ++n) {
         if (line.ends_with('\r')) line.pop_back();
         nlohmann::ordered_json j;
         try {
@@ -53,6 +66,7 @@ void run_batch(const std::string& file, const std::function<nlohmann::ordered_js
         nlohmann::ordered_json row = {{"line", n}};
         row.update(j);
         out_line(row.dump());
+        bar.update(size_t(n), total);
     }
     if (failed > 0)
         throw InputError("--batch " + file + ": " + std::to_string(failed) + " of " + std::to_string(n - 1) +

@@ -14,8 +14,17 @@ namespace journey::cli {
 
 void add_batch_option(CLI::App* cmd, std::string& file);
 
-// Runs `one` on every prompt of the file and writes its JSON object (plus "line") per line.
-// Every line is processed; then, if any failed, throws InputError (exit 3) saying how many.
-void run_batch(const std::string& file, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one);
+// The batch file, read before the model loads (InputError saying why it cannot be read);
+// stdin ("-") is streamed line by line instead.
+struct BatchInput {
+    std::string file;
+    std::string contents;  // empty for stdin
+};
+BatchInput open_batch(const std::string& file);
+
+// Runs `one` on every prompt and writes its JSON object (plus "line") per line. Every line is
+// processed (after an interrupt, none is started); then, if any failed, throws InputError
+// (exit 3) saying how many.
+void run_batch(const BatchInput& input, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one);
 
 }  // namespace journey::cli

@@ -11,6 +11,7 @@
 #include "journey/decode/bench.h"
 #include "journey/kernels/kernels.h"
 #include "model_options.h"
+#include "progress.h"
 
 namespace journey::cli {
 namespace {
@@ -25,9 +26,15 @@ void run_bench_cmd(const BenchCliOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     auto model = load_model(o.model);
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "journey bench: loaded %s in %.1f ms\n", model->source().string().c_str(), load_ms);
-    const BenchResult r = run_bench(*model, o.bench, num_threads(), [](const std::string& line) {
-        std::fprintf(stderr, "journey bench: %s\n", line.c_str());
+    spdlog::info("bench: loaded {} in {:.1f} ms", model->source().string(), load_ms);
+    // Progress: a bar on a terminal; with -v, one log line per repetition.
+    const int runs = (o.bench.n_prompt > 0) + (o.bench.n_gen > 0);
+    const size_t total = size_t(runs * o.bench.reps);  // one call per timed repetition
+    size_t done = 0;
+    Progress bar("bench", "runs");
+    const BenchResult r = run_bench(*model, o.bench, num_threads(), [&](const std::string& line) {
+        spdlog::info("bench: {}", line);
+        bar.update(++done, total);
     });
     const double rss_mb = double(peak_rss_bytes()) / (1024.0 * 1024.0);
     const std::string dtype(dtype_name(model->weight_dtype()));

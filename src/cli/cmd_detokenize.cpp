@@ -1,15 +1,14 @@
 // journey detokenize: token ids -> the exact bytes they stand for.
-#include <charconv>
-#include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
+#include "journey/text/token_display.h"
+#include "prompt_ids.h"
 #include "tokenizer_options.h"
 
 namespace journey::cli {
@@ -17,34 +16,30 @@ namespace {
 
 struct DetokenizeOptions {
     TokenizerSource tokenizer;
-    std::vector<std::string> ids;  // as written; none: read white-space separated ids from stdin
+    std::vector<std::string> ids;  // as written; none: read ids from stdin
+    bool json = false;
 };
 
-std::vector<std::string> words_of_stdin() {
-    if (isatty(STDIN_FILENO)) throw UsageError("no ids: give them as arguments or pipe them on stdin");
-    std::vector<std::string> words;
-    std::string w;
-    while (std::cin >> w) words.push_back(w);
-    return words;
-}
-
-TokenId parse_id(const std::string& word, int32_t n_vocab) {
-    TokenId id = -1;
-    auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
-    if (ec != std::errc() || end != word.data() + word.size())
-        throw InputError("\"" + word + "\" is not a token id");
-    if (id < 0 || id >= n_vocab)
-        throw InputError("token id " + word + " is out of range [0, " + std::to_string(n_vocab) + ")");
-    return id;
+// The ids as written on the command line or stdin: white space or commas between them, or one
+// JSON array (`tokenize --json | jq -c .ids | journey detokenize`).
+std::vector<TokenId> read_ids(const DetokenizeOptions& opt) {
+    std::string list;
+    for (const std::string& w : opt.ids) list += w + ' ';
+    if (opt.ids.empty()) {
+        if (isatty(STDIN_FILENO)) throw UsageError("no ids: give them as arguments or pipe them on stdin");
+        list = read_file("-", "stdin");
+    }
+    return parse_id_list(list, opt.ids.empty() ? "stdin" : "ids");
 }
 
 void run(const DetokenizeOptions& opt) {
-    std::unique_ptr<Tokenizer> tok = load_tokenizer(opt.tokenizer);
-    std::vector<std::string> words = opt.ids.empty() ? words_of_stdin() : opt.ids;
-    std::vector<TokenId> ids;
-    ids.reserve(words.size());
-    for (const std::string& w : words) ids.push_back(parse_id(w, tok->n_vocab()));
-    out(tok->decode(ids));  // checks every id before anything is written
+    const std::vector<TokenId> ids = read_ids(opt);
+    const LoadedTokenizer tok = load_tokenizer(opt.tokenizer);
+    check_ids(ids, tok.get().n_vocab(), opt.ids.empty() ? "stdin" : "ids");
+    const std::string bytes = tok.get().decode(ids);
+    if (!opt.json) return out(bytes);  // exact bytes, no newline added
+    nlohmann::ordered_json j = {{"model", tok.source}, {"text", valid_utf8(bytes)}, {"bytes", bytes_json(bytes)}};
+    out_line(j.dump());
 }
 
 }  // namespace
@@ -53,7 +48,8 @@ void register_detokenize(CLI::App& app) {
     auto opt = std::make_shared<DetokenizeOptions>();
     CLI::App* cmd = app.add_subcommand("detokenize", "Write the exact bytes of token ids");
     add_tokenizer_options(cmd, opt->tokenizer);
-    cmd->add_option("ids", opt->ids, "Token ids (default: read them from stdin)");
+    cmd->add_option("ids", opt->ids, "Token ids, or one JSON array of them (default: read them from stdin)");
+    cmd->add_flag("--json", opt->json, "Print JSON: model, text (valid UTF-8) and the exact bytes");
     cmd->callback([opt] { run(*opt); });
 }
 

@@ -9,6 +9,7 @@
 #include "journey/errors.h"
 #include "journey/model/session.h"
 #include "journey/text/token_display.h"
+#include "numeric_options.h"
 #include "model_options.h"
 #include "prompt_ids.h"
 
@@ -18,7 +19,7 @@ namespace {
 struct NextOptions {
     ModelOptions model;
     PromptSource prompt;
-    int top_k = 10;        // how many of the most likely tokens to list
+    int rows = 10;         // --rows: how many of the most likely tokens to list
     bool json = false;     // one JSON object instead of a table
     bool truncate = false; // keep the last n_ctx tokens of a longer prompt instead of failing
     std::string batch;     // --batch FILE: one prompt per line, one JSON line out per prompt
@@ -34,9 +35,12 @@ nlohmann::ordered_json next_json(const Model& m, const std::vector<TokenId>& ids
     j["top"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < d.top.size(); ++i) {
         const Ranked& r = d.top[i];
-        const std::string b = tok.token_bytes(r.id);
-        j["top"].push_back({{"rank", i + 1}, {"id", r.id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)},
-                            {"prob", r.prob}, {"logprob", r.logprob}, {"logit", r.logit}});
+        nlohmann::ordered_json row = {{"rank", i + 1}};
+        row.update(token_json(tok, r.id));
+        row["prob"] = r.prob;
+        row["logprob"] = r.logprob;
+        row["logit"] = r.logit;
+        j["top"].push_back(std::move(row));
     }
     j["entropy"] = d.entropy;
     return j;
@@ -47,25 +51,26 @@ void print_table(const Model& m, const Distribution& d) {
 }
 
 void run_next(const NextOptions& o) {
-    if (!o.batch.empty() && (!o.prompt.text.empty() || !o.prompt.file.empty()))
-        throw UsageError("--batch: give either --batch or -p/-f, not both");
-    const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
+    if (!o.batch.empty() && o.prompt.given())
+        throw UsageError("--batch: give either --batch or a prompt (-p, -f, PROMPT, --ids), not both");
+    const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
+    const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
     auto model = load_model(o.model);
     Session session(*model, session_options(o.model));
-    auto one = [&](const std::string& prompt) {
-        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate, session.n_ctx());
+    auto one = [&](const PromptInput& prompt) {
+        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate, size_t(session.n_ctx()));
         session.reset();
         const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
-        return std::pair(ids, distribution(logits, o.top_k));
+        return std::pair(ids, distribution(logits, o.rows));
     };
     if (!o.batch.empty()) {
-        run_batch(o.batch, [&](const std::string& prompt) {
-            const auto [ids, d] = one(prompt);
+        run_batch(batch, [&](const std::string& prompt) {
+            const auto [ids, d] = one(PromptInput{prompt, std::nullopt});
             return next_json(*model, ids, d);
         });
         return;
     }
-    const auto [ids, d] = one(text);
+    const auto [ids, d] = one(input);
     if (o.json) out_line(next_json(*model, ids, d).dump());
     else print_table(*model, d);
 }
@@ -76,10 +81,8 @@ void register_next(CLI::App& app) {
     auto opts = std::make_shared<NextOptions>();
     CLI::App* cmd = app.add_subcommand("next", "Show the most likely next tokens after the prompt");
     add_model_options(cmd, opts->model);
-    add_prompt_options(cmd, opts->prompt);
-    cmd->add_option("--top-k", opts->top_k, "How many of the most likely tokens to list")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+    add_prompt_options(cmd, opts->prompt, {.ids = true, .drop_newline = true});
+    add_rows_option(cmd, opts->rows, "How many of the most likely tokens to list");
     cmd->add_flag("--json", opts->json, "Print one JSON object");
     cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer prompt");
     add_batch_option(cmd, opts->batch);

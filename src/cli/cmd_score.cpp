@@ -10,6 +10,8 @@
 #include "journey/text/prompt.h"
 #include "journey/decode/score.h"
 #include "model_options.h"
+#include "progress.h"
+#include "prompt_ids.h"
 #include "journey/text/token_display.h"
 
 namespace journey::cli {
@@ -35,8 +37,10 @@ std::vector<TokenId> score_ids(const Tokenizer& tok, const std::string& text, bo
     return ids;
 }
 
-nlohmann::ordered_json score_json(const Tokenizer& tok, const ScoreResult& r) {
+nlohmann::ordered_json score_json(const Model& m, const ScoreResult& r) {
+    const Tokenizer& tok = m.tokenizer();
     nlohmann::ordered_json j;
+    j["model"] = m.source().string();
     j["condition"] = token_json(tok, r.ids[0]);
     j["tokens"] = nlohmann::ordered_json::array();
     for (size_t t = 0; t < r.logprobs.size(); ++t) {
@@ -67,19 +71,26 @@ void print_table(const Tokenizer& tok, const ScoreResult& r) {
 }
 
 void run_score(const ScoreCliOptions& o) {
-    if (!o.batch.empty() && (!o.prompt.text.empty() || !o.prompt.file.empty()))
-        throw UsageError("--batch: give either --batch or -p/-f, not both");
-    const std::string text = o.batch.empty() ? read_prompt(o.prompt) : std::string();
+    if (!o.batch.empty() && o.prompt.given())
+        throw UsageError("--batch: give either --batch or a text (-p, -f, TEXT, --ids), not both");
+    if (!o.prompt.ids.empty() && o.bos) throw UsageError("--bos: --ids are scored exactly as given (put the id first)");
+    const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
+    const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
     auto model = load_model(o.model);
     const Tokenizer& tok = model->tokenizer();
     Session session(*model, session_options(o.model));
     auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };
     if (!o.batch.empty()) {
-        run_batch(o.batch, [&](const std::string& t) { return score_json(tok, one(t)); });
+        run_batch(batch, [&](const std::string& t) { return score_json(*model, one(t)); });
         return;
     }
-    const ScoreResult r = one(text);
-    if (o.json) out_line(score_json(tok, r).dump());
+    if (input.ids) check_ids(*input.ids, tok.n_vocab(), "--ids");
+    // A long text takes a while: a bar on a terminal (score.h calls back per chunk).
+    Progress bar("score", "tok");
+    ScoreOptions with_bar = o.score;
+    with_bar.progress = [&](size_t done, size_t total) { bar.update(done, total); };
+    const ScoreResult r = score(session, input.ids ? *input.ids : score_ids(tok, input.text, o.bos), with_bar);
+    if (o.json) out_line(score_json(*model, r).dump());
     else print_table(tok, r);
 }
 
@@ -94,7 +105,7 @@ void register_score(CLI::App& app) {
         "text's own first token (--bos conditions it on <|endoftext|> instead). A text longer than the "
         "window is scored with a sliding window, each token once");
     add_model_options(cmd, opts->model);
-    add_prompt_options(cmd, opts->prompt);
+    add_prompt_options(cmd, opts->prompt, {.ids = true});
     cmd->add_flag("--json", opts->json, "Print one JSON object");
     cmd->add_flag("--bos", opts->bos, "GPT-2: put <|endoftext|> before the text, so its first token is scored too");
     cmd->add_option("--window", opts->score.window, "Tokens per evaluation (default 0 = the model's context)")

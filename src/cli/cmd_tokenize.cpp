@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "journey/text/token_display.h"
 #include "common.h"
 #include "tokenizer_options.h"
 
@@ -30,25 +31,20 @@ std::string ids_line(const std::vector<TokenId>& ids) {
     return line;
 }
 
-// {"ids": [...], "tokens": [{"id", "token", "bytes"}]}: token is printable text (invalid UTF-8
+// {"model", "ids": [...], "tokens": [{"id", "token", "bytes"}]}: token is printable text (invalid UTF-8
 // replaced by U+FFFD), bytes the exact byte values, since a token may be part of a character.
-std::string ids_json(const Tokenizer& tok, const std::vector<TokenId>& ids) {
-    nlohmann::json tokens = nlohmann::json::array();
-    for (TokenId id : ids) {
-        std::string bytes = tok.token_bytes(id);
-        nlohmann::json values = nlohmann::json::array();
-        for (unsigned char b : bytes) values.push_back(b);
-        tokens.push_back({{"id", id}, {"token", valid_utf8(bytes)}, {"bytes", std::move(values)}});
-    }
-    nlohmann::json doc = {{"ids", ids}, {"tokens", std::move(tokens)}};
+std::string ids_json(const LoadedTokenizer& t, const std::vector<TokenId>& ids) {
+    nlohmann::ordered_json tokens = nlohmann::ordered_json::array();
+    for (TokenId id : ids) tokens.push_back(token_json(t.get(), id));
+    nlohmann::ordered_json doc = {{"model", t.source}, {"ids", ids}, {"tokens", std::move(tokens)}};
     return doc.dump();
 }
 
 void run(const TokenizeOptions& opt) {
     std::string text = read_prompt(opt.prompt);
-    std::unique_ptr<Tokenizer> tok = load_tokenizer(opt.tokenizer);
-    std::vector<TokenId> ids = tok->encode(text, !opt.no_special);
-    out_line(opt.json ? ids_json(*tok, ids) : ids_line(ids));
+    const LoadedTokenizer tok = load_tokenizer(opt.tokenizer);
+    std::vector<TokenId> ids = tok.get().encode(text, !opt.no_special);
+    out_line(opt.json ? ids_json(tok, ids) : ids_line(ids));
 }
 
 }  // namespace
@@ -58,7 +54,7 @@ void register_tokenize(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a text");
     add_tokenizer_options(cmd, opt->tokenizer);
     add_prompt_options(cmd, opt->prompt);
-    cmd->add_flag("--json", opt->json, "Print JSON: ids, and each token's text and bytes");
+    cmd->add_flag("--json", opt->json, "Print JSON: model, ids, and each token's text and bytes");
     cmd->add_flag("--no-special", opt->no_special, "Treat special tokens such as <|endoftext|> as plain text");
     cmd->callback([opt] { run(*opt); });
 }

@@ -2,42 +2,91 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 #include <unistd.h>
 
+#include "escapes.h"
 #include "journey/errors.h"
 
 namespace journey::cli {
 
-void add_prompt_options(CLI::App* cmd, PromptSource& src) {
-    auto* p = cmd->add_option("-p,--prompt", src.text, "Prompt text (default: read stdin)");
-    auto* f = cmd->add_option("-f,--file", src.file, "Read the prompt from FILE");
-    p->excludes(f);
+namespace {
+bool g_quiet = false;
+}  // namespace
+
+bool quiet() { return g_quiet; }
+void set_quiet(bool q) { g_quiet = q; }
+
+void add_prompt_options(CLI::App* cmd, PromptSource& src, PromptFeatures features) {
+    src.drop_newline = features.drop_newline;
+    const std::string nl = features.drop_newline ? "; one final newline is dropped, as an editor adds it" : "";
+    auto* p = cmd->add_option("-p,--prompt", src.text,
+                              "Prompt text; escapes \\n \\t \\r \\\\ \\' \\\" \\xNN are processed as llama-cli does");
+    auto* f = cmd->add_option("-f,--file", src.file, "Read the prompt from FILE ('-' = stdin), bytes as they are" + nl);
+    auto* pos = cmd->add_option("prompt", src.positional,
+                                "The prompt, when no -p or -f is given (default: stdin, bytes as they are" + nl + ")");
+    cmd->add_flag("--no-escape", src.no_escape, "Take -p literally (no escape processing)");
+    p->excludes(f)->excludes(pos);
+    f->excludes(pos);
+    if (features.ids) {
+        auto* ids = cmd->add_option("--ids", src.ids,
+                                    "The prompt as token ids (\"1 2 3\" or \"1,2,3\"; '-' = stdin), fed exactly as "
+                                    "given: no tokenizer, no BOS added");
+        ids->excludes(p)->excludes(f)->excludes(pos);
+    }
+}
+
+std::string why(int err) {
+    switch (err) {
+        case ENOENT: return "no such file or directory";
+        case EACCES: return "permission denied";
+        case EISDIR: return "is a directory";
+        default: return std::strerror(err);
+    }
+}
+
+std::string read_file(const std::string& path, std::string_view flag) {
+    std::ostringstream ss;
+    if (path == "-") {
+        ss << std::cin.rdbuf();
+        return ss.str();
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(std::string(flag) + " " + path + ": cannot read: is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(std::string(flag) + " " + path + ": cannot read: " + why(errno));
+    ss << in.rdbuf();  // one bulk copy; istreambuf_iterator goes a byte at a time
+    return ss.str();
 }
 
 std::string read_prompt(const PromptSource& src) {
+    if (!src.text.empty()) return src.no_escape ? src.text : process_escapes(src.text);
+    if (!src.positional.empty()) return src.positional;
+    std::string text;
     if (!src.file.empty()) {
-        std::ifstream in(src.file, std::ios::binary);
-        if (!in) throw InputError("--file " + src.file + ": cannot read");
-        std::ostringstream ss;
-        ss << in.rdbuf();  // one bulk copy; istreambuf_iterator goes a byte at a time
-        return ss.str();
+        text = read_file(src.file, "--file");
+    } else {
+        if (isatty(STDIN_FILENO))
+            throw UsageError("no prompt: give -p TEXT, -f FILE, a PROMPT argument, or pipe text on stdin");
+        text = read_file("-", "stdin");
     }
-    if (!src.text.empty()) return src.text;
-    if (isatty(STDIN_FILENO)) throw UsageError("no prompt: give -p TEXT, -f FILE, or pipe text on stdin");
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
+    if (src.drop_newline && text.ends_with('\n')) {
+        text.pop_back();
+        if (text.ends_with('\r')) text.pop_back();
+    }
+    return text;
 }
 
 void out(std::string_view bytes) {
     if (bytes.empty()) return;
     if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0) {
         if (errno == EPIPE) throw BrokenPipe{};
-        throw InputError("cannot write to stdout");
+        throw InputError("stdout: cannot write: " + why(errno));
     }
 }
 

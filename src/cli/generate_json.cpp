@@ -17,13 +17,17 @@ nlohmann::ordered_json step_json(const Tokenizer& tok, const StepResult& step) {
     return j;
 }
 
-nlohmann::ordered_json done_json(const GenerateResult& r, const std::string& text) {
+nlohmann::ordered_json done_json(const std::string& model, const GenerateResult& r, const std::string& text) {
     const double rate = r.gen_ms > 0 ? r.completion_tokens / (r.gen_ms / 1000.0) : 0.0;
     return {{"type", "done"},
+            {"model", model},
             {"finish_reason", to_string(r.finish_reason)},
             {"text", valid_utf8(text)},
             {"seed", r.seed},
-            {"usage", {{"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}}},
+            {"usage",
+             {{"prompt_tokens", r.prompt_tokens},
+              {"completion_tokens", r.completion_tokens},
+              {"total_tokens", r.prompt_tokens + r.completion_tokens}}},
             {"timings", {{"prompt_ms", r.prompt_ms}, {"gen_ms", r.gen_ms}, {"gen_tok_per_s", rate}}}};
 }
 

@@ -14,8 +14,9 @@ namespace journey::cli {
 // {"type":"token","index","id","token","bytes","logprob","top_logprobs":[{"id","token","bytes","logprob"}]}
 nlohmann::ordered_json step_json(const Tokenizer& tok, const StepResult& step);
 
-// {"type":"done","finish_reason","text","seed","usage":{...},"timings":{...}}; `text` is the
-// text to report (the generated text, with the prompt first under --echo).
-nlohmann::ordered_json done_json(const GenerateResult& r, const std::string& text);
+// {"type":"done","model","finish_reason","text","seed","usage":{"prompt_tokens","completion_tokens",
+// "total_tokens"},"timings":{...}}; `text` is the text to report (the generated text, with the
+// prompt first under --echo).
+nlohmann::ordered_json done_json(const std::string& model, const GenerateResult& r, const std::string& text);
 
 }  // namespace journey::cli

@@ -11,6 +11,8 @@
 
 #include "commands.h"
 #include "common.h"
+#include "interrupt.h"
+#include "parse_errors.h"
 #include "journey/errors.h"
 #include "journey/kernels/kernels.h"
 
@@ -26,12 +28,19 @@ int main(int argc, char** argv) {
     spdlog::set_pattern("[%^%l%$] %v");
     std::signal(SIGPIPE, SIG_IGN);  // a closed pipe becomes EPIPE, handled as a quiet exit
 
-    CLI::App app{"journey: run transformer language models on the CPU"};
+    CLI::App app{"journey: run transformer language models on the CPU", "journey"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "journey 0.1.0");
-    bool verbose = false;
-    app.add_flag("-v,--verbose", verbose, "Log more detail to stderr");
-    app.parse_complete_callback([&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn); });
+    app.set_version_flag("--version", "journey " JOURNEY_VERSION " (git " JOURNEY_GIT_REVISION ")");
+    // -v and -q also work after the subcommand: its unknown flags fall through to the app.
+    app.fallthrough();
+    bool verbose = false, quiet = false;
+    app.add_flag("-v,--verbose", verbose, "Log more detail to stderr (before or after the subcommand)");
+    app.add_flag("-q,--quiet", quiet, "No seed line, progress or log lines; errors still print");
+    app.parse_complete_callback([&] {
+        journey::cli::set_quiet(quiet);
+        spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::warn);
+    });
+    app.footer("journey help SUBCOMMAND (or journey SUBCOMMAND --help) shows a subcommand's flags.");
 
     // Subcommands, in the order of the token's journey.
     journey::cli::register_tokenize(app);
@@ -44,14 +53,20 @@ int main(int argc, char** argv) {
     journey::cli::register_bench(app);
     journey::cli::register_template(app);
 
+    if (auto pre = journey::cli::prescan(app, argc, argv)) {
+        if (!pre->message.empty()) std::fprintf(stderr, "journey: %s\n", pre->message.c_str());
+        return pre->exit_code;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-        std::fprintf(stderr, "journey: %s\n", e.what());
+        std::fprintf(stderr, "journey: %s\n", journey::cli::parse_error_message(app, e).c_str());
         return 1;
     } catch (const journey::cli::BrokenPipe&) {
         return 0;
+    } catch (const journey::cli::ExitCode& e) {
+        return e.code;
     } catch (const journey::Error& e) {
         std::fprintf(stderr, "journey: %s\n", e.what());
         return e.exit_code();

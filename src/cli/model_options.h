@@ -1,6 +1,7 @@
 // Options every model-running subcommand shares: which model (-m), which tokenizer when the
 // model has none (--tokenizer), and how many threads (-t).
 #pragma once
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -12,19 +13,32 @@
 namespace journey::cli {
 
 struct ModelOptions {
-    std::string path;       // -m: HF directory, .gguf, llama2.c .bin; empty: default_model_path()
+    std::string path;       // -m: HF directory, .gguf, llama2.c .bin; empty: $JOURNEY_MODEL, then the default model
     std::string tokenizer;  // --tokenizer: tokenizer.bin (llama2.c) or tokenizer.json instead of the model's
     int threads = 0;   // -t: 0 = one per hardware core
     int ctx_size = 0;  // -c: positions the KV cache holds; 0 = the model's context, at most 4096
     KvType kv_type = KvType::f32;  // --kv-type f32|f16
 };
-void add_model_options(CLI::App* cmd, ModelOptions& opts);
 
 // The session a command runs: -c and --kv-type.
 SessionOptions session_options(const ModelOptions& opts);
+void add_model_options(CLI::App* cmd, ModelOptions& opts);
 
-// Sets the thread count, resolves the default model, loads it (with its tokenizer).
-// Throws UsageError when no -m is given and there is no default model.
+// Where the model is, and who said so ("-m", "$JOURNEY_MODEL" or "the default model"), for
+// error messages. Throws UsageError when nothing names a model and there is no default.
+struct ModelPath {
+    std::filesystem::path path;
+    std::string source;
+};
+ModelPath resolve_model_path(const ModelOptions& opts);
+
+// Refuses, with what was expected, a -m or --tokenizer file whose content is the wrong kind
+// (a config.json as -m, a GGUF as --tokenizer). `source` names the flag.
+void check_model_path(const std::filesystem::path& path, const std::string& source);
+void check_tokenizer_path(const std::filesystem::path& path);
+
+// Sets the thread count, resolves the model, loads it (with its tokenizer). A failure names
+// $JOURNEY_MODEL when the path came from there.
 std::unique_ptr<Model> load_model(const ModelOptions& opts);
 
 }  // namespace journey::cli

@@ -1,18 +1,67 @@
 #include "prompt_ids.h"
 
+#include <charconv>
+
 #include "journey/errors.h"
 #include "journey/text/prompt.h"
 
 namespace journey::cli {
 
-std::vector<TokenId> prompt_ids(const Model& m, const std::string& text, bool truncate, int ctx) {
-    std::vector<TokenId> ids = encode_prompt(m.tokenizer(), text);  // BOS, or <|endoftext|> when empty
-    const size_t n_ctx = static_cast<size_t>(ctx);
-    if (ids.size() > n_ctx) {
-        if (!truncate)
-            throw InputError("prompt is " + std::to_string(ids.size()) + " tokens, longer than the context of " +
-                             std::to_string(n_ctx) + " (use --truncate to keep the last " + std::to_string(n_ctx) + ")");
-        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(n_ctx));
+std::vector<TokenId> parse_id_list(std::string_view text, std::string_view flag) {
+    std::vector<TokenId> ids;
+    auto sep = [](char c) { return c == ' ' || c == ',' || c == '\n' || c == '\r' || c == '\t'; };
+    std::string_view s = text;
+    // A JSON array ("tokenize --json | jq -c .ids") is the same list between brackets.
+    while (!s.empty() && sep(s.front())) s.remove_prefix(1);
+    while (!s.empty() && sep(s.back())) s.remove_suffix(1);
+    if (s.starts_with('[') && s.ends_with(']')) s = s.substr(1, s.size() - 2);
+    size_t i = 0;
+    while (i < s.size()) {
+        if (sep(s[i])) { ++i; continue; }
+        size_t j = i;
+        while (j < s.size() && !sep(s[j])) ++j;
+        const std::string_view word = s.substr(i, j - i);
+        TokenId id = -1;
+        const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
+        if (ec != std::errc() || end != word.data() + word.size() || id < 0)
+            throw InputError(std::string(flag) + ": \"" + std::string(word) + "\" is not a token id (a non-negative integer)");
+        ids.push_back(id);
+        i = j;
+    }
+    return ids;
+}
+
+void check_ids(const std::vector<TokenId>& ids, int32_t n_vocab, std::string_view flag) {
+    for (TokenId id : ids)
+        if (id >= n_vocab)
+            throw InputError(std::string(flag) + ": token id " + std::to_string(id) + " is out of the vocabulary [0, " +
+                             std::to_string(n_vocab) + ")");
+}
+
+PromptInput read_prompt_input(const PromptSource& src) {
+    if (src.ids.empty()) return {read_prompt(src), std::nullopt};
+    const std::string list = src.ids == "-" ? read_file("-", "--ids") : src.ids;
+    std::vector<TokenId> ids = parse_id_list(list, "--ids");
+    if (ids.empty()) throw UsageError("--ids: no token ids given");
+    return {std::string(), std::move(ids)};
+}
+
+std::vector<TokenId> prompt_ids(const Model& m, const PromptInput& in, bool truncate, size_t limit) {
+    std::vector<TokenId> ids;
+    if (in.ids) {
+        check_ids(*in.ids, m.tokenizer().n_vocab(), "--ids");
+        ids = *in.ids;
+    } else {
+        ids = encode_prompt(m.tokenizer(), in.text);  // BOS, or <|endoftext|> when empty
+    }
+    const size_t n_ctx = static_cast<size_t>(m.config().n_ctx);
+    if (limit == 0 || limit > n_ctx) limit = n_ctx;
+    if (ids.size() > limit) {
+        if (!truncate || limit == 0)
+            throw InputError("prompt: " + std::to_string(ids.size()) + " tokens, longer than the " +
+                             (limit == n_ctx ? "model's context of " : "context in use of ") + std::to_string(limit) +
+                             " (use --truncate to keep the last " + std::to_string(limit) + ")");
+        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(limit));
     }
     return ids;
 }

@@ -11,12 +11,14 @@ namespace journey::cli {
 
 // --seed is read as text so that a bad value is our UsageError naming the flag.
 struct SeedOption {
-    std::string text;  // empty: draw a random seed
-    // The effective seed: the user's (UsageError unless a decimal integer in [0, 2^64)), or a random one.
+    std::string text;  // empty or "-1": draw a random seed
+    // The effective seed: the user's (UsageError unless an integer in [0, 2^32) or -1), or a
+    // random one below 2^32, so that every JSON reader (jq, JavaScript) reads it back exactly.
     uint64_t resolve() const;
 };
 
-// Adds --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n --seed, defaults shown in --help.
+// Adds --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n -s/--seed, defaults shown
+// in --help, with Hugging Face's names as aliases (--temperature, --repetition-penalty).
 void add_sampling_options(CLI::App* cmd, SamplerOptions& opts, SeedOption& seed);
 
 }  // namespace journey::cli

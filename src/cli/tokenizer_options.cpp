@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "journey/errors.h"
+#include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
 namespace journey::cli {
@@ -11,31 +12,53 @@ namespace journey::cli {
 namespace fs = std::filesystem;
 
 void add_tokenizer_options(CLI::App* cmd, TokenizerSource& src) {
-    auto* m = cmd->add_option("-m,--model", src.model_dir,
-                              "Model directory holding tokenizer.json or vocab.json + merges.txt");
-    auto* v = cmd->add_option("--vocab", src.vocab, "GPT-2 vocab.json (with --merges)");
+    add_model_options(cmd, src.model);
+    auto* m = cmd->get_option("-m");
+    auto* v = cmd->add_option("--vocab", src.vocab, "GPT-2 vocab.json (with --merges), instead of a model's tokenizer");
     auto* g = cmd->add_option("--merges", src.merges, "GPT-2 merges.txt (with --vocab)");
-    auto* t = cmd->add_option("--tokenizer-json", src.tokenizer_json, "Hugging Face tokenizer.json");
+    auto* t = cmd->add_option("--tokenizer-json", src.tokenizer_json, "Hugging Face tokenizer.json, instead of a model's");
+    auto* tk = cmd->get_option("--tokenizer");
     v->needs(g);
     g->needs(v);
     m->excludes(v)->excludes(g)->excludes(t);
-    t->excludes(v)->excludes(g);
+    t->excludes(v)->excludes(g)->excludes(tk);
+    tk->excludes(v)->excludes(g);
 }
 
-std::string default_tokenizer_dir() {
+namespace {
+
+// A directory with a tokenizer but no config.json: a tokenizer alone (models/gpt2-tokenizer).
+bool tokenizer_only_dir(const fs::path& p) {
     std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        fs::path installed = exe.parent_path().parent_path() / JOURNEY_INSTALL_DATADIR / "models" / "gpt2-tokenizer";
-        if (fs::is_directory(installed, ec)) return installed.string();
-    }
-    return (fs::path(JOURNEY_SOURCE_DIR) / "models" / "gpt2-tokenizer").string();
+    return fs::is_directory(p, ec) && !fs::exists(p / "config.json", ec) &&
+           (fs::exists(p / "tokenizer.json", ec) || fs::exists(p / "vocab.json", ec));
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer(const TokenizerSource& src) {
-    if (!src.tokenizer_json.empty()) return load_tokenizer_json(src.tokenizer_json);
-    if (!src.vocab.empty()) return load_bpe_from_files(src.vocab, src.merges);
-    return load_tokenizer_dir(src.model_dir.empty() ? default_tokenizer_dir() : src.model_dir);
+}  // namespace
+
+LoadedTokenizer load_tokenizer(const TokenizerSource& src) {
+    LoadedTokenizer t;
+    if (!src.tokenizer_json.empty()) {
+        t.own = load_tokenizer_json(src.tokenizer_json);
+        t.source = src.tokenizer_json;
+    } else if (!src.vocab.empty()) {
+        t.own = load_bpe_from_files(src.vocab, src.merges);
+        t.source = src.vocab;
+    } else if (!src.model.tokenizer.empty() && src.model.path.empty()) {
+        // --tokenizer alone: that file is the whole answer; no model needed.
+        check_tokenizer_path(src.model.tokenizer);
+        const fs::path p = src.model.tokenizer;
+        if (p.extension() == ".json") t.own = load_tokenizer_json(p.string());
+        else t.own = SpmTokenizer::from_llama2c(p, std::nullopt);
+        t.source = p.string();
+    } else if (const ModelPath m = resolve_model_path(src.model); tokenizer_only_dir(m.path)) {
+        t.own = load_tokenizer_dir(m.path.string());
+        t.source = m.path.string();
+    } else {
+        t.model = load_model(src.model);
+        t.source = t.model->source().string();
+    }
+    return t;
 }
 
 }  // namespace journey::cli

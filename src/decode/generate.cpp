@@ -55,7 +55,8 @@ bool ends_text(const Tokenizer& tok, TokenId id) {
 }  // namespace
 
 void validate(const GenerateOptions& o) {
-    if (o.max_tokens < 0) throw UsageError("-n: must be >= 0, got " + std::to_string(o.max_tokens));
+    if (o.max_tokens < -1)
+        throw UsageError("-n: must be >= 0, or -1 for no limit, got " + std::to_string(o.max_tokens));
     if (o.top_logprobs < 0)
         throw UsageError("--top-logprobs: must be >= 0, got " + std::to_string(o.top_logprobs));
     validate(o.sampler);
@@ -68,6 +69,7 @@ const char* to_string(FinishReason r) {
         case FinishReason::stop: return "stop";
         case FinishReason::eos: return "eos";
         case FinishReason::context: return "context";
+        case FinishReason::interrupted: return "interrupted";
     }
     return "unknown";
 }
@@ -96,8 +98,10 @@ GenerateResult generate(Session& session, std::span<const TokenId> prompt, const
     std::vector<float> masked;                                    // logits with end tokens banned
     VisibleText visible(opts.stop);
     const bool strip_first_space = drops_first_space(tok, prompt);
+    // An interrupt is seen once the token being computed is done: that token is the last.
+    auto interrupted = [&] { return opts.interrupt && opts.interrupt->load(); };
 
-    for (int i = 0; i < opts.max_tokens; ++i) {
+    for (int i = 0; opts.max_tokens < 0 || i < opts.max_tokens; ++i) {
         StepResult step;
         step.index = i;
         std::span<const float> to_sample = logits;
@@ -130,6 +134,10 @@ GenerateResult generate(Session& session, std::span<const TokenId> prompt, const
                 step.last = true;
             } else if (i + 1 == opts.max_tokens || session.n_past() >= session.n_ctx()) {
                 r.finish_reason = i + 1 == opts.max_tokens ? FinishReason::length : FinishReason::context;
+                step.last = true;
+                step.text += visible.flush();
+            } else if (interrupted()) {
+                r.finish_reason = FinishReason::interrupted;
                 step.last = true;
                 step.text += visible.flush();
             }

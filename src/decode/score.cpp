@@ -53,6 +53,7 @@ ScoreResult score(Session& session, std::span<const TokenId> ids, const ScoreOpt
                 r.logprobs.push_back(logprob_of(logits.subspan((t - 1 - c) * n_vocab, n_vocab), ids[t]));
                 next = t + 1;
             }
+            if (opts.progress) opts.progress(next - 1, n - 1);
         }
     }
     for (double lp : r.logprobs) r.sum_logprob += lp;

@@ -2,6 +2,7 @@
 // include/journey/formats/gguf_reader.h for the layout) into the neutral ModelFile description.
 #include "journey/formats/gguf_reader.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -11,6 +12,8 @@
 #include <type_traits>
 
 #include "journey/errors.h"
+#include "journey/formats/ggml_types.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 
@@ -19,6 +22,11 @@ namespace {
 using gguf::ValueType;
 
 constexpr int kMaxArrayNesting = 16;  // arrays of arrays deeper than this are refused
+// Array values held in memory, all arrays together. A value takes 16-64 bytes as JSON however
+// few it takes in the file (one byte for a u8), so the bytes left in the file do not bound the
+// memory; this does (~256 MB at most). The largest vocabularies (~256k tokens, with their
+// scores, types and merges) need about a quarter of it.
+constexpr uint64_t kMaxArrayValues = uint64_t{1} << 22;
 
 // A bounds-checked little-endian reader over the mapped bytes.
 class Cursor {
@@ -31,6 +39,11 @@ public:
     [[noreturn]] void fail(const std::string& problem) const {
         throw ModelError(file_.path().string() + ": invalid GGUF file: " + problem + " (at byte " +
                          std::to_string(pos_) + ")");
+    }
+
+    // A well-formed file journey cannot use (a tensor type it does not implement).
+    [[noreturn]] void refuse(const std::string& problem) const {
+        throw ModelError(file_.path().string() + ": " + problem);
     }
 
     // `what` names the item for an error message: a string, or a function that makes one, so
@@ -75,10 +88,19 @@ public:
                  std::to_string(remaining()) + " bytes");
     }
 
+    // Counts `count` more array values against kMaxArrayValues.
+    void take_array_values(uint64_t count, const std::string& what) {
+        if (count > kMaxArrayValues - array_values_)
+            fail(what + " of " + std::to_string(count) + " values takes the metadata arrays beyond " +
+                 std::to_string(kMaxArrayValues) + " values in all (journey's limit)");
+        array_values_ += count;
+    }
+
 private:
     const MappedFile& file_;
     const unsigned char* data_;
     size_t pos_ = 0;
+    uint64_t array_values_ = 0;
 };
 
 // The fewest bytes a value of this type can take in the file (0 for an unknown type).
@@ -103,6 +125,7 @@ nlohmann::json read_array(Cursor& c, const std::string& key, int depth) {
     if (min_bytes == 0) c.fail("key '" + key + "': unknown array element type " + std::to_string(elem_type));
     const uint64_t n = c.read<uint64_t>("key '" + key + "' array length");
     c.check_count(n, min_bytes, "key '" + key + "' array");
+    c.take_array_values(n, "key '" + key + "' array");
     nlohmann::json arr = nlohmann::json::array();
     arr.get_ref<nlohmann::json::array_t&>().reserve(size_t(n));
     for (uint64_t i = 0; i < n; ++i) arr.push_back(read_value(c, elem_type, key, depth + 1));
@@ -129,17 +152,6 @@ nlohmann::json read_value(Cursor& c, uint32_t type, const std::string& key, int 
     c.fail("key '" + key + "': unknown value type " + std::to_string(type));
 }
 
-std::optional<DType> dtype_from_ggml(uint32_t type) {
-    switch (type) {
-        case gguf::kTypeF32: return DType::F32;
-        case gguf::kTypeF16: return DType::F16;
-        case gguf::kTypeBF16: return DType::BF16;
-        case gguf::kTypeQ8_0: return DType::Q8_0;
-        case gguf::kTypeQ4_0: return DType::Q4_0;
-        default: return std::nullopt;
-    }
-}
-
 // One entry of the tensor table, as read (before its data is located).
 struct RawTensor {
     std::string name;
@@ -152,7 +164,7 @@ struct RawTensor {
 RawTensor read_tensor_info(Cursor& c, size_t index) {
     RawTensor t;
     t.name = c.read_string("tensor " + std::to_string(index) + " name");
-    const std::string who = "tensor '" + t.name + "'";
+    const std::string who = "tensor '" + excerpt(t.name, 60) + "'";
     const uint32_t n_dims = c.read<uint32_t>(who + " n_dims");
     if (n_dims == 0 || n_dims > gguf::kMaxDims)
         c.fail(who + ": n_dims " + std::to_string(n_dims) + " is not between 1 and " +
@@ -162,9 +174,10 @@ RawTensor read_tensor_info(Cursor& c, size_t index) {
     const uint32_t type = c.read<uint32_t>(who + " type");
     t.offset = c.read<uint64_t>(who + " offset");
 
-    const auto dtype = dtype_from_ggml(type);
-    if (!dtype) c.fail(who + ": unknown or unsupported tensor type " + std::to_string(type));
-    t.dtype = *dtype;
+    const GgmlType* g = ggml_type(type);
+    if (!g) c.fail(who + ": unknown ggml type number " + std::to_string(type));
+    if (!g->dtype) c.refuse(who + ": type " + std::string(g->name) + " is " + std::string(g->why_not));
+    t.dtype = *g->dtype;
 
     int64_t numel = 1;
     for (uint64_t d : ne) {
@@ -172,15 +185,36 @@ RawTensor read_tensor_info(Cursor& c, size_t index) {
             __builtin_mul_overflow(numel, int64_t(d), &numel))
             c.fail(who + ": the product of its dimensions overflows");
     }
-    if (ne[0] % dtype_block(t.dtype) != 0)
-        c.fail(who + ": row length " + std::to_string(ne[0]) + " is not a multiple of the " +
-               std::string(dtype_name(t.dtype)) + " block size");
+    if (ne[0] % g->block != 0)
+        c.fail(who + ": " + std::string(g->name) + " row length " + std::to_string(ne[0]) +
+               " is not a whole number of " + std::to_string(g->block) + "-element blocks");
     // bytes = numel / block * bytes_per_block, computed without overflow
-    const uint64_t block_bytes = dtype_bytes(t.dtype, dtype_block(t.dtype));
-    if (__builtin_mul_overflow(uint64_t(numel) / dtype_block(t.dtype), block_bytes, &t.nbytes))
+    if (__builtin_mul_overflow(uint64_t(numel) / g->block, uint64_t(g->block_bytes), &t.nbytes))
         c.fail(who + ": its byte size overflows");
     t.shape.assign(ne.rbegin(), ne.rend());
     return t;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// A tensor's byte size follows from its type and shape; where its data runs into the next
+// tensor's, the file's offsets were written for other sizes (a wrong type or shape).
+void check_no_overlap(const std::vector<RawTensor>& raw, const Cursor& c) {
+    std::vector<const RawTensor*> by_offset;
+    for (const RawTensor& t : raw) by_offset.push_back(&t);
+    std::sort(by_offset.begin(), by_offset.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+    for (size_t i = 0; i + 1 < by_offset.size(); ++i) {
+        const RawTensor& t = *by_offset[i];
+        const RawTensor& next = *by_offset[i + 1];
+        if (t.nbytes > next.offset - t.offset)
+            c.fail("tensor '" + t.name + "': " + std::string(dtype_name(t.dtype)) + " of shape " + shape_text(t.shape) +
+                   " takes " + std::to_string(t.nbytes) + " bytes, but tensor '" + next.name + "' starts " +
+                   std::to_string(next.offset - t.offset) + " bytes after it: the byte sizes disagree with the types and shapes");
+    }
 }
 
 uint32_t alignment_of(const nlohmann::json& metadata, const Cursor& c) {
@@ -188,7 +222,7 @@ uint32_t alignment_of(const nlohmann::json& metadata, const Cursor& c) {
     if (it == metadata.end()) return gguf::kDefaultAlignment;
     if (!it->is_number_unsigned() || it->get<uint64_t>() == 0 || it->get<uint64_t>() > (1u << 30) ||
         (it->get<uint64_t>() & (it->get<uint64_t>() - 1)) != 0)
-        c.fail("general.alignment must be a power of two, got " + it->dump());
+        c.fail("general.alignment must be a power of two, got " + json_excerpt(*it, 40));
     return it->get<uint32_t>();
 }
 
@@ -214,9 +248,10 @@ ModelFile read_gguf(const std::filesystem::path& path) {
     mf.metadata = nlohmann::json::object();
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = c.read_string("metadata key " + std::to_string(i));
-        if (mf.metadata.contains(key)) c.fail("duplicate metadata key '" + key + "'");
-        const uint32_t type = c.read<uint32_t>("type of key '" + key + "'");
-        mf.metadata[key] = read_value(c, type, key, 0);
+        const std::string shown = excerpt(key, 60);  // messages quote the key, cut short
+        if (mf.metadata.contains(key)) c.fail("duplicate metadata key '" + shown + "'");
+        const uint32_t type = c.read<uint32_t>("type of key '" + shown + "'");
+        mf.metadata[key] = read_value(c, type, shown, 0);
     }
     const uint32_t alignment = alignment_of(mf.metadata, c);
 
@@ -225,14 +260,14 @@ ModelFile read_gguf(const std::filesystem::path& path) {
     std::set<std::string> names;
     for (uint64_t i = 0; i < n_tensors; ++i) {
         raw.push_back(read_tensor_info(c, size_t(i)));
-        if (!names.insert(raw.back().name).second) c.fail("duplicate tensor name '" + raw.back().name + "'");
+        if (!names.insert(raw.back().name).second) c.fail("duplicate tensor name '" + excerpt(raw.back().name, 60) + "'");
     }
 
     // The data section starts at the next multiple of the alignment.
     const uint64_t data_start = (uint64_t(c.pos()) + alignment - 1) / alignment * alignment;
     const uint64_t size = file->size();
     for (const RawTensor& t : raw) {
-        const std::string who = "tensor '" + t.name + "'";
+        const std::string who = "tensor '" + excerpt(t.name, 60) + "'";
         if (t.offset % alignment != 0)
             c.fail(who + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                    std::to_string(alignment));
@@ -247,6 +282,7 @@ ModelFile read_gguf(const std::filesystem::path& path) {
         info.nbytes = size_t(t.nbytes);
         mf.tensors.emplace(t.name, std::move(info));
     }
+    check_no_overlap(raw, c);
     mf.mappings.push_back(std::move(file));
     return mf;
 }

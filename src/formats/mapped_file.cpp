@@ -11,13 +11,27 @@
 
 namespace journey {
 
+namespace {
+
+const char* kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
+}  // namespace
+
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO would otherwise wait forever for a writer; it is refused below.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw ModelError(path.string() + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const char* kind = kind_of(st.st_mode);
         ::close(fd);
-        throw ModelError(path.string() + ": not a regular file");
+        throw ModelError(path.string() + ": " + kind + ", not a regular file");
     }
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {

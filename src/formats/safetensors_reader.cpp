@@ -1,10 +1,12 @@
 #include "journey/formats/safetensors_reader.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <set>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 namespace {
@@ -36,8 +38,8 @@ void read_one(const std::filesystem::path& file, ModelFile& out) {
                        std::to_string(size) + " bytes)");
 
     const char* text = reinterpret_cast<const char*>(map->data() + 8);
-    json header = json::parse(text, text + n, nullptr, /*allow_exceptions=*/false);
-    if (header.is_discarded() || !header.is_object()) fail(file, "header is not a JSON object");
+    const json header = parse_json({text, size_t(n)}, file.string() + " header");
+    if (!header.is_object()) fail(file, "header is not a JSON object");
 
     const std::byte* base = map->data() + 8 + n;
     const uint64_t data_size = size - 8 - n;
@@ -60,10 +62,12 @@ void read_one(const std::filesystem::path& file, ModelFile& out) {
         for (const json& d : shape) {
             if (!d.is_number_integer() || d.get<int64_t>() < 0) fail(file, where + "shape has a non-integer or negative size");
             const uint64_t k = d.get<uint64_t>();
-            if (k != 0 && numel > (uint64_t{1} << 62) / k) fail(file, where + "shape is too large");
-            numel *= k;
+            if (k > uint64_t(INT64_MAX) || __builtin_mul_overflow(numel, k, &numel) || numel > uint64_t(INT64_MAX))
+                fail(file, where + "the product of the shape " + json_excerpt(shape, 60) + " overflows");
             t.shape.push_back(static_cast<int64_t>(k));
         }
+        // The byte size is checked too: 2^62 F32 elements would wrap to 0 bytes.
+        if (numel > uint64_t(INT64_MAX) / 4) fail(file, where + "the byte size of shape " + json_excerpt(shape, 60) + " overflows");
         const json& off = desc["data_offsets"];
         if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
             fail(file, where + "data_offsets must be two non-negative integers");
@@ -91,14 +95,6 @@ void read_one(const std::filesystem::path& file, ModelFile& out) {
         if (spans[i].begin < spans[i - 1].end)
             fail(file, "tensors '" + spans[i - 1].name + "' and '" + spans[i].name + "' overlap");
     out.mappings.push_back(std::move(map));
-}
-
-json read_json_file(const std::filesystem::path& file) {
-    MappedFile map(file);
-    const char* text = reinterpret_cast<const char*>(map.data());
-    json j = json::parse(text, text + map.size(), nullptr, false);
-    if (j.is_discarded()) fail(file, "not valid JSON");
-    return j;
 }
 
 // A sharded checkpoint: the index names the shard holding each tensor.

@@ -1,31 +1,16 @@
 #include "journey/formats/tensor.h"
 
+#include "journey/formats/ggml_types.h"
+
 namespace journey {
 
-std::string_view dtype_name(DType t) {
-    switch (t) {
-        case DType::F32: return "F32";
-        case DType::F16: return "F16";
-        case DType::BF16: return "BF16";
-        case DType::Q8_0: return "Q8_0";
-        case DType::Q4_0: return "Q4_0";
-    }
-    return "?";
-}
+std::string_view dtype_name(DType t) { return ggml_type_of(t).name; }
 
-uint64_t dtype_block(DType t) {
-    return (t == DType::Q8_0 || t == DType::Q4_0) ? 32 : 1;
-}
+uint64_t dtype_block(DType t) { return ggml_type_of(t).block; }
 
 size_t dtype_bytes(DType t, uint64_t n) {
-    switch (t) {
-        case DType::F32: return n * 4;
-        case DType::F16:
-        case DType::BF16: return n * 2;
-        case DType::Q8_0: return n % 32 ? 0 : n / 32 * 34;  // f16 scale + 32 x int8
-        case DType::Q4_0: return n % 32 ? 0 : n / 32 * 18;  // f16 scale + 16 bytes of nibbles
-    }
-    return 0;
+    const GgmlType& g = ggml_type_of(t);
+    return n % g.block ? 0 : n / g.block * g.block_bytes;
 }
 
 int64_t TensorInfo::numel() const {

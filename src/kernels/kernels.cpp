@@ -54,10 +54,8 @@ void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kern
         case DType::F32:
         case DType::F16:
         case DType::BF16: return T == 1 && !prompt_kernels ? gemv(out, x, W) : gemm(out, x, W, T);
-        case DType::Q8_0:
-        case DType::Q4_0: return matmul_quantized(out, x, W, T, prompt_kernels);
+        default: return matmul_quantized(out, x, W, T, prompt_kernels);  // block-quantized types
     }
-    throw std::logic_error("matmul: no kernel for " + std::string(dtype_name(W.dtype)));
 }
 
 void embedding_row(float* out, const Matrix& E, int64_t row) {

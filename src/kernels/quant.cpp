@@ -2,6 +2,7 @@
 #include "journey/kernels/quant.h"
 
 #include "journey/kernels/convert.h"
+#include "dequant_blocks.h"
 
 #include <bit>
 #include <cmath>
@@ -61,9 +62,10 @@ static uint16_t load_u16(const unsigned char* p) {
 }
 
 static void check_blocks(DType t, int64_t n) {
-    if (n < 0 || n % kQK != 0)
+    const auto block = int64_t(dtype_block(t));
+    if (n < 0 || n % block != 0)
         throw std::invalid_argument(std::string(dtype_name(t)) + ": row length " + std::to_string(n) +
-                                    " is not a multiple of 32");
+                                    " is not a multiple of " + std::to_string(block));
 }
 
 // ---- dequantization --------------------------------------------------------------------------
@@ -80,25 +82,13 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::BF16:
             for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(load_u16(p + 2 * i));
             return;
-        case DType::Q8_0:
+        default: {  // block types, one block at a time (dequant_blocks.cpp)
             check_blocks(t, n);
-            for (int64_t b = 0; b < n / kQK; ++b, p += sizeof(BlockQ8_0), dst += kQK) {
-                const float d = fp16_to_fp32(load_u16(p));
-                const auto* q = reinterpret_cast<const int8_t*>(p + 2);
-                for (int j = 0; j < kQK; ++j) dst[j] = d * float(q[j]);
-            }
+            const auto block = int64_t(dtype_block(t));
+            const size_t block_bytes = dtype_bytes(t, uint64_t(block));
+            for (int64_t b = 0; b < n / block; ++b, p += block_bytes, dst += block) dequantize_block(t, p, dst);
             return;
-        case DType::Q4_0:
-            check_blocks(t, n);
-            for (int64_t b = 0; b < n / kQK; ++b, p += sizeof(BlockQ4_0), dst += kQK) {
-                const float d = fp16_to_fp32(load_u16(p));
-                const unsigned char* q = p + 2;
-                for (int j = 0; j < kQK / 2; ++j) {
-                    dst[j] = d * float(int(q[j] & 0x0f) - 8);
-                    dst[j + kQK / 2] = d * float(int(q[j] >> 4) - 8);
-                }
-            }
-            return;
+        }
     }
 }
 
@@ -142,6 +132,17 @@ float vec_dot(DType t, const void* row, const float* x, int64_t n) {
                 sum += fp16_to_fp32(load_u16(p)) * block;
             }
             return sum;
+        default: {  // the other block types: each block dequantized, then multiplied in order
+            check_blocks(t, n);
+            const auto block = int64_t(dtype_block(t));
+            const size_t block_bytes = dtype_bytes(t, uint64_t(block));
+            float w[256];
+            for (int64_t b = 0; b < n / block; ++b, p += block_bytes, x += block) {
+                dequantize_block(t, p, w);
+                for (int64_t j = 0; j < block; ++j) sum += w[j] * x[j];
+            }
+            return sum;
+        }
     }
     return sum;
 }

@@ -15,6 +15,7 @@
 #include "journey/kernels/convert.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/quant.h"
+#include "quant_dot_k.h"
 
 namespace journey {
 namespace {
@@ -195,6 +196,7 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out) 
     out.d_lanes.assign(size_t(n_pad / 4), 0.0f);
     out.bias_q8_0.assign(size_t(n_pad / 4), 0);
     out.bias_q4_0.assign(size_t(n_pad / 4), 0);
+    out.sum4.assign(size_t(n_pad / 4), 0);
     for (int64_t b = 0; b < nb; ++b) {
         const float* xb = x + b * kQK;
         float amax = 0.0f;
@@ -221,6 +223,7 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out) 
         for (int k = 0; k < 4; ++k) s += out.q[size_t(4 * g + k)];
         out.bias_q8_0[size_t(g)] = -128 * s;
         out.bias_q4_0[size_t(g)] = -8 * s;
+        out.sum4[size_t(g)] = s;
         out.d_lanes[size_t(g)] = out.d[size_t(g / 8)];  // group g of 4 lies in block g / 8
     }
 }
@@ -233,6 +236,8 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
     switch (W.dtype) {
         case DType::Q8_0: return dot_rows_of<DType::Q8_0>(out, W, x, r0, r1);
         case DType::Q4_0: return dot_rows_of<DType::Q4_0>(out, W, x, r0, r1);
+        case DType::Q4_K:
+        case DType::Q6_K: return dot_rows_k(out, W, x, r0, r1, quant_dot_fast_available());
         default: throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
     }
 }

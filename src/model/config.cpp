@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 
@@ -40,7 +41,11 @@ void ModelConfig::validate(const std::string& source) const {
     need(n_kv_head > 0 && n_head % n_kv_head == 0,
          "n_head " + std::to_string(n_head) + " is not a multiple of n_kv_head " + std::to_string(n_kv_head));
     need(n_ff > 0, "MLP width must be positive");
-    need(norm_eps > 0.0f, "norm epsilon must be positive");
+    // Values that parse but that the math does not admit would run and print garbage.
+    need(std::isfinite(norm_eps) && norm_eps > 0.0f && norm_eps < 1.0f,
+         "norm epsilon " + std::to_string(norm_eps) + " is not in (0, 1)");
+    need(position != PositionKind::rope || (std::isfinite(rope_theta) && rope_theta > 0.0f),
+         "rope theta " + std::to_string(rope_theta) + " must be a positive number");
     need(position != PositionKind::rope || (rope_pairing != RopePairing::none && head_dim % 2 == 0),
          "rotary positions need an even head_dim");
     need(std::isfinite(rope_theta) && rope_theta > 0.0f, "rope theta must be positive");
@@ -83,15 +88,15 @@ ModelConfig gpt2_from_hf(const nlohmann::json& j, const std::string& source) {
     c.head_dim = c.n_embd / c.n_head;
     c.n_ff = present(j, "n_inner") ? get_int(j, "n_inner", source) : 4 * c.n_embd;
     c.norm_eps = get_float(j, "layer_norm_epsilon", 1e-5f, source);
-    const std::string act = j.value("activation_function", std::string("gelu_new"));
+    const std::string act = json_value(j, "activation_function", std::string("gelu_new"), source);
     if (act != "gelu_new")
         throw ModelError(source + ": activation_function \"" + act + "\" is not supported (only gelu_new)");
     for (const char* key : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"})
-        if (j.value(key, false)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported");
-    if (j.contains("scale_attn_weights") && !j.value("scale_attn_weights", true))
+        if (json_value(j, key, false, source)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported");
+    if (!json_value(j, "scale_attn_weights", true, source))
         throw ModelError(source + ": \"scale_attn_weights\": false is not supported");
     c.rope_pairing = RopePairing::none;
-    c.tied_output = j.value("tie_word_embeddings", true);
+    c.tied_output = json_value(j, "tie_word_embeddings", true, source);
     return c;
 }
 
@@ -140,11 +145,11 @@ void read_rope(ModelConfig& c, const nlohmann::json& j, const std::string& sourc
 // Which layers slide, and how far: Gemma 2 alternates (even layers slide, as its layer_types
 // say), Mistral and Phi-3 slide everywhere, Qwen only with use_sliding_window (refused).
 void read_sliding(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
-    if (j.contains("use_sliding_window") && j.value("use_sliding_window", false))
+    if (json_value(j, "use_sliding_window", false, source))
         throw ModelError(source + ": use_sliding_window: true (sliding layers from max_window_layers on) is not supported");
     if (j.contains("use_sliding_window")) return;  // Qwen: the window is unused
     // transformers' defaults when the key is absent: MistralConfig and Gemma2Config 4096.
-    const std::string type = j.value("model_type", std::string());
+    const std::string type = json_value(j, "model_type", std::string(), source);
     if (!j.contains("sliding_window") && (type == "mistral" || type == "gemma2")) {
         c.sliding_window = 4096;
     } else {
@@ -181,17 +186,17 @@ ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, con
     c.head_dim = present(j, "head_dim") ? get_int(j, "head_dim", source) : c.n_embd / c.n_head;
     c.n_ff = get_int(j, "intermediate_size", source);
     c.norm_eps = get_float(j, "rms_norm_eps", 1e-6f, source);
-    c.tied_output = j.value("tie_word_embeddings", t.hf_tied_default);
+    c.tied_output = json_value(j, "tie_word_embeddings", t.hf_tied_default, source);
     read_rope(c, j, source);
 
     // Gemma 2 names its activation hidden_activation; the others hidden_act.
     const char* act_key = present(j, "hidden_activation") ? "hidden_activation" : "hidden_act";
-    const std::string act = j.value(act_key, std::string(t.activation == ActivationKind::geglu_tanh ? "gelu_pytorch_tanh" : "silu"));
     const std::string want = t.activation == ActivationKind::geglu_tanh ? "gelu_pytorch_tanh" : "silu";
-    if (act != want) throw ModelError(source + ": " + act_key + " \"" + act + "\" is not supported for " + t.name + " (only " + want + ")");
+    const std::string act = json_value(j, act_key, want, source);
+    if (act != want) throw ModelError(source + ": " + act_key + " \"" + excerpt(act, 40) + "\" is not supported for " + t.name + " (only " + want + ")");
 
     for (const char* key : {"attention_bias", "mlp_bias"})
-        if (j.value(key, false)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
+        if (json_value(j, key, false, source)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
     if (get_float(j, "partial_rotary_factor", 1.0f, source) != 1.0f)
         throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");
     if (t.arch == Arch::gemma2) {

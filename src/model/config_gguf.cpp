@@ -91,7 +91,7 @@ void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string&
     }
     const std::string type = it->is_string() ? it->get<std::string>() : "";
     if (type == "none") return;
-    if (type != "linear") k.fail("rope.scaling.type", "'" + type + "' is not implemented (implemented: none, linear)");
+    if (type != "linear") k.fail("rope.scaling.type", "'" + excerpt(type, 40) + "' is not implemented (implemented: none, linear)");
     c.rope_scaling = RopeScaling::linear;
     c.rope_factor = k.number("rope.scaling.factor");
     if (!(c.rope_factor > 0.0f)) k.fail("rope.scaling.factor", "must be positive");

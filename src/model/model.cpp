@@ -4,6 +4,7 @@
 
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
+#include "journey/formats/json_file.h"
 #include "journey/formats/llama2c_reader.h"
 #include "journey/formats/safetensors_reader.h"
 #include "journey/model/rope_freq.h"
@@ -24,11 +25,7 @@ struct Parts {
 
 nlohmann::json read_config_json(const fs::path& file) {
     if (!fs::exists(file)) throw ModelError(file.parent_path().string() + ": no config.json (a Hugging Face model directory needs one)");
-    MappedFile map(file);
-    const char* text = reinterpret_cast<const char*>(map.data());
-    auto j = nlohmann::json::parse(text, text + map.size(), nullptr, false);
-    if (j.is_discarded()) throw ModelError(file.string() + ": not valid JSON");
-    return j;
+    return read_json_file(file);
 }
 
 fs::path find_weights(const fs::path& dir) {

@@ -197,6 +197,11 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
     const bool plus_one = traits.hf_norm_plus_one && file.format == "safetensors";
     Weights w;
     Binder b(file, config, w.converted_);
+    // Every layer has tensors of its own: a layer count the file cannot hold is refused before
+    // the per-layer views are allocated (a header may claim 2^30 layers).
+    if (static_cast<size_t>(config.n_layer) > file.tensors.size())
+        throw ModelError(file.path.string() + ": the configuration says " + std::to_string(config.n_layer) +
+                         " layers but the file holds only " + std::to_string(file.tensors.size()) + " tensors");
     w.layers.resize(static_cast<size_t>(config.n_layer));
     for (Tensor t : traits.tensors) {
         const Role& role = role_of(t);

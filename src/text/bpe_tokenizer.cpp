@@ -13,8 +13,8 @@ namespace {
 
 [[noreturn]] void throw_unknown_token(const BpeSources& sources, const BpeMerge& m, size_t rank, std::string_view token) {
     std::string where = m.line > 0 ? sources.merges + ":" + std::to_string(m.line) : sources.merges + ": merge " + std::to_string(rank);
-    throw ModelError(where + ": merge \"" + std::string(m.left) + " " + std::string(m.right) + "\" names \"" +
-                     std::string(token) + "\", which is not in the vocabulary");
+    throw ModelError(where + ": merge \"" + excerpt(m.left, 40) + " " + excerpt(m.right, 40) + "\" names \"" +
+                     excerpt(token, 40) + "\", which is not in the vocabulary");
 }
 
 }  // namespace
@@ -26,12 +26,12 @@ BpeTokenizer::BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& m
     size_t text_size = 0;  // of every token and added token: the raw bytes are no longer
     for (const auto& [token, id] : vocab) {
         if (id < 0)
-            throw ModelError(sources.vocab + ": token \"" + std::string(token) + "\" has negative id " + std::to_string(id));
+            throw ModelError(sources.vocab + ": token \"" + excerpt(token, 40) + "\" has negative id " + std::to_string(id));
         max_id = std::max(max_id, id);
         text_size += token.size();
     }
     for (const auto& a : added) {
-        if (a.id < 0) throw ModelError(sources.vocab + ": added token \"" + a.content + "\" has a negative id");
+        if (a.id < 0) throw ModelError(sources.vocab + ": added token \"" + excerpt(a.content, 40) + "\" has a negative id");
         max_id = std::max(max_id, a.id);
         text_size += a.content.size();
     }
@@ -56,7 +56,7 @@ BpeTokenizer::BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& m
         if (present_[id]) {
             const auto first = std::find_if(vocab.begin(), vocab.end(), [id = id](const auto& e) { return e.second == id; });
             throw ModelError(sources.vocab + ": id " + std::to_string(id) + " is used by both \"" +
-                             std::string(first->first) + "\" and \"" + std::string(token) + "\"");
+                             excerpt(first->first, 40) + "\" and \"" + excerpt(token, 40) + "\"");
         }
         set_bytes(id, unicode_to_bytes(token, bytes_.data() + used));
         id_of.insert_or_assign(token, id);

@@ -10,12 +10,8 @@ std::optional<TokenId> start_token(const Tokenizer& tok) {
 }
 
 std::vector<TokenId> encode_prompt(const Tokenizer& tok, std::string_view text, bool parse_special) {
-    std::vector<TokenId> ids;
-    if (tok.add_bos()) {
-        const auto bos = tok.bos_id();
-        if (!bos) throw InputError("the tokenizer asks for BOS but has no BOS token");
-        ids.push_back(*bos);
-    }
+    if (tok.add_bos() && !tok.bos_id()) throw InputError("the tokenizer asks for BOS but has no BOS token");
+    std::vector<TokenId> ids = tok.special_prefix();
     const std::vector<TokenId> text_ids = tok.encode(text, parse_special);
     ids.insert(ids.end(), text_ids.begin(), text_ids.end());
     if (ids.empty()) {

@@ -123,6 +123,10 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::from_llama2c(const std::filesystem::
     std::vector<std::string> tokens;
     std::vector<float> scores;
     while (vocab_size ? tokens.size() < size_t(*vocab_size) : pos < size) {
+        // A whole tokenizer for a smaller vocabulary (tok512.bin beside a 32000-token model).
+        if (pos == size)
+            bad("it has " + std::to_string(tokens.size()) + " tokens, the model " + std::to_string(*vocab_size) +
+                " (pass the tokenizer.bin made for this model)");
         const float score = read_f32("token score");
         const int32_t len = read_i32("token length");
         if (len < 0 || len > max_len || size_t(len) > size - pos)

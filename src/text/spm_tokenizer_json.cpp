@@ -27,6 +27,7 @@
 #include <unordered_set>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
@@ -39,7 +40,7 @@ using json = nlohmann::json;
 const json kSpace = "\xe2\x96\x81";  // U+2581 "▁", SentencePiece's space
 
 // A string or a JSON value as it appears in a message: quoted, escaped, on one line.
-std::string shown(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string shown(const json& j) { return json_excerpt(j, 60); }
 
 // Byte offsets of the UTF-8 character boundaries inside s (s is valid UTF-8: it came from JSON).
 std::vector<size_t> char_boundaries(std::string_view s) {

@@ -48,7 +48,11 @@ nlohmann::json bytes_json(std::string_view bytes) {
 
 nlohmann::ordered_json token_json(const Tokenizer& tok, TokenId id) {
     const std::string b = tok.token_bytes(id);
-    return {{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}};
+    nlohmann::ordered_json j = {{"id", id}, {"token", valid_utf8(b)}, {"bytes", bytes_json(b)}};
+    // BOS/EOS often have no bytes at all: say what they are, so an empty piece is not taken
+    // for an empty token.
+    if (id == tok.bos_id() || id == tok.eos_id()) j["special"] = true;
+    return j;
 }
 
 }  // namespace journey

@@ -8,6 +8,11 @@ std::string Tokenizer::decode(std::span<const TokenId> ids) const {
     return out;
 }
 
+std::vector<TokenId> Tokenizer::special_prefix() const {
+    if (add_bos() && bos_id()) return {*bos_id()};
+    return {};
+}
+
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not valid.
 static size_t utf8_valid_len(std::string_view s, size_t i) {
     auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };

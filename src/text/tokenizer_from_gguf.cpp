@@ -62,7 +62,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const ModelFile& mf) {
     const std::string model = it->get<std::string>();
     if (model == "llama") return SpmTokenizer::from_gguf(mf);
     if (model == "gpt2") return gpt2_from_gguf(mf);
-    throw ModelError(mf.path.string() + ": unsupported tokenizer model '" + model + "' (journey knows llama, gpt2)");
+    throw ModelError(mf.path.string() + ": unsupported tokenizer model '" + excerpt(model, 40) + "' (journey knows llama, gpt2)");
 }
 
 }  // namespace journey

@@ -4,13 +4,14 @@
 #include <climits>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 #include "journey/formats/mapped_file.h"
+#include "journey/text/hf_tokenizer.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/vocab_json.h"
 
@@ -20,41 +21,28 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) throw ModelError(path + ": cannot open");
-    std::string data(static_cast<size_t>(in.tellg()), '\0');
-    in.seekg(0);
-    if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) throw ModelError(path + ": cannot read");
-    return data;
-}
-
 std::string_view text_of(const MappedFile& file) {
     return {reinterpret_cast<const char*>(file.data()), file.size()};
 }
 
 json parse_json_file(const std::string& path) {
-    try {
-        return json::parse(read_file(path));
-    } catch (const json::exception& e) {
-        throw ModelError(path + ": invalid JSON: " + e.what());
-    }
+    return read_json_file(path);
 }
 
 // We implement GPT-2's pre-tokenizer only, and no normalizer; refuse files that ask for another,
 // rather than silently giving other ids.
 void check_pre_tokenizer(const json& root, const std::string& file) {
     if (auto n = root.find("normalizer"); n != root.end() && !n->is_null())
-        throw ModelError(file + ": normalizer " + n->dump() + " is not supported with a byte-level BPE");
+        throw ModelError(file + ": normalizer " + json_excerpt(*n) + " is not supported with a byte-level BPE");
     auto it = root.find("pre_tokenizer");
     if (it == root.end() || it->is_null()) return;
     const json& p = *it;
     std::string type = p.is_object() && p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
     if (type != "ByteLevel")
-        throw ModelError(file + ": pre_tokenizer \"" + type + "\" is not supported (only GPT-2's ByteLevel)");
-    if (p.value("add_prefix_space", false))
+        throw ModelError(file + ": pre_tokenizer \"" + excerpt(type, 40) + "\" is not supported (only GPT-2's ByteLevel)");
+    if (json_value(p, "add_prefix_space", false, file + ": pre_tokenizer"))
         throw ModelError(file + ": ByteLevel add_prefix_space=true is not supported");
-    if (!p.value("use_regex", true))
+    if (!json_value(p, "use_regex", true, file + ": pre_tokenizer"))
         throw ModelError(file + ": ByteLevel use_regex=false is not supported");
 }
 
@@ -64,29 +52,8 @@ const json& bpe_model(const json& root, const std::string& file) {
         throw ModelError(file + ": no \"model\" object");
     const json& model = root["model"];
     const json type = model.value("type", json("BPE"));
-    if (type != "BPE") throw ModelError(file + ": model type " + type.dump() + " is not supported (only BPE)");
+    if (type != "BPE") throw ModelError(file + ": model type " + json_excerpt(type) + " is not supported (only BPE)");
     return model;
-}
-
-bool is_true(const json& obj, const char* key) {
-    return obj.is_object() && obj.contains(key) && obj[key].is_boolean() && obj[key].get<bool>();
-}
-
-// SentencePiece-style BPE (Llama): bytes fall back to <0xNN> tokens, or spaces become "▁"
-// (LlamaConverter's Prepend/Replace normalizer, or a Metaspace pre-tokenizer).
-bool is_sentencepiece_style(const json& root, const json& model) {
-    if (is_true(model, "byte_fallback")) return true;
-    const json pre = root.value("pre_tokenizer", json());
-    if (pre.is_object() && pre.value("type", json()) == "Metaspace") return true;
-    const json norm = root.value("normalizer", json());
-    const json steps = norm.is_object() && norm.value("type", json()) == "Sequence" ? norm.value("normalizers", json()) : json::array({norm});
-    if (!steps.is_array()) return false;
-    for (const json& n : steps) {
-        if (!n.is_object()) continue;
-        if (n.value("type", json()) == "Prepend" && n.value("prepend", json()) == "\xe2\x96\x81") return true;
-        if (n.value("type", json()) == "Replace" && n.value("content", json()) == "\xe2\x96\x81") return true;
-    }
-    return false;
 }
 
 // tokenizer_config.json beside a tokenizer.json, or null when there is none.
@@ -96,6 +63,34 @@ json config_beside(const std::string& tokenizer_json) {
     json j = parse_json_file(config.string());
     if (!j.is_object()) throw ModelError(config.string() + ": not a JSON object");
     return j;
+}
+
+// GPT-2's own form: no normalizer, ByteLevel(add_prefix_space false, use_regex) alone, a plain BPE
+// model, added tokens without strip or single-word flags, no template. BpeTokenizer gives exactly
+// the pipeline's ids for it, faster; everything else goes to HfTokenizer.
+bool is_gpt2_form(const json& root) {
+    auto null_or = [&](const char* key, const char* type) {
+        const json v = root.value(key, json());
+        return v.is_null() || (v.is_object() && v.value("type", json()) == type);
+    };
+    if (!root.value("normalizer", json()).is_null() || !null_or("post_processor", "ByteLevel") || !null_or("decoder", "ByteLevel"))
+        return false;
+    const json pre = root.value("pre_tokenizer", json());
+    if (!pre.is_object() || pre.value("type", json()) != "ByteLevel" || pre.value("add_prefix_space", json(true)) != false ||
+        pre.value("use_regex", json(true)) != true)
+        return false;
+    const json model = root.value("model", json());
+    if (!model.is_object() || model.value("type", json("BPE")) != "BPE") return false;
+    for (const char* key : {"ignore_merges", "byte_fallback", "fuse_unk"})
+        if (model.value(key, json(false)) != false) return false;
+    for (const char* key : {"unk_token", "dropout"})
+        if (!model.value(key, json()).is_null()) return false;
+    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+        if (const json v = model.value(key, json()); !v.is_null() && v != "") return false;
+    for (const json& a : root.value("added_tokens", json::array()))
+        for (const char* key : {"lstrip", "rstrip", "single_word"})
+            if (a.is_object() && a.value(key, json(false)) != false) return false;
+    return true;
 }
 
 std::unique_ptr<BpeTokenizer> bpe_from_tokenizer_json(const json& root, const std::string& file) {
@@ -111,8 +106,9 @@ std::unique_ptr<BpeTokenizer> bpe_from_tokenizer_json(const json& root, const st
         for (const json& a : root["added_tokens"]) {
             if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
                 !a["content"].is_string())
-                throw ModelError(file + ": an added token lacks an integer \"id\" or a string \"content\": " + a.dump());
-            added.push_back({a["id"].get<TokenId>(), a["content"].get<std::string>(), a.value("special", false)});
+                throw ModelError(file + ": an added token lacks an integer \"id\" or a string \"content\": " + json_excerpt(a));
+            added.push_back({a["id"].get<TokenId>(), a["content"].get<std::string>(),
+                             json_value(a, "special", false, file + ": added token " + json_excerpt(a["content"], 40))});
         }
     }
     return std::make_unique<BpeTokenizer>(vocab, merges, added, BpeSources{file, file});
@@ -126,7 +122,7 @@ BpeVocab parse_vocab_json(const json& j, const std::string& file) {
     vocab.reserve(j.size());
     for (const auto& [token, id] : j.items()) {
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-            throw ModelError(file + ": token \"" + token + "\" has id " + id.dump() + ", not an integer in [0, 2^31)");
+            throw ModelError(file + ": token \"" + excerpt(token, 40) + "\" has id " + json_excerpt(id, 40) + ", not an integer in [0, 2^31)");
         vocab.emplace_back(token, id.get<TokenId>());
     }
     return vocab;
@@ -143,13 +139,13 @@ std::vector<BpeMerge> parse_merges_json(const json& j, const std::string& file) 
             const std::string_view s = m.get_ref<const std::string&>();
             size_t space = s.find(' ');
             if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
-                throw ModelError(file + ": merge " + std::to_string(i) + " \"" + std::string(s) +
+                throw ModelError(file + ": merge " + std::to_string(i) + " \"" + excerpt(s, 40) +
                                  "\" is not two tokens separated by one space");
             merges.push_back({s.substr(0, space), s.substr(space + 1)});
         } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
             merges.push_back({m[0].get_ref<const std::string&>(), m[1].get_ref<const std::string&>()});
         } else {
-            throw ModelError(file + ": merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]: " + m.dump());
+            throw ModelError(file + ": merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]: " + json_excerpt(m, 40));
         }
     }
     return merges;
@@ -170,7 +166,7 @@ std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string&
         const auto space = std::find(line.begin(), line.end(), ' ');
         if (space == line.end() || std::find(space + 1, line.end(), ' ') != line.end())
             throw ModelError(file + ":" + std::to_string(line_no) + ": expected two tokens separated by one space, got \"" +
-                             std::string(line) + "\"");
+                             excerpt(line, 40) + "\"");
         merges.push_back({std::string_view(line.begin(), space), std::string_view(space + 1, line.end()), line_no});
     }
     return merges;
@@ -196,13 +192,8 @@ std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& to
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json) {
     const std::string& file = tokenizer_json;
     const json root = parse_json_file(file);
-    if (is_sentencepiece_style(root, bpe_model(root, file)))
-        return SpmTokenizer::from_tokenizer_json(root, config_beside(file), file);
-    // Byte-level BPE names its pre-tokenizer; without one we cannot tell what the file wants.
-    if (root.value("pre_tokenizer", json()).is_null())
-        throw ModelError(file + ": no pre_tokenizer, byte_fallback or \"\xe2\x96\x81\" normalizer: neither byte-level "
-                         "(GPT-2) nor SentencePiece-style (Llama) BPE");
-    return bpe_from_tokenizer_json(root, file);
+    if (is_gpt2_form(root)) return bpe_from_tokenizer_json(root, file);
+    return std::make_unique<HfTokenizer>(root, config_beside(file), file);
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {

@@ -9,6 +9,7 @@
 #include <utf8proc.h>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 namespace {
@@ -128,26 +129,27 @@ public:
     bool number_unsigned(number_unsigned_t v) override {
         return id(v > static_cast<number_unsigned_t>(INT32_MAX) ? -1 : static_cast<int64_t>(v));
     }
-    bool number_float(number_float_t, const string_t& s) override { return value_error(s); }
+    bool number_float(number_float_t, const string_t& s) override { return value_error(excerpt(s, 40)); }
     bool null() override { return value_error("null"); }
     bool boolean(bool) override { return value_error("a boolean"); }
-    bool string(string_t& s) override { return value_error("\"" + s + "\""); }
+    bool string(string_t& s) override { return value_error("\"" + excerpt(s, 40) + "\""); }
     bool binary(binary_t&) override { return value_error("binary"); }
     bool start_array(std::size_t) override { return value_error("an array"); }
     bool end_array() override { return true; }
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-        throw ModelError(file_ + ": invalid JSON: " + e.what());
+        throw ModelError(file_ + ": invalid JSON: " + excerpt(e.what(), 160));
     }
 
 private:
     [[noreturn]] void fail(const std::string& what) const { throw ModelError(file_ + ": " + what); }
     bool value_error(const std::string& v) {
         if (depth_ == 0) fail("the vocabulary is not a JSON object of token -> id");
-        fail("token \"" + key_ + "\" has id " + v + ", not an integer in [0, 2^31)");
+        fail("token \"" + excerpt(key_, 40) + "\" has id " + v + ", not an integer in [0, 2^31)");
     }
     bool id(int64_t v) {
         if (depth_ == 0) fail("the vocabulary is not a JSON object of token -> id");
-        if (v < 0 || v > INT32_MAX) fail("token \"" + key_ + "\" has id " + std::to_string(v) + ", not an integer in [0, 2^31)");
+        if (v < 0 || v > INT32_MAX)
+            fail("token \"" + excerpt(key_, 40) + "\" has id " + std::to_string(v) + ", not an integer in [0, 2^31)");
         vocab_.emplace_back(std::move(key_), static_cast<TokenId>(v));
         return true;
     }

@@ -155,7 +155,7 @@ TEST_CASE("generate: a consumer closing the pipe early is a quiet exit 0", "[cli
 
 TEST_CASE("generate: each bad flag exits 1 naming it", "[cli][generate][errors]") {
     const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
-        {{"-n", "-1"}, "-n"},
+        {{"-n", "-2"}, "-n"},
         {{"--temp", "-0.5"}, "--temp"},
         {{"--top-p", "0"}, "--top-p"},
         {{"--top-p", "1.5"}, "--top-p"},

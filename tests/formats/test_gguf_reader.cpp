@@ -3,10 +3,12 @@
 
 #include <cstring>
 #include <fstream>
+#include <tuple>
 
 #include "cli_run.h"
 #include "gguf_writer.h"
 #include "journey/errors.h"
+#include "journey/formats/ggml_types.h"
 #include "journey/formats/gguf_reader.h"
 
 using namespace journey;
@@ -206,16 +208,94 @@ TEST_CASE("gguf: malformed files are refused with a ModelError naming the file",
         b.tensor({"5d", {1, 1, 1, 1, 1}, gguf::kTypeF32, std::string(4, '\0'), std::nullopt});
         require_refused("dims.gguf", b.build(), "n_dims 5");
     }
-    SECTION("unknown tensor type") {
+    SECTION("a type number ggml never had") {
         GgufBuilder b = small_valid();
-        b.tensor({"q5", {32}, 6, std::string(22, '\0'), std::nullopt});
-        require_refused("type.gguf", b.build(), "unknown or unsupported tensor type 6");
+        b.tensor({"t", {32}, 99, std::string(22, '\0'), std::nullopt});
+        require_refused("type.gguf", b.build(), "tensor 't': unknown ggml type number 99");
     }
     SECTION("quantized rows that are not whole blocks") {
         GgufBuilder b = small_valid();
         b.tensor({"q", {16, 2}, gguf::kTypeQ8_0, std::string(34, '\0'), std::nullopt});
-        require_refused("block.gguf", b.build(), "block size");
+        require_refused("block.gguf", b.build(), "tensor 'q': Q8_0 row length 16 is not a whole number of 32-element blocks");
+        GgufBuilder k = small_valid();
+        k.tensor({"k", {128, 2}, 12, std::string(144, '\0'), std::nullopt});
+        require_refused("kblock.gguf", k.build(), "tensor 'k': Q4_K row length 128 is not a whole number of 256-element blocks");
     }
+    SECTION("a byte size that disagrees with the type and shape") {
+        // The writer lays out the bytes given: one Q8_0 block (34 bytes, padded to 64), then
+        // "z"; the shape [64] says two blocks, 68 bytes, which run into "z".
+        GgufBuilder b = small_valid();
+        b.tensor({"q8", {64}, gguf::kTypeQ8_0, std::string(34, '\0'), std::nullopt}).tensor_f32("z", {16});
+        require_refused("overlap.gguf", b.build(), "tensor 'q8': Q8_0 of shape [64] takes 68 bytes, but tensor 'z' starts 64 bytes after it");
+    }
+}
+
+TEST_CASE("gguf: types journey does not compute with are refused by name, with a hint", "[gguf][quant]") {
+    struct Case {
+        uint32_t type;
+        std::string name, hint;
+    };
+    const std::vector<Case> cases = {
+        {16, "IQ2_XXS", "requantize to Q4_K_M"}, {17, "IQ2_XS", "requantize to Q4_K_M"},
+        {18, "IQ3_XXS", "requantize to Q4_K_M"}, {19, "IQ1_S", "requantize to Q4_K_M"},
+        {21, "IQ3_S", "requantize to Q4_K_M"},   {22, "IQ2_S", "requantize to Q4_K_M"},
+        {29, "IQ1_M", "requantize to Q4_K_M"},   {34, "TQ1_0", "requantize to Q4_K_M"},
+        {35, "TQ2_0", "requantize to Q4_K_M"},   {39, "MXFP4", "requantize to Q4_K_M"},
+        {40, "NVFP4", "requantize to Q4_K_M"},   {9, "Q8_1", "activations only"},
+        {15, "Q8_K", "activations only"},        {4, "Q4_2", "removed from ggml"},
+        {31, "Q4_0_4_4", "removed from ggml"},   {36, "IQ4_NL_4_4", "removed from ggml"},
+        {24, "I8", "convert to F32"},            {28, "F64", "convert to F32"},
+    };
+    for (const Case& c : cases) {
+        const GgmlType* g = ggml_type(c.type);
+        REQUIRE(g);
+        CHECK(g->name == c.name);
+        CHECK(!g->dtype);
+        GgufBuilder b = small_valid();
+        b.tensor({"w", {256}, c.type, std::string(g->block_bytes * (256 / g->block), '\0'), std::nullopt});
+        const auto path = write_temp("refused.gguf", b.build());
+        try {
+            read_gguf(path);
+            FAIL("accepted type " << c.name);
+        } catch (const ModelError& e) {
+            const std::string msg = e.what();
+            INFO(msg);
+            CHECK(msg.find("tensor 'w': type " + c.name + " is ") != std::string::npos);
+            CHECK(msg.find(c.hint) != std::string::npos);
+            CHECK(msg.find("invalid") == std::string::npos);  // a valid file, not a broken one
+        }
+    }
+}
+
+TEST_CASE("gguf: the ggml type table has every type's block size and bytes", "[gguf][quant]") {
+    // (number, name, elements per block, bytes per block) as ggml's type traits state them.
+    const std::vector<std::tuple<uint32_t, std::string, uint32_t, uint32_t>> rows = {
+        {0, "F32", 1, 4},       {1, "F16", 1, 2},        {2, "Q4_0", 32, 18},     {3, "Q4_1", 32, 20},
+        {6, "Q5_0", 32, 22},    {7, "Q5_1", 32, 24},     {8, "Q8_0", 32, 34},     {9, "Q8_1", 32, 36},
+        {10, "Q2_K", 256, 84},  {11, "Q3_K", 256, 110},  {12, "Q4_K", 256, 144},  {13, "Q5_K", 256, 176},
+        {14, "Q6_K", 256, 210}, {15, "Q8_K", 256, 292},  {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74},
+        {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50}, {20, "IQ4_NL", 32, 18},  {21, "IQ3_S", 256, 110},
+        {22, "IQ2_S", 256, 82}, {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},       {25, "I16", 1, 2},
+        {26, "I32", 1, 4},      {27, "I64", 1, 8},       {28, "F64", 1, 8},       {29, "IQ1_M", 256, 56},
+        {30, "BF16", 1, 2},     {34, "TQ1_0", 256, 54},  {35, "TQ2_0", 256, 66},  {39, "MXFP4", 32, 17},
+    };
+    for (const auto& [id, name, block, bytes] : rows) {
+        const GgmlType* g = ggml_type(id);
+        REQUIRE(g);
+        CHECK(g->name == name);
+        CHECK(g->block == block);
+        CHECK(g->block_bytes == bytes);
+        if (g->dtype) {  // the types journey reads: DType and table agree
+            CHECK(dtype_name(*g->dtype) == name);
+            CHECK(dtype_block(*g->dtype) == block);
+            CHECK(dtype_bytes(*g->dtype, block) == bytes);
+            CHECK(dtype_bytes(*g->dtype, block + 1) == (block == 1 ? 2 * bytes : 0));
+        }
+    }
+    CHECK(ggml_type(41) == nullptr);
+    int read = 0;
+    for (uint32_t id = 0; id <= 40; ++id) read += ggml_type(id) && ggml_type(id)->dtype ? 1 : 0;
+    CHECK(read == 15);  // F32 F16 BF16, Q4_0 Q4_1 Q5_0 Q5_1 Q8_0, Q2_K..Q6_K, IQ4_NL IQ4_XS
 }
 
 TEST_CASE("gguf: any single damaged byte gives a file or a ModelError, never a crash", "[gguf]") {

@@ -94,7 +94,7 @@ TEST_CASE("context: -c and --kv-type on the command line; info shows the context
     const std::string prompt = "And the LORD spake unto Moses, saying, Speak unto the children of Israel";
     RunResult r = run_journey({"next", "-c", "4", "-p", prompt});
     CHECK(r.exit_code == 3);
-    CHECK_THAT(r.err, Contains("longer than the context of 4"));
+    CHECK_THAT(r.err, Contains("longer than the context in use of 4"));
     r = run_journey({"next", "-c", "4", "--truncate", "-p", prompt});
     CHECK(r.exit_code == 0);
     r = run_journey({"next", "--kv-type", "f16", "-p", prompt});

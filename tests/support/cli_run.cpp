@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +15,9 @@ static std::string slurp(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-RunResult run_journey(const std::vector<std::string>& args, const std::string& stdin_text, bool feed_stdin) {
+namespace {
+
+RunResult run(const std::vector<std::string>& args, const std::string& stdin_text, bool feed_stdin, long limit_mib) {
     char dir_template[] = "/tmp/journey-test-XXXXXX";
     std::string dir = mkdtemp(dir_template);
     std::string in_path = dir + "/in", out_path = dir + "/out", err_path = dir + "/err";
@@ -23,6 +26,15 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
     std::fflush(nullptr);  // or the child would flush a copy of our buffered output
     pid_t pid = fork();
     if (pid == 0) {
+        if (limit_mib > 0) {
+#if defined(__SANITIZE_ADDRESS__)
+            const std::string mb = std::to_string(limit_mib);
+            setenv("ASAN_OPTIONS", ("hard_rss_limit_mb=" + mb + ":max_allocation_size_mb=" + mb).c_str(), 1);
+#else
+            const rlimit lim{rlim_t(limit_mib) << 20, rlim_t(limit_mib) << 20};
+            setrlimit(RLIMIT_AS, &lim);
+#endif
+        }
         if (feed_stdin) freopen(in_path.c_str(), "rb", stdin);
         freopen(out_path.c_str(), "wb", stdout);
         freopen(err_path.c_str(), "wb", stderr);
@@ -36,7 +48,9 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
         _exit(127);
     }
     int status = 0;
-    waitpid(pid, &status, 0);
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    r.max_rss_kib = usage.ru_maxrss;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r.out = slurp(out_path);
     r.err = slurp(err_path);
@@ -45,6 +59,16 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
     std::remove(err_path.c_str());
     rmdir(dir.c_str());
     return r;
+}
+
+}  // namespace
+
+RunResult run_journey(const std::vector<std::string>& args, const std::string& stdin_text, bool feed_stdin) {
+    return run(args, stdin_text, feed_stdin, 0);
+}
+
+RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text) {
+    return run(args, stdin_text, true, limit_mib);
 }
 
 }  // namespace journey::test

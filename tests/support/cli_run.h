@@ -9,12 +9,19 @@ struct RunResult {
     int exit_code = -1;
     std::string out;  // stdout
     std::string err;  // stderr
+    long max_rss_kib = 0;  // the child's peak resident memory
 };
 
 // args are passed without a shell; stdin_text is fed on stdin (stdin is /dev/null-like when empty
 // unless feed_stdin is true).
 RunResult run_journey(const std::vector<std::string>& args, const std::string& stdin_text = "",
                       bool feed_stdin = true);
+
+// The same with the child's address space limited to `limit_mib` (ulimit -v), so that a file
+// whose header makes journey reserve gigabytes fails the test instead of the machine. Under
+// AddressSanitizer, whose shadow memory needs terabytes of address space, the limit is ASan's
+// own instead (hard_rss_limit_mb, max_allocation_size_mb).
+RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text = "");
 
 // The tests' data: tests/data/, mirrored into the build (see tests/data/README.md).
 inline std::string data_dir() { return JOURNEY_TEST_DATA; }

@@ -4,6 +4,7 @@
 // wants (id, bytes, log-probabilities) and what a terminal wants (`text`: the bytes now safe to
 // show), so text streaming and JSON output plug into the same loop.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -17,11 +18,15 @@ namespace journey {
 
 // One options struct for the CLI (`journey generate`), the library and the tests.
 struct GenerateOptions {
-    int max_tokens = 128;            // -n: tokens to generate at most (>= 0); 0 = none
+    int max_tokens = 128;            // -n: tokens to generate at most (>= 0); 0 = none; -1 = until
+                                     // end of text or a full context
     SamplerOptions sampler;          // --temp, --top-k, ... --seed (see sampler.h for defaults)
     std::vector<std::string> stop;   // --stop: end when the text contains one; never shown
     bool ignore_eos = false;         // --ignore-eos: keep going past the end-of-text token
     int top_logprobs = 0;            // --top-logprobs: alternatives reported per step (>= 0)
+    // Set (from a signal handler, say) to stop after the current token: that step is the last,
+    // with everything held back released, and finish_reason is `interrupted`. Null: never.
+    const std::atomic<bool>* interrupt = nullptr;
 };
 
 // Throws UsageError naming the flag (-n, --top-logprobs, the sampler's flags, --stop).
@@ -32,6 +37,7 @@ enum class FinishReason {
     stop,     // a stop string appeared in the text
     eos,      // the model produced its end-of-text token
     context,  // the context (n_ctx) is full
+    interrupted,  // GenerateOptions::interrupt was set
 };
 const char* to_string(FinishReason r);
 

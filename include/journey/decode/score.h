@@ -10,6 +10,7 @@
 // each id is scored once, in the first window that has it at a position > 0 after the ids an
 // earlier window already scored, so it sees between window - stride and window - 1 ids of context.
 #pragma once
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -20,6 +21,8 @@ namespace journey {
 struct ScoreOptions {
     int window = 0;  // ids per evaluation; 0 = the model's context (n_ctx); >= 2
     int stride = 0;  // how far the window moves; 0 = window / 2; in [1, window - 1]
+    // Called after each evaluated chunk with the ids scored so far and the total (may be empty).
+    std::function<void(size_t scored, size_t total)> progress;
 };
 
 struct ScoreResult {

@@ -10,13 +10,16 @@
 
 namespace journey {
 
-enum class DType { F32, F16, BF16, Q8_0, Q4_0 };
+// The number formats journey computes with. Block-quantized types follow ggml's block layouts
+// (formats/ggml_types.h has their sizes, kernels/quant.h their bit layouts).
+enum class DType { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS };
 
 std::string_view dtype_name(DType t);
 // Bytes taken by n consecutive elements (n must be a multiple of the block size for Q types).
 // Returns 0 when n is not a whole number of blocks.
 size_t dtype_bytes(DType t, uint64_t n);
-// Elements per block: 1 for float types, 32 for Q8_0 / Q4_0.
+// Elements per block: 1 for float types, 32 for the legacy types and IQ4_NL, 256 for K-quants
+// and IQ4_XS.
 uint64_t dtype_block(DType t);
 
 struct TensorInfo {

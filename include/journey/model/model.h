@@ -55,8 +55,9 @@ private:
     std::vector<float> rope_inv_freq_;
 };
 
-// Where the model comes from when -m is not given: $JOURNEY_MODEL if set, else models/default
-// in the source tree, else <exe>/../share/journey/models/default. Empty if none exists.
+// Where the model comes from when -m is not given: $JOURNEY_MODEL if set, else the one installed
+// beside the binary (<exe>/../share/journey/models/default), else models/default in the source
+// tree. Empty if none exists.
 std::filesystem::path default_model_path();
 
 }  // namespace journey

@@ -1,5 +1,6 @@
 // Text -> the ids a model is run on. One rule for next, generate and score:
-//   - a tokenizer that wants BOS (Llama/SPM, add_bos()) gets bos_id() first;
+//   - the tokenizer's special_prefix() comes first (BOS for Llama/SPM, a tokenizer.json
+//     template's leading tokens); a template's trailing tokens (EOS) are not added to a prompt;
 //   - an empty text for a tokenizer without BOS (GPT-2) is conditioned on its end-of-text
 //     token (<|endoftext|>), the separator GPT-2 saw between documents in training.
 #pragma once

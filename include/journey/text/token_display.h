@@ -16,7 +16,8 @@ std::string visible_token(std::string_view bytes);
 // The exact bytes as a JSON array of integers 0..255 (byte-level pieces may be partial UTF-8).
 nlohmann::json bytes_json(std::string_view bytes);
 
-// {"id", "token" (valid UTF-8, U+FFFD for a partial character), "bytes" (exact)}.
+// {"id", "token" (valid UTF-8, U+FFFD for a partial character), "bytes" (exact)}, plus
+// "special": true for the tokenizer's BOS and EOS.
 nlohmann::ordered_json token_json(const Tokenizer& tok, TokenId id);
 
 }  // namespace journey

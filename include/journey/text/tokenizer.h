@@ -28,6 +28,10 @@ public:
     virtual std::optional<TokenId> eos_id() const { return std::nullopt; }
     // Whether a prompt starts with bos_id() (Llama/SPM: yes; GPT-2: no). See encode_prompt().
     virtual bool add_bos() const { return false; }
+    // The special tokens a model expects around a text (Hugging Face's add_special_tokens=true:
+    // the post-processor's template). Default: bos_id() when add_bos(), nothing after.
+    virtual std::vector<TokenId> special_prefix() const;
+    virtual std::vector<TokenId> special_suffix() const { return {}; }
     virtual std::string kind() const = 0;  // e.g. "gpt2-bpe", "llama-spm"
 };
 

@@ -16,10 +16,9 @@ namespace journey {
 std::unique_ptr<BpeTokenizer> load_bpe_from_files(const std::string& vocab_json, const std::string& merges_txt);
 // A tokenizer.json of GPT-2's kind: byte-level BPE.
 std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& tokenizer_json);
-// Any tokenizer.json we can read: byte-level BPE (GPT-2) gives a BpeTokenizer; SentencePiece-style
-// BPE (Llama: byte_fallback, or "▁" for spaces by a Prepend/Replace normalizer or a Metaspace
-// pre-tokenizer) gives an SpmTokenizer, which also reads tokenizer_config.json beside the file.
-// Anything else (a Unigram or WordPiece model, another pre-tokenizer) is refused.
+// Any tokenizer.json: GPT-2's own form gives a BpeTokenizer (the same ids, faster), every other
+// an HfTokenizer running the file's whole pipeline, which also reads tokenizer_config.json beside
+// the file. What it cannot run exactly (a Unigram or WordPiece model, an unknown stage) is refused.
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json);
 // dir/tokenizer.json if it exists (as load_tokenizer_json), else dir/vocab.json + dir/merges.txt.
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir);

@@ -1,0 +1,259 @@
+// Hostile files and inputs (issue 20): each is refused with the exit code of its kind (2 for a
+// file, 1 for a flag), one line on stderr naming the file and the problem, no signal, and
+// bounded memory: the CLI runs under a 2 GiB address-space limit. Small reproducers live in
+// tests/data/hostile/; large ones (deep nesting, big arrays) are generated here.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "cli_run.h"
+#include "gguf_writer.h"
+#include "journey/text/byte_unicode.h"
+#include "safetensors_writer.h"
+
+using namespace journey::test;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kHostile = fs::path(JOURNEY_TEST_DATA) / "hostile";
+constexpr long kLimitMib = 2048;
+
+// A usable GPT-2 directory: C = 4, 2 heads, 1 layer, 8 positions; its vocabulary is the 256 byte
+// tokens and <|endoftext|>, with no merges. Each test breaks one of its files.
+struct ModelDir {
+    TempDir dir;
+    ModelDir() {
+        const int64_t C = 4, F = 16, V = 257, N = 8;
+        std::vector<FakeTensor> ts;
+        auto add = [&](std::string name, std::vector<int64_t> shape) {
+            int64_t n = 1;
+            for (auto d : shape) n *= d;
+            ts.push_back({name, "F32", shape, std::vector<float>(size_t(n), 0.01f), ""});
+        };
+        add("wte.weight", {V, C});
+        add("wpe.weight", {N, C});
+        for (const char* n : {"ln_1", "ln_2"}) add(std::string("h.0.") + n + ".weight", {C}), add(std::string("h.0.") + n + ".bias", {C});
+        add("h.0.attn.c_attn.weight", {C, 3 * C});
+        add("h.0.attn.c_attn.bias", {3 * C});
+        add("h.0.attn.c_proj.weight", {C, C});
+        add("h.0.attn.c_proj.bias", {C});
+        add("h.0.mlp.c_fc.weight", {C, F});
+        add("h.0.mlp.c_fc.bias", {F});
+        add("h.0.mlp.c_proj.weight", {F, C});
+        add("h.0.mlp.c_proj.bias", {C});
+        add("ln_f.weight", {C});
+        add("ln_f.bias", {C});
+        write_safetensors(dir / "model.safetensors", ts);
+        const nlohmann::json config = {{"model_type", "gpt2"}, {"vocab_size", V}, {"n_positions", N}, {"n_embd", C},
+                                       {"n_layer", 1}, {"n_head", 2}, {"layer_norm_epsilon", 1e-5}};
+        std::ofstream(dir / "config.json") << config.dump();
+        nlohmann::json vocab = nlohmann::json::object();
+        for (int b = 0; b < 256; ++b) vocab[journey::bytes_to_unicode(std::string(1, char(b)))] = b;
+        vocab["<|endoftext|>"] = 256;
+        std::ofstream(dir / "vocab.json") << vocab.dump();
+        std::ofstream(dir / "merges.txt") << "#version: 0.2\n";
+    }
+    std::string path() const { return dir.path.string(); }
+    fs::path operator/(const std::string& s) const { return dir / s; }
+    void put(const std::string& name, const std::string& hostile_file) const {
+        fs::copy_file(kHostile / hostile_file, dir / name, fs::copy_options::overwrite_existing);
+    }
+};
+
+std::string nested(const std::string& open, const std::string& close, size_t depth, const std::string& inner = "1") {
+    std::string s;
+    s.reserve(depth * (open.size() + close.size()) + inner.size());
+    for (size_t i = 0; i < depth; ++i) s += open;
+    s += inner;
+    for (size_t i = 0; i < depth; ++i) s += close;
+    return s;
+}
+
+void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+// The refusal every hostile input must get.
+void check_refused(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == exit_code);  // also: no signal (those show as 128 + N)
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.size() < 400);  // one short line, whatever the file held
+    CHECK_THAT(r.err, Contains(names) && Contains(problem));
+    CHECK(r.max_rss_kib < kLimitMib * 1024);
+}
+
+RunResult info(const std::string& model, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args = {"info", "-m", model};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_journey_limited(args, kLimitMib);
+}
+
+}  // namespace
+
+TEST_CASE("hostile: the base model directory is usable", "[hostile]") {
+    ModelDir m;
+    auto r = info(m.path());
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("hostile: JSON nested a million levels is refused before it is built", "[hostile]") {
+    ModelDir m;
+    write(m / "config.json", nested("[", "]", 1000000));
+    check_refused(info(m.path()), 2, "config.json", "JSON nested deeper than 256 levels");
+
+    // In a tokenizer.json: the normalizer, and the added tokens.
+    write(m / "tokenizer.json", "{\"normalizer\": " + nested("{\"a\":", "}", 100000) + "}");
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
+                  2, "tokenizer.json", "JSON nested deeper than 256 levels");
+    write(m / "tokenizer.json", "{\"added_tokens\": [" + nested("[", "]", 100000) + "]}");
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
+                  2, "tokenizer.json", "JSON nested deeper than 256 levels");
+
+    // A safetensors header, and the sharded index.
+    ModelDir w;
+    write_safetensors(w / "model.safetensors", nested("{\"a\":", "}", 100000), "");
+    check_refused(info(w.path()), 2, "model.safetensors", "JSON nested deeper than 256 levels");
+    fs::remove(w / "model.safetensors");
+    write(w / "model.safetensors.index.json", nested("[", "]", 300));
+    check_refused(info(w.path()), 2, "model.safetensors.index.json", "JSON nested deeper than 256 levels");
+}
+
+TEST_CASE("hostile: nesting up to the limit is still read", "[hostile]") {
+    ModelDir m;
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(m / "config.json"));
+    config["deep"] = nlohmann::json::parse(nested("[", "]", 255));  // 256 levels with the top object
+    write(m / "config.json", config.dump());
+    auto r = info(m.path());
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("hostile: a value of the wrong type names the file and the key", "[hostile]") {
+    ModelDir m;
+    m.put("config.json", "config_activation_number.json");
+    check_refused(info(m.path()), 2, "config.json", "\"activation_function\" must be a string, not an integer 5");
+    m.put("config.json", "config_tie_yes.json");
+    check_refused(info(m.path()), 2, "config.json", "\"tie_word_embeddings\" must be a boolean, not a string");
+
+    auto tokenize = [](const std::string& file) {
+        return run_journey_limited({"tokenize", "--tokenizer-json", (kHostile / file).string(), "-p", "x"}, kLimitMib);
+    };
+    check_refused(tokenize("tokenizer_add_prefix_space_no.json"), 2, "tokenizer_add_prefix_space_no.json",
+                  "\"add_prefix_space\" must be a boolean, not a string");
+    check_refused(tokenize("tokenizer_special_number.json"), 2, "tokenizer_special_number.json",
+                  "\"special\" must be a boolean, not an integer");
+}
+
+TEST_CASE("hostile: configurations the math does not admit are refused", "[hostile]") {
+    ModelDir m;
+    m.put("config.json", "config_eps_1e30.json");
+    check_refused(info(m.path()), 2, "config.json", "norm epsilon");
+    m.put("config.json", "config_llama_theta_zero.json");
+    check_refused(info(m.path()), 2, "config.json", "rope theta");
+    m.put("config.json", "config_llama_theta_negative.json");
+    check_refused(info(m.path()), 2, "config.json", "rope theta");
+}
+
+TEST_CASE("hostile: a layer count the file cannot hold allocates nothing", "[hostile]") {
+    ModelDir m;
+    m.put("config.json", "config_n_layer_2p30.json");
+    check_refused(info(m.path()), 2, "model.safetensors", "1073741824 layers but the file holds only 16 tensors");
+    m.put("config.json", "config_n_layer_5e6.json");
+    check_refused(info(m.path()), 2, "model.safetensors", "5000000 layers but the file holds only 16 tensors");
+}
+
+TEST_CASE("hostile: a safetensors shape whose product overflows says so", "[hostile]") {
+    ModelDir m;
+    m.put("model.safetensors", "shape_overflow.safetensors");
+    check_refused(info(m.path()), 2, "model.safetensors", "overflows");
+}
+
+TEST_CASE("hostile: a FIFO, a device or a directory is never waited on or read", "[hostile]") {
+    ModelDir m;
+    REQUIRE(mkfifo((m / "model.gguf").c_str(), 0600) == 0);
+    check_refused(info((m / "model.gguf").string()), 2, "model.gguf", "a FIFO, not a regular file");
+    fs::remove(m / "config.json");
+    REQUIRE(mkfifo((m / "config.json").c_str(), 0600) == 0);
+    check_refused(info(m.path()), 2, "config.json", "a FIFO, not a regular file");
+    REQUIRE(mkfifo((m / "fifo.json").c_str(), 0600) == 0);
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "fifo.json").string(), "-p", "x"}, kLimitMib),
+                  2, "fifo.json", "a FIFO, not a regular file");
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", "/dev/zero", "-p", "x"}, kLimitMib), 2,
+                  "/dev/zero", "a device, not a regular file");
+    check_refused(run_journey_limited({"tokenize", "--vocab", "/dev/zero", "--merges", "/dev/null", "-p", "x"}, kLimitMib),
+                  2, "/dev/zero", "a device, not a regular file");
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", m.path(), "-p", "x"}, kLimitMib), 2, m.path(),
+                  "a directory, not a regular file");
+}
+
+TEST_CASE("hostile: -t beyond a sane multiple of the cores is a usage error", "[hostile]") {
+    ModelDir m;
+    check_refused(info(m.path(), {"-t", "100000"}), 1, "-t 100000", "at most");
+}
+
+TEST_CASE("hostile: messages that echo input are cut short", "[hostile]") {
+    ModelDir m;
+    const std::string long_token(20000, 'a');
+    write(m / "merges.txt", "#version: 0.2\n" + long_token + "\n");
+    check_refused(run_journey_limited({"tokenize", "-m", m.path(), "-p", "x"}, kLimitMib), 2, "merges.txt:2",
+                  "(20000 bytes)");
+    write(m / "tokenizer.json",
+          "{\"pre_tokenizer\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, "
+          "\"added_tokens\": [{\"content\": \"" + long_token + "\"}]}");
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
+                  2, "tokenizer.json", "an added token lacks");
+    write(m / "tokenizer.json", "{\"model\": \"" + long_token + "\" x}");
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
+                  2, "tokenizer.json", "invalid JSON");
+}
+
+TEST_CASE("hostile: a --batch line that is not UTF-8 gets an error object, the run goes on", "[hostile]") {
+    ModelDir m;
+    auto r = run_journey_limited({"next", "-m", m.path(), "--batch", "-", "--top-k", "1"}, kLimitMib, "a\n\xff\xfe b\nc\n");
+    INFO(r.err);
+    CHECK(r.exit_code == 3);  // some prompts failed
+    std::vector<nlohmann::json> lines;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+    REQUIRE(lines.size() == 3);
+    CHECK_FALSE(lines[0].contains("error"));
+    CHECK_THAT(lines[1].value("error", ""), Contains("not valid UTF-8"));
+    CHECK_FALSE(lines[2].contains("error"));
+}
+
+TEST_CASE("hostile: GGUF headers that claim more than the file holds", "[hostile]") {
+    // A GPT-2 GGUF: C = 4, 1 layer, its tokenizer the 256 byte tokens, then the hostile key.
+    auto gguf = [](uint32_t block_count, const std::function<void(GgufBuilder&)>& more) {
+        GgufBuilder b;
+        b.kv_str("general.architecture", "gpt2")
+            .kv_u32("gpt2.embedding_length", 4)
+            .kv_u32("gpt2.block_count", block_count)
+            .kv_u32("gpt2.feed_forward_length", 16)
+            .kv_u32("gpt2.context_length", 8)
+            .kv_u32("gpt2.attention.head_count", 2)
+            .kv_f32("gpt2.attention.layer_norm_epsilon", 1e-5f)
+            .kv_str("tokenizer.ggml.model", "gpt2");
+        std::vector<std::string> tokens;
+        for (int c = 0; c < 256; ++c) tokens.push_back(journey::bytes_to_unicode(std::string(1, char(c))));
+        b.kv_strs("tokenizer.ggml.tokens", tokens).kv_strs("tokenizer.ggml.merges", {});
+        more(b);
+        b.tensor_f32("token_embd.weight", {4, 256});
+        return b.build();
+    };
+    const fs::path many_layers = write_temp("hostile_block_count.gguf", gguf(1u << 30, [](GgufBuilder&) {}));
+    check_refused(info(many_layers.string()), 2, "hostile_block_count.gguf", "1073741824 layers but the file holds only");
+
+    // 16 MB of u8 in one array: 16M JSON values (256 MB+) if it were expanded.
+    journey::test::Bytes big;
+    big.u32(uint32_t(journey::gguf::ValueType::UINT8)).u64(16u << 20);
+    big.buf.append(16u << 20, '\1');
+    const fs::path big_array = write_temp("hostile_array.gguf", gguf(1, [&](GgufBuilder& b) {
+        b.kv_raw("big", journey::gguf::ValueType::ARRAY, big);
+    }));
+    check_refused(info(big_array.string()), 2, "hostile_array.gguf", "values in all");
+}

@@ -1,0 +1,76 @@
+// Every case of the tokenizer fixtures (tests/data/tokenizers/<family>/cases.json: ids, ids with
+// the template's special tokens, and both decodes, all from Hugging Face tokenizers 0.23.2)
+// through journey's tokenizer.json pipeline.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "journey/text/hf_tokenizer.h"
+#include "journey/text/tokenizer_loader.h"
+
+using namespace journey;
+using json = nlohmann::json;
+
+namespace {
+
+json read_json(const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE(in);
+    return json::parse(in);
+}
+
+std::string dir_of(const std::string& family) { return JOURNEY_TEST_DATA "/tokenizers/" + family; }
+
+// phi3's tokenizer.json is stored without model.vocab and model.merges: they are mistral-v0.3's
+// (both are Llama-2's 32000 SentencePiece pieces), put back here.
+json tokenizer_json(const std::string& family) {
+    json root = read_json(dir_of(family) + "/tokenizer.json");
+    if (root.contains("model_vocab_from")) {
+        const json donor = read_json(dir_of(root["model_vocab_from"].get<std::string>()) + "/tokenizer.json");
+        root["model"]["vocab"] = donor["model"]["vocab"];
+        root["model"]["merges"] = donor["model"]["merges"];
+        root.erase("model_vocab_from");
+    }
+    return root;
+}
+
+void check_family(const std::string& family) {
+    const HfTokenizer tok(tokenizer_json(family), read_json(dir_of(family) + "/tokenizer_config.json"),
+                          dir_of(family) + "/tokenizer.json");
+    const json cases = read_json(dir_of(family) + "/cases.json")["cases"];
+    REQUIRE(cases.size() > 300);
+    size_t failed = 0;
+    for (const json& c : cases) {
+        const std::string text = c["text"].get<std::string>();
+        const auto ids = c["ids"].get<std::vector<TokenId>>();
+        const auto with_special = c["ids_with_special"].get<std::vector<TokenId>>();
+        auto got = tok.encode(text);
+        std::vector<TokenId> got_special = tok.special_prefix();
+        got_special.insert(got_special.end(), got.begin(), got.end());
+        for (TokenId id : tok.special_suffix()) got_special.push_back(id);
+        const std::string decoded = valid_utf8(tok.decode(with_special, false));
+        const std::string skipped = valid_utf8(tok.decode(with_special, true));
+        const bool ok = got == ids && got_special == with_special && decoded == c["decoded_with_special"] &&
+                        skipped == c["decoded_skip_special"];
+        if (!ok && ++failed <= 5) {
+            INFO(family << " case " << c.dump());
+            CHECK(got == ids);
+            CHECK(got_special == with_special);
+            CHECK(decoded == c["decoded_with_special"].get<std::string>());
+            CHECK(skipped == c["decoded_skip_special"].get<std::string>());
+        }
+    }
+    INFO(family << ": " << failed << " of " << cases.size() << " cases differ");
+    CHECK(failed == 0);
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer.json pipelines give Hugging Face's ids and decodes on every fixture case", "[hf-tokenizer][cases]") {
+    for (const char* family : {"llama3", "qwen2", "gptneox", "phi3", "mistral-v0.3", "starcoder"}) {
+        SECTION(family) { check_family(family); }
+    }
+}
