@@ -122,9 +122,9 @@ void run_generate(GenerateCliOptions o) {
     const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
     auto model = load_model(o.model);
-    Session session(*model);
+    Session session(*model, session_options(o.model));
     // --truncate leaves room for -n tokens (at most half the context) after the prompt.
-    const int n_ctx = model->config().n_ctx;
+    const int n_ctx = session.n_ctx();
     const int room = std::min(o.gen.max_tokens < 0 ? n_ctx : o.gen.max_tokens, n_ctx / 2);
     const size_t limit = o.truncate ? size_t(n_ctx - room) : size_t(n_ctx);
     // --chat: the text is one user message in the model's chat template, ending at its end tokens.

@@ -1,5 +1,7 @@
 // journey info: what a model is: architecture, shape, dtype, size, file format, tokenizer.
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +11,7 @@
 #include "common.h"
 #include "journey/text/token_display.h"
 #include "model_options.h"
+#include "journey/model/session.h"
 
 namespace journey::cli {
 namespace {
@@ -27,9 +30,35 @@ std::string human_count(int64_t n) {
     return buf;
 }
 
+// What the config asks for beyond the plain block, and what is deliberately not applied with
+// the context in use (a sliding window at least as long as the context changes nothing).
+std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
+    std::vector<std::string> n;
+    if (c.rope_scaling != RopeScaling::none)
+        n.push_back("rope scaling " + std::string(rope_scaling_name(c.rope_scaling)) + " (factor " +
+                    std::to_string(c.rope_factor) + ")" +
+                    (c.rope_scaling == RopeScaling::dynamic ? ": changes nothing within the model's context" : ""));
+    if (c.sliding_window > 0) {
+        std::string layers;
+        for (int l = 0; l < c.n_layer; ++l)
+            if (c.window_of(l) > 0) layers += (layers.empty() ? "" : ",") + std::to_string(l);
+        n.push_back("sliding window " + std::to_string(c.sliding_window) + " on layers " + layers +
+                    (c.sliding_window >= n_ctx ? ": not reached, the context in use is " + std::to_string(n_ctx) +
+                                                     " (ignored; applied when -c exceeds it)"
+                                               : ": applied"));
+    }
+    if (c.attn_softcap > 0) n.push_back("attention soft-cap " + std::to_string(c.attn_softcap));
+    if (c.final_softcap > 0) n.push_back("final logit soft-cap " + std::to_string(c.final_softcap));
+    return n;
+}
+
 void run_info(const InfoOptions& o) {
     auto m = load_model(o.model);
     const ModelConfig& c = m->config();
+    const Session session(*m, session_options(o.model));  // sizes the KV cache: what a run would use
+    const double kv_mib = 2.0 * c.n_layer * session.n_ctx() * c.n_kv_head * c.head_dim *
+                          (session.kv_type() == KvType::f16 ? 2 : 4) / (1024.0 * 1024.0);
+    const std::vector<std::string> extra = notes(c, session.n_ctx());
     nlohmann::json j = {
         {"model", m->source().string()},
         {"format", m->file().format},
@@ -41,6 +70,10 @@ void run_info(const InfoOptions& o) {
         {"n_embd", c.n_embd},
         {"n_ff", c.n_ff},
         {"n_ctx", c.n_ctx},
+        {"ctx_in_use", session.n_ctx()},
+        {"kv_type", session.kv_type() == KvType::f16 ? "f16" : "f32"},
+        {"kv_mib", kv_mib},
+        {"notes", extra},
         {"n_vocab", c.n_vocab},
         {"dtype", std::string(dtype_name(m->weight_dtype()))},
         {"n_params", m->n_params()},
@@ -67,10 +100,14 @@ void run_info(const InfoOptions& o) {
     row("layers", std::to_string(c.n_layer));
     row("heads", std::to_string(c.n_head) + " (kv " + std::to_string(c.n_kv_head) + ", head_dim " + std::to_string(c.head_dim) + ")");
     row("width", std::to_string(c.n_embd) + " (mlp " + std::to_string(c.n_ff) + ")");
-    row("context", std::to_string(c.n_ctx));
+    char kv[64];
+    std::snprintf(kv, sizeof kv, "%.1f MiB", kv_mib);
+    row("context", std::to_string(c.n_ctx) + " (in use: " + std::to_string(session.n_ctx()) + ", KV cache " +
+                       std::string(j["kv_type"]) + " " + kv + "; -c N to change)");
     row("vocab", std::to_string(c.n_vocab));
     row("dtype", j["dtype"]);
     row("parameters", human_count(m->n_params()) + " (" + std::to_string(m->n_params()) + ")");
+    for (const std::string& n : extra) row("note", n);
     row("tokenizer", m->tokenizer().kind() + " (" + std::to_string(m->tokenizer().n_vocab()) + " tokens)");
     row("chat", chat_template);
     row("end tokens", end_names.empty() ? "none" : end_names);

@@ -56,9 +56,9 @@ void run_next(const NextOptions& o) {
     const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
     auto model = load_model(o.model);
-    Session session(*model);
+    Session session(*model, session_options(o.model));
     auto one = [&](const PromptInput& prompt) {
-        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate);
+        const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate, size_t(session.n_ctx()));
         session.reset();
         const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
         return std::pair(ids, distribution(logits, o.rows));

@@ -78,7 +78,7 @@ void run_score(const ScoreCliOptions& o) {
     const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
     auto model = load_model(o.model);
     const Tokenizer& tok = model->tokenizer();
-    Session session(*model);
+    Session session(*model, session_options(o.model));
     auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };
     if (!o.batch.empty()) {
         run_batch(batch, [&](const std::string& t) { return score_json(*model, one(t)); });

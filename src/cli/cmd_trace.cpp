@@ -39,9 +39,11 @@ void run_trace_cmd(const TraceCliOptions& o) {
     const PromptInput input = read_prompt_input(o.prompt);
     auto model = load_model(o.model);
     const Tokenizer& tok = model->tokenizer();
-    const std::vector<TokenId> ids = prompt_ids(*model, input, o.truncate);
-
     TraceOptions opts;
+    opts.session = session_options(o.model);
+    const int n_ctx = opts.session.n_ctx > 0 ? opts.session.n_ctx : default_ctx(model->config());
+    const std::vector<TokenId> ids = prompt_ids(*model, input, o.truncate, size_t(n_ctx));
+
     opts.position = o.position;
     opts.top_k = o.rows;
     if (!o.target.empty()) opts.target = parse_target(tok, model->config().n_vocab, o.target);

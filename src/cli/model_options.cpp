@@ -21,6 +21,15 @@ void add_model_options(CLI::App* cmd, ModelOptions& opts) {
                     "Tokenizer file instead of the model's: llama2.c tokenizer.bin (needed with a .bin model) or tokenizer.json");
     cmd->add_option("-t,--threads", opts.threads, "Threads for matrix products (default: one per core)")
         ->check(integer_at_least(1));
+    cmd->add_option("-c,--ctx-size", opts.ctx_size,
+                    "Context: positions the KV cache holds (default: the model's context, at most 4096)")
+        ->check(integer_at_least(1));
+    cmd->add_option("--kv-type", opts.kv_type, "KV cache type: f32 (exact, default) or f16 (half the memory)")
+        ->transform(CLI::CheckedTransformer(std::map<std::string, KvType>{{"f32", KvType::f32}, {"f16", KvType::f16}}));
+}
+
+SessionOptions session_options(const ModelOptions& opts) {
+    return SessionOptions{.n_ctx = opts.ctx_size, .kv_type = opts.kv_type};
 }
 
 ModelPath resolve_model_path(const ModelOptions& opts) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "journey/model/model.h"
+#include "journey/model/session.h"
 
 namespace journey::cli {
 
@@ -15,7 +16,12 @@ struct ModelOptions {
     std::string path;       // -m: HF directory, .gguf, llama2.c .bin; empty: $JOURNEY_MODEL, then the default model
     std::string tokenizer;  // --tokenizer: tokenizer.bin (llama2.c) or tokenizer.json instead of the model's
     int threads = 0;   // -t: 0 = one per hardware core
+    int ctx_size = 0;  // -c: positions the KV cache holds; 0 = the model's context, at most 4096
+    KvType kv_type = KvType::f32;  // --kv-type f32|f16
 };
+
+// The session a command runs: -c and --kv-type.
+SessionOptions session_options(const ModelOptions& opts);
 void add_model_options(CLI::App* cmd, ModelOptions& opts);
 
 // Where the model is, and who said so ("-m", "$JOURNEY_MODEL" or "the default model"), for

@@ -58,8 +58,9 @@ std::vector<TokenId> prompt_ids(const Model& m, const PromptInput& in, bool trun
     if (limit == 0 || limit > n_ctx) limit = n_ctx;
     if (ids.size() > limit) {
         if (!truncate || limit == 0)
-            throw InputError("prompt: " + std::to_string(ids.size()) + " tokens, longer than the model's context of " +
-                             std::to_string(n_ctx) + " (use --truncate to keep the last " + std::to_string(limit) + ")");
+            throw InputError("prompt: " + std::to_string(ids.size()) + " tokens, longer than the " +
+                             (limit == n_ctx ? "model's context of " : "context in use of ") + std::to_string(limit) +
+                             " (use --truncate to keep the last " + std::to_string(limit) + ")");
         ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(limit));
     }
     return ids;

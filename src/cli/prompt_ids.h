@@ -26,7 +26,7 @@ std::vector<TokenId> parse_id_list(std::string_view text, std::string_view flag)
 void check_ids(const std::vector<TokenId>& ids, int32_t n_vocab, std::string_view flag);
 
 // The prompt's ids: --ids exactly, or the text encoded (BOS, or <|endoftext|> when empty).
-// A prompt longer than `limit` (default the model's context) is an InputError, or with
+// A prompt longer than `limit` (the context in use; default the model's context) is an InputError, or with
 // `truncate` cut to its last `limit` ids.
 std::vector<TokenId> prompt_ids(const Model& m, const PromptInput& in, bool truncate, size_t limit = 0);
 

@@ -69,7 +69,7 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     if (o.n_prompt > n_ctx || o.n_gen > n_ctx)
         throw InputError("bench: -p/-n must not exceed the model's context of " + std::to_string(n_ctx));
     auto say = [&](const std::string& line) { if (progress) progress(line); };
-    Session session(model);
+    Session session(model, SessionOptions{.n_ctx = std::max(o.n_prompt, o.n_gen)});
     BenchResult r;
     struct Test {
         const char* name;

@@ -145,6 +145,19 @@ void gelu_new(float* x, int64_t n) {
     thread_pool().run([&](int i, int parts) { range(n * i / parts, n * (i + 1) / parts); });
 }
 
+void geglu_tanh(float* up, const float* gate, int64_t n) {
+    // HF Gemma2MLP: act_fn(gate_proj(x)) * up_proj(x), act_fn = gelu_pytorch_tanh, the gelu_new formula.
+    const float k2 = static_cast<float>(2 * std::sqrt(2.0 / std::numbers::pi));
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        up[i] *= g / (1.0f + fast_exp(-k2 * (g + 0.044715f * g * g * g)));
+    }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+    for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
 void softmax(float* x, int64_t n) {
     // The maximum and the sum (in double) in lanes, written out so that the loops vectorize.
     float top[16];
@@ -185,12 +198,12 @@ float dot(const float* a, const float* b, int n) {
 }  // namespace
 
 void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
-               int T, int n_past, int H, int Hkv, int D) {
+               int T, int n_past, int H, int Hkv, int D, const AttentionOptions& o) {
     const int L = n_past + T;                  // keys visible to the last query
     const int64_t q_stride = int64_t{H} * D;   // floats per position in q and z
     const int64_t kv_stride = int64_t{Hkv} * D;
     const int group = H / Hkv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    const float scale = o.scale > 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(D));
     auto head = [&](int h) {
         const int64_t kv_off = int64_t{h / group} * D;
         float* ph = pattern + int64_t{h} * T * L;
@@ -201,9 +214,12 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
             const float* qt = q + t * q_stride + int64_t{h} * D;
             float* p = ph + int64_t{t} * L;
             const int visible = n_past + t + 1;  // keys 0 .. n_past+t
+            const int first = o.window > 0 ? std::max(0, visible - o.window) : 0;  // the window's oldest key
             if (T == 1)
-                for (int j = 0; j < visible; ++j) p[j] = dot(qt, k + j * kv_stride + kv_off, D) * scale;
-            softmax(p, visible);
+                for (int j = first; j < visible; ++j) p[j] = dot(qt, k + j * kv_stride + kv_off, D) * scale;
+            if (o.softcap > 0.0f) softcap(p + first, visible - first, o.softcap);
+            softmax(p + first, visible - first);
+            std::fill(p, p + first, 0.0f);        // masked: slid out of the window
             std::fill(p + visible, p + L, 0.0f);  // masked: the future
         }
         if (T > 1) {  // z_h[T, D] = pattern_h[T, L] · v_h[L, D]

@@ -1,6 +1,7 @@
 // The Llama block's kernels: RMSNorm, SwiGLU gating and rotary position embedding.
 // Each follows llama2.c's run.c (quoted), so greedy text can be compared byte for byte.
 #include <cmath>
+#include <vector>
 
 #include "journey/kernels/kernels.h"
 
@@ -26,16 +27,14 @@ void swiglu(float* up, const float* gate, int64_t n) {
     }
 }
 
-void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing) {
+void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing) {
     const int half = D / 2;
     // Second element of pair i, relative to the first; the first is at 2i or i.
     const bool interleaved = pairing == RopePairing::interleaved;
     for (int t = 0; t < T; ++t) {
         const float pos = static_cast<float>(pos0 + t);
         for (int i = 0; i < half; ++i) {
-            // freq = 1.0f / powf(10000.0f, head_dim / (float)head_size), head_dim = 2i
-            const float freq = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(D));
-            const float angle = pos * freq, c = std::cos(angle), s = std::sin(angle);
+            const float angle = pos * inv_freq[i], c = std::cos(angle), s = std::sin(angle);
             const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
             for (int h = 0; h < n_heads; ++h) {
                 float* v = x + (int64_t{t} * n_heads + h) * D;
@@ -45,6 +44,13 @@ void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairin
             }
         }
     }
+}
+
+void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing) {
+    std::vector<float> inv_freq(static_cast<size_t>(D / 2));
+    // freq = 1.0f / powf(10000.0f, head_dim / (float)head_size), head_dim = 2i
+    for (int i = 0; i < D / 2; ++i) inv_freq[size_t(i)] = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(D));
+    rope(x, T, n_heads, D, pos0, inv_freq.data(), pairing);
 }
 
 }  // namespace journey

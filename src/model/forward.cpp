@@ -3,7 +3,8 @@
 //
 // Convention: T = tokens in this eval, P = n_past (positions already cached), C = n_embd,
 // H / Hkv = query / key-value heads, D = head_dim, F = n_ff, V = n_vocab. Activations are
-// row-major [T, C]. The KV cache of layer l holds [n_ctx, Hkv*D] for keys and for values.
+// row-major [T, C]. The KV cache of layer l holds [n_ctx, Hkv*D] for keys and for values
+// (n_ctx: the session's context), as float or as F16.
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
@@ -18,6 +19,7 @@ namespace {
 // Everything one block needs to know about this eval.
 struct Pass {
     const ModelConfig& c;
+    const float* rope_inv_freq;  // [D/2]
     Observer* observer;
     int T, P;
     bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
@@ -49,7 +51,7 @@ struct Buffers {
         const size_t t = static_cast<size_t>(T), C = static_cast<size_t>(c.n_embd);
         const size_t HD = static_cast<size_t>(c.n_head * c.head_dim), F = static_cast<size_t>(c.n_ff);
         const size_t kvd = static_cast<size_t>(c.n_kv_head * c.head_dim);
-        return t * (3 * C + (HD + 2 * kvd) + HD + HD + 2 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T);
+        return t * (3 * C + (HD + 2 * kvd) + HD + HD + 3 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T);
     }
     Buffers(float* p, const ModelConfig& c, int T, int P) {
         const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
@@ -57,68 +59,122 @@ struct Buffers {
         auto take = [&p](int64_t n) { float* r = p; p += n; return r; };
         x = take(t * C); xn = take(t * C); proj = take(t * C);
         qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
-        ff = take(t * F); gate = take(t * F);
+        ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
         att = take(int64_t{c.n_head} * t * (P + T));
+    }
+};
+
+// One layer's keys and values as the attention reads them: float rows [0, P+T). With an F16
+// cache they are a float copy of the stored halves, and the new rows are rounded to F16 (and
+// stored) before the attention reads them, as llama.cpp's F16 cache does.
+struct KvLayer {
+    float* k;
+    float* v;
+    _Float16* k16 = nullptr;  // F16 storage of this layer, or null (F32: k and v are the cache)
+    _Float16* v16 = nullptr;
+
+    void store_new(int P, int T, int64_t KD) const {
+        if (!k16) return;
+        for (int64_t i = P * KD; i < (P + T) * KD; ++i) {
+            k16[i] = static_cast<_Float16>(k[i]);
+            v16[i] = static_cast<_Float16>(v[i]);
+            k[i] = static_cast<float>(k16[i]);
+            v[i] = static_cast<float>(v16[i]);
+        }
     }
 };
 
 // Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
 // keys/values into the cache.
-void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, float* k_cache, float* v_cache) {
+void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, const KvLayer& kv) {
+    float* const k_cache = kv.k;
+    float* const v_cache = kv.v;
     const ModelConfig& c = s.c;
     const int T = s.T, P = s.P, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
     const int64_t HD = int64_t{H} * D, KD = int64_t{Hkv} * D;
+    float* k_new = k_cache + P * KD;
+    float* v_new = v_cache + P * KD;
 
     s.norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
-    // Queries, keys and values; GPT-2 fuses them into one Conv1D c_attn: [q | k | v] per row.
+    // Queries, keys and values; GPT-2 and Phi-3 fuse them into one product: [q | k | v] per row.
     if (w.attn_qkv) {
         s.linear(b.qkv, b.xn, w.attn_qkv, w.attn_qkv_b);
         const int64_t row = HD + 2 * KD;
         for (int t = 0; t < T; ++t) {
             const float* r = b.qkv + t * row;
             std::memcpy(b.q + t * HD, r, sizeof(float) * static_cast<size_t>(HD));
-            std::memcpy(k_cache + (P + t) * KD, r + HD, sizeof(float) * static_cast<size_t>(KD));
-            std::memcpy(v_cache + (P + t) * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
+            std::memcpy(k_new + t * KD, r + HD, sizeof(float) * static_cast<size_t>(KD));
+            std::memcpy(v_new + t * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
         }
-    } else {  // Llama: three Linear projections; keys and values go straight into the cache rows.
-        s.linear(b.q, b.xn, w.attn_q, {});
-        s.linear(k_cache + P * KD, b.xn, w.attn_k, {});
-        s.linear(v_cache + P * KD, b.xn, w.attn_v, {});
+    } else {  // three projections (biases: Qwen2); keys and values go straight into the cache rows
+        s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
+        s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
+        s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
+    }
+    if (w.attn_q_norm) {  // Qwen3: RMSNorm over each head's D values of q and k, before rope
+        rmsnorm(b.q, b.q, w.attn_q_norm.data, T * H, D, c.norm_eps);
+        rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
     }
     if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
-        rope(b.q, T, H, D, P, c.rope_theta, c.rope_pairing);
-        rope(k_cache + P * KD, T, Hkv, D, P, c.rope_theta, c.rope_pairing);
+        rope(b.q, T, H, D, P, s.rope_inv_freq, c.rope_pairing);
+        rope(k_new, T, Hkv, D, P, s.rope_inv_freq, c.rope_pairing);
     }
+    kv.store_new(P, T, KD);
 
-    attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D);
+    attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, {c.attn_scale, c.attn_softcap, c.window_of(l)});
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
     s.notify("attn_z", l, b.z, {T, H, D});
 }
 
-// Second half: resid += out_proj(z).
+// Second half: resid += out_proj(z) (Gemma 2: resid += post_norm(out_proj(z))).
 void attention_out(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const int T = s.T, C = s.c.n_embd;
 
     s.linear(b.proj, b.z, w.attn_out, w.attn_out_b);
+    if (w.attn_post_norm) s.norm(b.proj, b.proj, w.attn_post_norm, {});
     s.notify("attn_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
     s.notify("resid_mid", l, b.x, {T, C});
 }
 
-// MLP sub-block: resid += down(act(up(norm(resid)))).
+// The gated MLPs' two products: b.gate = gate(xn), b.ff = up(xn); Phi-3 computes them as one
+// [T, 2F] product (gate | up per row), split here.
+void gate_and_up(const Pass& s, const LayerWeights& w, Buffers& b) {
+    const int T = s.T, F = s.c.n_ff;
+    if (!w.mlp_gate_up) {
+        s.linear(b.gate, b.xn, w.mlp_gate, {});
+        s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
+        return;
+    }
+    s.linear(b.gate, b.xn, w.mlp_gate_up, {});
+    for (int t = 0; t < T; ++t) {  // row t's halves: gate to gate[t] (moving down, never over a later row), up to ff[t]
+        std::memcpy(b.ff + int64_t{t} * F, b.gate + int64_t{t} * 2 * F + F, sizeof(float) * static_cast<size_t>(F));
+        std::memmove(b.gate + int64_t{t} * F, b.gate + int64_t{t} * 2 * F, sizeof(float) * static_cast<size_t>(F));
+    }
+}
+
+// MLP sub-block: resid += down(act(up(norm(resid)))) (Gemma 2: then a post-norm).
 void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const ModelConfig& c = s.c;
     const int T = s.T, C = c.n_embd;
+    const int64_t n = int64_t{T} * c.n_ff;
     s.norm(b.xn, b.x, w.mlp_norm_w, w.mlp_norm_b);
-    s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
     switch (c.activation) {
-        case ActivationKind::gelu_new: gelu_new(b.ff, int64_t{T} * c.n_ff); break;
+        case ActivationKind::gelu_new:
+            s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
+            gelu_new(b.ff, n);
+            break;
         case ActivationKind::swiglu:  // ff = silu(gate(x)) * up(x)
-            s.linear(b.gate, b.xn, w.mlp_gate, {});
-            swiglu(b.ff, b.gate, int64_t{T} * c.n_ff);
+            gate_and_up(s, w, b);
+            swiglu(b.ff, b.gate, n);
+            break;
+        case ActivationKind::geglu_tanh:  // ff = gelu_tanh(gate(x)) * up(x)
+            gate_and_up(s, w, b);
+            geglu_tanh(b.ff, b.gate, n);
             break;
     }
     s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
+    if (w.mlp_post_norm) s.norm(b.proj, b.proj, w.mlp_post_norm, {});
     s.notify("mlp_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
     s.notify("resid_post", l, b.x, {T, C});
@@ -130,12 +186,14 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     const ModelConfig& c = model_.config();
     const Weights& w = model_.weights();
     const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
-    Pass s{c, observer_, T, P, T > 1};
+    Pass s{c, model_.rope_inv_freq(), observer_, T, P, T > 1};
     work_.resize(Buffers::floats(c, T, P));
     Buffers b(work_.data(), c, T, P);
 
     // Embedding: token vector, plus a position vector for learned positions (rotary ones act in attention).
     for (int t = 0; t < T; ++t) embedding_row(b.x + int64_t{t} * C, w.tok_embd, tokens[static_cast<size_t>(t)]);
+    if (c.embed_scale != 1.0f)  // Gemma: x * sqrt(C)
+        for (int64_t i = 0; i < int64_t{T} * C; ++i) b.x[i] *= c.embed_scale;
     s.notify("tok_embed", -1, b.x, {T, C});
     if (c.position == PositionKind::learned) {
         for (int t = 0; t < T; ++t) embedding_row(b.xn + int64_t{t} * C, w.pos_embd, P + t);
@@ -149,11 +207,23 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
     // computed by the prompt kernels, so it gets the same bits as in the full pass.
     const bool narrow = which == LogitsFor::last && !observer_ && T > 1;
-    const size_t cache_layer = static_cast<size_t>(c.n_ctx) * static_cast<size_t>(c.n_kv_head * c.head_dim);
+    const int64_t KD = int64_t{c.n_kv_head} * c.head_dim;
+    const int64_t cache_layer = int64_t{n_ctx_} * KD;
     for (int l = 0; l < c.n_layer; ++l) {
         s.notify("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-        attention_heads(s, lw, l, b, k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer);
+        KvLayer kv;
+        if (kv_type_ == KvType::f32) {
+            kv = {k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer};
+        } else {  // the cached positions as float, for this layer
+            kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + l * cache_layer,
+                  v16_.data() + l * cache_layer};
+            for (int64_t i = 0; i < P * KD; ++i) {
+                kv.k[i] = static_cast<float>(kv.k16[i]);
+                kv.v[i] = static_cast<float>(kv.v16[i]);
+            }
+        }
+        attention_heads(s, lw, l, b, kv);
         if (narrow && l == c.n_layer - 1) {
             b.x += int64_t{T - 1} * C;
             b.z += int64_t{T - 1} * c.n_head * c.head_dim;

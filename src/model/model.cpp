@@ -7,6 +7,7 @@
 #include "journey/formats/json_file.h"
 #include "journey/formats/llama2c_reader.h"
 #include "journey/formats/safetensors_reader.h"
+#include "journey/model/rope_freq.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
@@ -109,6 +110,7 @@ Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> toke
         throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
                          " tokens but the weights only have " + std::to_string(config_.n_vocab) +
                          " embedding rows (the tokenizer's vocabulary must not be larger)");
+    if (config_.position == PositionKind::rope) rope_inv_freq_ = journey::rope_inv_freq(config_, weights_.rope_freqs);
 }
 
 const Tokenizer& Model::tokenizer() const {

@@ -1,7 +1,10 @@
-// Binding named tensors to the weight views, by architecture tables.
+// Binding named tensors to the weight views: the architecture's row (arch.h) says which tensors
+// its block reads and their Hugging Face names; the role table here gives GGUF names and shapes.
 #include "journey/model/weights.h"
 
+#include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <variant>
 
@@ -12,134 +15,97 @@ namespace journey {
 namespace {
 
 // Symbolic sizes, resolved against the config.
-enum class Dim { C, C3, F, V, Ctx, HD, KD };  // HD = n_head * head_dim, KD = n_kv_head * head_dim
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2 };
+// QKV = H*D + 2*Hkv*D (fused projections), F2 = 2F (fused gate|up), HD = H*D, KD = Hkv*D, D2 = D/2
 
 int64_t size_of(Dim d, const ModelConfig& c) {
+    const int64_t HD = int64_t{c.n_head} * c.head_dim, KD = int64_t{c.n_kv_head} * c.head_dim;
     switch (d) {
         case Dim::C: return c.n_embd;
-        case Dim::C3: return 3 * int64_t{c.n_embd};
+        case Dim::QKV: return HD + 2 * KD;
         case Dim::F: return c.n_ff;
+        case Dim::F2: return 2 * int64_t{c.n_ff};
         case Dim::V: return c.n_vocab;
         case Dim::Ctx: return c.n_ctx;
-        case Dim::HD: return int64_t{c.n_head} * c.head_dim;
-        case Dim::KD: return int64_t{c.n_kv_head} * c.head_dim;
+        case Dim::HD: return HD;
+        case Dim::KD: return KD;
+        case Dim::D: return c.head_dim;
+        case Dim::D2: return c.head_dim / 2;
     }
     return 0;
 }
 
-// One row of an architecture's tensor table. `name` may contain "{}" for the layer index.
-// A matrix has shape (rows, cols) as stored; a vector has shape (rows).
-template <typename Owner>
-struct Slot {
+// Where each tensor of the architecture table goes: its GGUF name ("{}" = layer index), the
+// field it binds and its shape as (out, in) (a vector has shape (out)).
+using Field = std::variant<Matrix Weights::*, Vector Weights::*, Matrix LayerWeights::*, Vector LayerWeights::*>;
+struct Role {
+    Tensor tensor;
+    const char* gguf;
+    Field field;
+    Dim out, in = Dim::C;
+};
+
+using enum Tensor;
+using W = Weights;
+using L = LayerWeights;
+const Role roles[] = {
+    {tok_embd, "token_embd.weight", &W::tok_embd, Dim::V},
+    {pos_embd, "position_embd.weight", &W::pos_embd, Dim::Ctx},
+    {output_norm, "output_norm.weight", &W::final_norm_w, Dim::C},
+    {output_norm_b, "output_norm.bias", &W::final_norm_b, Dim::C},
+    {output, "output.weight", &W::output, Dim::V},
+    {rope_freqs, "rope_freqs.weight", &W::rope_freqs, Dim::D2},
+    {attn_norm, "blk.{}.attn_norm.weight", &L::attn_norm_w, Dim::C},
+    {attn_norm_b, "blk.{}.attn_norm.bias", &L::attn_norm_b, Dim::C},
+    {attn_qkv, "blk.{}.attn_qkv.weight", &L::attn_qkv, Dim::QKV},
+    {attn_qkv_b, "blk.{}.attn_qkv.bias", &L::attn_qkv_b, Dim::QKV},
+    {attn_q, "blk.{}.attn_q.weight", &L::attn_q, Dim::HD},
+    {attn_q_b, "blk.{}.attn_q.bias", &L::attn_q_b, Dim::HD},
+    {attn_k, "blk.{}.attn_k.weight", &L::attn_k, Dim::KD},
+    {attn_k_b, "blk.{}.attn_k.bias", &L::attn_k_b, Dim::KD},
+    {attn_v, "blk.{}.attn_v.weight", &L::attn_v, Dim::KD},
+    {attn_v_b, "blk.{}.attn_v.bias", &L::attn_v_b, Dim::KD},
+    {attn_q_norm, "blk.{}.attn_q_norm.weight", &L::attn_q_norm, Dim::D},
+    {attn_k_norm, "blk.{}.attn_k_norm.weight", &L::attn_k_norm, Dim::D},
+    {attn_out, "blk.{}.attn_output.weight", &L::attn_out, Dim::C, Dim::HD},
+    {attn_out_b, "blk.{}.attn_output.bias", &L::attn_out_b, Dim::C},
+    {attn_post_norm, "blk.{}.post_attention_norm.weight", &L::attn_post_norm, Dim::C},
+    {ffn_norm, "blk.{}.ffn_norm.weight", &L::mlp_norm_w, Dim::C},
+    {ffn_norm_b, "blk.{}.ffn_norm.bias", &L::mlp_norm_b, Dim::C},
+    {ffn_up, "blk.{}.ffn_up.weight", &L::mlp_up, Dim::F},
+    {ffn_up_b, "blk.{}.ffn_up.bias", &L::mlp_up_b, Dim::F},
+    {ffn_gate, "blk.{}.ffn_gate.weight", &L::mlp_gate, Dim::F},
+    {ffn_gate_up, "blk.{}.ffn_up.weight", &L::mlp_gate_up, Dim::F2},  // llama.cpp's phi3: gate|up as ffn_up
+    {ffn_down, "blk.{}.ffn_down.weight", &L::mlp_down, Dim::C, Dim::F},
+    {ffn_down_b, "blk.{}.ffn_down.bias", &L::mlp_down_b, Dim::C},
+    {ffn_post_norm, "blk.{}.post_ffw_norm.weight", &L::mlp_post_norm, Dim::C},
+};
+
+const Role& role_of(Tensor t) {
+    for (const Role& r : roles)
+        if (r.tensor == t) return r;
+    throw std::logic_error("no role for a tensor");
+}
+
+// The file's name of tensor t and its layout: HF names come from the architecture's row.
+struct Named {
     const char* name;
-    std::variant<Matrix Owner::*, Vector Owner::*> field;
-    Dim rows;
-    Dim cols;  // ignored for vectors
-    Layout layout = Layout::Linear;
+    Layout layout;
 };
+Named name_in(const ModelFile& file, const ArchTraits& traits, Tensor t) {
+    if (file.format != "safetensors") return {role_of(t).gguf, Layout::Linear};
+    for (const HfName& n : traits.hf_names)
+        if (n.tensor == t) return {n.name, n.layout};
+    throw ModelError(file.path.string() + ": no Hugging Face tensor name for a " + traits.name + " tensor");
+}
 
-// One naming scheme: global tensors, per-layer tensors ("{}" = layer index), the prefixes a
-// checkpoint may put before every name, and the optional output (absent: tied to tok_embd).
-struct Scheme {
-    std::span<const Slot<Weights>> globals;
-    std::span<const Slot<LayerWeights>> layer;
-    std::span<const char* const> prefixes;
-    const char* output;
-};
-
-const char* const no_prefix[] = {""};
-
-// GPT-2, Hugging Face names (checkpoints may prefix them with "transformer."); Conv1D [in, out].
-const Slot<Weights> hf_gpt2_globals[] = {
-    {"wte.weight", &Weights::tok_embd, Dim::V, Dim::C},
-    {"wpe.weight", &Weights::pos_embd, Dim::Ctx, Dim::C},
-    {"ln_f.weight", &Weights::final_norm_w, Dim::C, Dim::C},
-    {"ln_f.bias", &Weights::final_norm_b, Dim::C, Dim::C},
-};
-const Slot<LayerWeights> hf_gpt2_layer[] = {
-    {"h.{}.ln_1.weight", &LayerWeights::attn_norm_w, Dim::C, Dim::C},
-    {"h.{}.ln_1.bias", &LayerWeights::attn_norm_b, Dim::C, Dim::C},
-    {"h.{}.attn.c_attn.weight", &LayerWeights::attn_qkv, Dim::C, Dim::C3, Layout::Conv1D},
-    {"h.{}.attn.c_attn.bias", &LayerWeights::attn_qkv_b, Dim::C3, Dim::C},
-    {"h.{}.attn.c_proj.weight", &LayerWeights::attn_out, Dim::C, Dim::C, Layout::Conv1D},
-    {"h.{}.attn.c_proj.bias", &LayerWeights::attn_out_b, Dim::C, Dim::C},
-    {"h.{}.ln_2.weight", &LayerWeights::mlp_norm_w, Dim::C, Dim::C},
-    {"h.{}.ln_2.bias", &LayerWeights::mlp_norm_b, Dim::C, Dim::C},
-    {"h.{}.mlp.c_fc.weight", &LayerWeights::mlp_up, Dim::C, Dim::F, Layout::Conv1D},
-    {"h.{}.mlp.c_fc.bias", &LayerWeights::mlp_up_b, Dim::F, Dim::C},
-    {"h.{}.mlp.c_proj.weight", &LayerWeights::mlp_down, Dim::F, Dim::C, Layout::Conv1D},
-    {"h.{}.mlp.c_proj.bias", &LayerWeights::mlp_down_b, Dim::C, Dim::C},
-};
-const char* const hf_gpt2_prefixes[] = {"", "transformer."};
-const Scheme hf_gpt2{hf_gpt2_globals, hf_gpt2_layer, hf_gpt2_prefixes, "lm_head.weight"};
-
-// GPT-2, GGUF names (llama.cpp's convert script); Linear [out, in].
-const Slot<Weights> gguf_gpt2_globals[] = {
-    {"token_embd.weight", &Weights::tok_embd, Dim::V, Dim::C},
-    {"position_embd.weight", &Weights::pos_embd, Dim::Ctx, Dim::C},
-    {"output_norm.weight", &Weights::final_norm_w, Dim::C, Dim::C},
-    {"output_norm.bias", &Weights::final_norm_b, Dim::C, Dim::C},
-};
-const Slot<LayerWeights> gguf_gpt2_layer[] = {
-    {"blk.{}.attn_norm.weight", &LayerWeights::attn_norm_w, Dim::C, Dim::C},
-    {"blk.{}.attn_norm.bias", &LayerWeights::attn_norm_b, Dim::C, Dim::C},
-    {"blk.{}.attn_qkv.weight", &LayerWeights::attn_qkv, Dim::C3, Dim::C},
-    {"blk.{}.attn_qkv.bias", &LayerWeights::attn_qkv_b, Dim::C3, Dim::C},
-    {"blk.{}.attn_output.weight", &LayerWeights::attn_out, Dim::C, Dim::C},
-    {"blk.{}.attn_output.bias", &LayerWeights::attn_out_b, Dim::C, Dim::C},
-    {"blk.{}.ffn_norm.weight", &LayerWeights::mlp_norm_w, Dim::C, Dim::C},
-    {"blk.{}.ffn_norm.bias", &LayerWeights::mlp_norm_b, Dim::C, Dim::C},
-    {"blk.{}.ffn_up.weight", &LayerWeights::mlp_up, Dim::F, Dim::C},
-    {"blk.{}.ffn_up.bias", &LayerWeights::mlp_up_b, Dim::F, Dim::C},
-    {"blk.{}.ffn_down.weight", &LayerWeights::mlp_down, Dim::C, Dim::F},
-    {"blk.{}.ffn_down.bias", &LayerWeights::mlp_down_b, Dim::C, Dim::C},
-};
-const Scheme gguf_gpt2{gguf_gpt2_globals, gguf_gpt2_layer, no_prefix, "output.weight"};
-
-// Llama, GGUF names (also what the llama2.c reader produces); Linear [out, in].
-const Slot<Weights> gguf_llama_globals[] = {
-    {"token_embd.weight", &Weights::tok_embd, Dim::V, Dim::C},
-    {"output_norm.weight", &Weights::final_norm_w, Dim::C, Dim::C},
-};
-const Slot<LayerWeights> gguf_llama_layer[] = {
-    {"blk.{}.attn_norm.weight", &LayerWeights::attn_norm_w, Dim::C, Dim::C},
-    {"blk.{}.attn_q.weight", &LayerWeights::attn_q, Dim::HD, Dim::C},
-    {"blk.{}.attn_k.weight", &LayerWeights::attn_k, Dim::KD, Dim::C},
-    {"blk.{}.attn_v.weight", &LayerWeights::attn_v, Dim::KD, Dim::C},
-    {"blk.{}.attn_output.weight", &LayerWeights::attn_out, Dim::C, Dim::HD},
-    {"blk.{}.ffn_norm.weight", &LayerWeights::mlp_norm_w, Dim::C, Dim::C},
-    {"blk.{}.ffn_gate.weight", &LayerWeights::mlp_gate, Dim::F, Dim::C},
-    {"blk.{}.ffn_up.weight", &LayerWeights::mlp_up, Dim::F, Dim::C},
-    {"blk.{}.ffn_down.weight", &LayerWeights::mlp_down, Dim::C, Dim::F},
-};
-const Scheme gguf_llama{gguf_llama_globals, gguf_llama_layer, no_prefix, "output.weight"};
-
-// Llama, Hugging Face names; Linear [out, in].
-const Slot<Weights> hf_llama_globals[] = {
-    {"model.embed_tokens.weight", &Weights::tok_embd, Dim::V, Dim::C},
-    {"model.norm.weight", &Weights::final_norm_w, Dim::C, Dim::C},
-};
-const Slot<LayerWeights> hf_llama_layer[] = {
-    {"model.layers.{}.input_layernorm.weight", &LayerWeights::attn_norm_w, Dim::C, Dim::C},
-    {"model.layers.{}.self_attn.q_proj.weight", &LayerWeights::attn_q, Dim::HD, Dim::C},
-    {"model.layers.{}.self_attn.k_proj.weight", &LayerWeights::attn_k, Dim::KD, Dim::C},
-    {"model.layers.{}.self_attn.v_proj.weight", &LayerWeights::attn_v, Dim::KD, Dim::C},
-    {"model.layers.{}.self_attn.o_proj.weight", &LayerWeights::attn_out, Dim::C, Dim::HD},
-    {"model.layers.{}.post_attention_layernorm.weight", &LayerWeights::mlp_norm_w, Dim::C, Dim::C},
-    {"model.layers.{}.mlp.gate_proj.weight", &LayerWeights::mlp_gate, Dim::F, Dim::C},
-    {"model.layers.{}.mlp.up_proj.weight", &LayerWeights::mlp_up, Dim::F, Dim::C},
-    {"model.layers.{}.mlp.down_proj.weight", &LayerWeights::mlp_down, Dim::C, Dim::F},
-};
-const Scheme hf_llama{hf_llama_globals, hf_llama_layer, no_prefix, "lm_head.weight"};
-
-// Safetensors checkpoints use Hugging Face names; GGUF and llama2.c files use GGUF names.
-const Scheme* scheme_for(const ModelFile& file, Arch arch) {
-    const bool hf = file.format == "safetensors";
-    switch (arch) {
-        case Arch::gpt2: return hf ? &hf_gpt2 : &gguf_gpt2;
-        case Arch::llama: return hf ? &hf_llama : &gguf_llama;
-    }
-    return nullptr;
+// Tensors a checkpoint may hold that carry nothing the math needs: HF's rotary inverse-frequency
+// buffers (recomputed from the config) and GPT-2's causal-mask buffers.
+bool ignorable(const std::string& name) {
+    auto ends = [&](std::string_view suffix) {
+        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    return ends(".rotary_emb.inv_freq") || ends(".attn.bias") || ends(".attn.masked_bias");
 }
 
 std::string with_layer(std::string name, int layer) {
@@ -156,25 +122,30 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 class Binder {
 public:
-    Binder(const ModelFile& f, const ModelConfig& c, const Scheme& scheme, std::deque<std::vector<float>>& converted)
-        : file_(f), config_(c), scheme_(scheme), converted_(converted) {}
+    Binder(const ModelFile& f, const ModelConfig& c, std::deque<std::vector<float>>& converted)
+        : file_(f), config_(c), converted_(converted) {}
 
-    const TensorInfo* find(const std::string& name) const {
-        for (const char* p : scheme_.prefixes)
-            if (const TensorInfo* t = file_.find(p + name)) return t;
+    // HF GPT-2 checkpoints may prefix every name with "transformer.".
+    const TensorInfo* find(const std::string& name) {
+        for (const char* p : {"", "transformer."})
+            if (const TensorInfo* t = file_.find(p + name)) {
+                used_.insert(t->name);
+                return t;
+            }
         return nullptr;
     }
 
+    // Binds tensor `name` of `role` into owner's field (`layer` >= 0: a block's). plus_one adds 1
+    // to a vector (Gemma's HF norms hold w for a (1 + w) gain).
     template <typename Owner>
-    void bind(Owner& owner, const Slot<Owner>& slot, int layer) {
-        const std::string name = with_layer(slot.name, layer);
+    void bind(Owner& owner, const Role& role, const std::string& name, Layout layout, bool plus_one) {
         const TensorInfo* t = find(name);
         if (!t) fail(name, "is missing");
-        const int64_t rows = size_of(slot.rows, config_), cols = size_of(slot.cols, config_);
-        if (auto* m = std::get_if<Matrix Owner::*>(&slot.field)) {
-            owner.*(*m) = matrix(*t, rows, cols, slot.layout);
-        } else {
-            owner.*std::get<Vector Owner::*>(slot.field) = vector(*t, rows);
+        const int64_t out = size_of(role.out, config_), in = size_of(role.in, config_);
+        if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
+            owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
+        } else if (auto* v = std::get_if<Vector Owner::*>(&role.field)) {
+            owner.*(*v) = vector(*t, out, plus_one);
         }
     }
 
@@ -187,14 +158,25 @@ public:
         return Matrix{t.dtype, t.data, rows, cols, layout};
     }
 
-    Vector vector(const TensorInfo& t, int64_t n) {
+    Vector vector(const TensorInfo& t, int64_t n, bool plus_one = false) {
         if (t.shape != std::vector<int64_t>{n})
             fail(t.name, "has shape " + shape_str(t.shape) + ", expected " + shape_str({n}));
         if (dtype_block(t.dtype) > 1) fail(t.name, "is a quantized vector (" + std::string(dtype_name(t.dtype)) + "); norms and biases must be F32, F16 or BF16");
-        if (t.dtype == DType::F32) return Vector{reinterpret_cast<const float*>(t.data), n};
+        if (t.dtype == DType::F32 && !plus_one) return Vector{reinterpret_cast<const float*>(t.data), n};
         auto& copy = converted_.emplace_back(static_cast<size_t>(n));
         to_float(copy.data(), t.dtype, t.data, n);
+        if (plus_one)
+            for (float& x : copy) x += 1.0f;
         return Vector{copy.data(), n};
+    }
+
+    // Every tensor of the file must have been bound: one the architecture does not name could
+    // change the math (a bias, a norm, a scaling table) and would be silently ignored.
+    void refuse_unused(const ArchTraits& traits) const {
+        for (const auto& [name, t] : file_.tensors)
+            if (!used_.count(name) && !ignorable(name))
+                fail(name, "is not part of the " + std::string(traits.name) +
+                               " architecture (journey refuses rather than ignore it)");
     }
 
     [[noreturn]] void fail(const std::string& tensor, const std::string& what) const {
@@ -204,30 +186,44 @@ public:
 private:
     const ModelFile& file_;
     const ModelConfig& config_;
-    const Scheme& scheme_;
     std::deque<std::vector<float>>& converted_;
+    std::set<std::string> used_;
 };
 
 }  // namespace
 
 Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
-    const Scheme* scheme = scheme_for(file, config.arch);
-    if (!scheme)
-        throw ModelError(file.path.string() + ": no weight table for architecture " + std::string(arch_name(config.arch)));
+    const ArchTraits& traits = traits_of(config.arch);
+    const bool plus_one = traits.hf_norm_plus_one && file.format == "safetensors";
     Weights w;
-    Binder b(file, config, *scheme, w.converted_);
+    Binder b(file, config, w.converted_);
     // Every layer has tensors of its own: a layer count the file cannot hold is refused before
     // the per-layer views are allocated (a header may claim 2^30 layers).
     if (static_cast<size_t>(config.n_layer) > file.tensors.size())
         throw ModelError(file.path.string() + ": the configuration says " + std::to_string(config.n_layer) +
                          " layers but the file holds only " + std::to_string(file.tensors.size()) + " tensors");
-    for (const auto& slot : scheme->globals) b.bind(w, slot, -1);
     w.layers.resize(static_cast<size_t>(config.n_layer));
-    for (int l = 0; l < config.n_layer; ++l)
-        for (const auto& slot : scheme->layer) b.bind(w.layers[static_cast<size_t>(l)], slot, l);
-    if (const TensorInfo* out = b.find(scheme->output)) w.output = b.matrix(*out, config.n_vocab, config.n_embd, Layout::Linear);
+    for (Tensor t : traits.tensors) {
+        const Role& role = role_of(t);
+        const auto [name, layout] = name_in(file, traits, t);
+        const bool norm = t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm ||
+                          t == ffn_post_norm || t == attn_q_norm || t == attn_k_norm;
+        const bool layer = std::holds_alternative<Matrix L::*>(role.field) || std::holds_alternative<Vector L::*>(role.field);
+        if (!layer) {
+            b.bind(w, role, name, layout, plus_one && norm);
+            continue;
+        }
+        for (int l = 0; l < config.n_layer; ++l)
+            b.bind(w.layers[static_cast<size_t>(l)], role, with_layer(name, l), layout, plus_one && norm);
+    }
+    const std::string out_name = name_in(file, traits, Tensor::output).name;
+    if (const TensorInfo* out = b.find(out_name)) w.output = b.matrix(*out, config.n_vocab, config.n_embd, Layout::Linear);
     else if (config.tied_output) w.output = w.tok_embd;  // tied: logits = x · tok_embdᵀ
-    else b.fail(scheme->output, "is missing (the config says the output is not tied to the token embedding)");
+    else b.fail(out_name, "is missing (the config says the output is not tied to the token embedding)");
+    // Llama 3's rope factors, as llama.cpp's converter stores them (HF: config.json's rope_scaling).
+    if (config.position == PositionKind::rope && file.format != "safetensors")
+        if (const TensorInfo* f = b.find(role_of(Tensor::rope_freqs).gguf)) w.rope_freqs = b.vector(*f, config.head_dim / 2);
+    b.refuse_unused(traits);
     return w;
 }
 
@@ -237,10 +233,12 @@ int64_t Weights::n_params() const {
     int64_t n = m(tok_embd) + m(pos_embd) + v(final_norm_w) + v(final_norm_b);
     if (output.data != tok_embd.data) n += m(output);
     for (const LayerWeights& l : layers) {
-        for (const Matrix* x : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate, &l.mlp_down})
+        for (const Matrix* x : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
+                                &l.mlp_gate_up, &l.mlp_down})
             n += m(*x);
-        for (const Vector* x : {&l.attn_norm_w, &l.attn_norm_b, &l.attn_qkv_b, &l.attn_out_b, &l.mlp_norm_w,
-                                &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b})
+        for (const Vector* x : {&l.attn_norm_w, &l.attn_norm_b, &l.attn_qkv_b, &l.attn_q_b, &l.attn_k_b, &l.attn_v_b,
+                                &l.attn_q_norm, &l.attn_k_norm, &l.attn_out_b, &l.attn_post_norm, &l.mlp_norm_w,
+                                &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b, &l.mlp_post_norm})
             n += v(*x);
     }
     return n;

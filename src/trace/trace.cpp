@@ -190,7 +190,7 @@ Trace TraceObserver::finish() {
 Trace run_trace(const Model& m, std::span<const TokenId> tokens, const TraceOptions& opts) {
     TraceObserver obs(m, tokens, opts);
     const bool last = resolve_position(opts.position, static_cast<int>(tokens.size())) == static_cast<int>(tokens.size()) - 1;
-    Session session(m);
+    Session session(m, opts.session);
     session.set_observer(&obs);
     session.eval(tokens, last ? LogitsFor::last : LogitsFor::all);
     session.set_observer(nullptr);

@@ -40,6 +40,12 @@ void add(float* out, const float* a, int64_t n);
 // In place: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), in float (HF gelu_new).
 void gelu_new(float* x, int64_t n);
 
+// In place over up[n]: up = gelu_tanh(gate) * up (GeGLU, Gemma's gating; gelu_tanh is gelu_new).
+void geglu_tanh(float* up, const float* gate, int64_t n);
+
+// In place over x[n]: x = cap * tanh(x / cap) (Gemma 2's soft-capping of scores and logits).
+void softcap(float* x, int64_t n, float cap);
+
 // In place over x[n]: exp(x - max) / sum.
 void softmax(float* x, int64_t n);
 
@@ -52,9 +58,12 @@ void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps
 void swiglu(float* up, const float* gate, int64_t n);
 
 // Rotary position embedding, in place over x[T, n_heads * D]; row t is at position pos0 + t.
-// Pair i of a head (i < D/2) is rotated by the angle pos * theta^(-2i/D). Which two elements
+// Pair i of a head (i < D/2) is rotated by the angle pos * inv_freq[i] (theta^(-2i/D) unscaled;
+// model/rope_freq.h stretches it for long contexts). Which two elements
 // form pair i is the checkpoint's convention: (2i, 2i+1) interleaved (GGUF, llama2.c, Meta),
 // or (i, i + D/2) half (Hugging Face, whose conversion permutes the q/k rows accordingly).
+void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing);
+// The same with the unscaled frequencies theta^(-2i/D).
 void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing);
 
 // Causal multi-head attention for T new queries at positions n_past .. n_past+T-1.
@@ -62,8 +71,14 @@ void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairin
 //   k, v    [n_past+T, Hkv*D] the cache, every position so far including the new ones
 //   z       [T, H*D]       out: per-head weighted sums of values (before the output projection)
 //   pattern [H, T, n_past+T] out: attention probabilities, 0 where masked (future keys)
-// Query head h reads key/value head h / (H / Hkv). Scores are scaled by 1/sqrt(D).
+// Query head h reads key/value head h / (H / Hkv). Scores are q·k * scale, soft-capped when
+// softcap > 0; with window > 0 the query at position p sees keys p - window + 1 .. p only.
+struct AttentionOptions {
+    float scale = 0.0f;    // 0: 1/sqrt(D)
+    float softcap = 0.0f;  // > 0: scores = softcap * tanh(scores / softcap), before the softmax
+    int window = 0;        // > 0: sliding window (keys within `window` positions, itself included)
+};
 void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
-               int T, int n_past, int H, int Hkv, int D);
+               int T, int n_past, int H, int Hkv, int D, const AttentionOptions& o = {});
 
 }  // namespace journey

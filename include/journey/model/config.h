@@ -1,33 +1,23 @@
 // The shape and the architecture facts of a model, independent of the file it came from.
-// GPT-2 and Llama are two rows of the same description: the forward pass reads the kinds
-// (norm, activation, position) instead of asking "is this GPT-2?".
+// Every family is a row of the architecture table (arch.h); the forward pass reads the kinds
+// (norm, activation, position) and the numbers here instead of asking "is this GPT-2?".
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "journey/kernels/matrix.h"  // RopePairing
+#include "journey/model/arch.h"
 
 namespace journey {
 
-enum class Arch { gpt2, llama };
-enum class NormKind { layernorm, rmsnorm };       // LayerNorm (weight + bias) or RMSNorm (weight)
-enum class ActivationKind { gelu_new, swiglu };    // MLP: c_fc -> gelu_new -> c_proj, or SiLU(gate)*up
-enum class PositionKind { learned, rope };         // added position embedding, or rotary
-
-std::string_view arch_name(Arch a);
-
-// What an architecture's block is made of: one row per architecture (src/model/config.cpp).
-struct ArchTraits {
-    Arch arch;
-    const char* name;  // GGUF general.architecture, HF model_type
-    NormKind norm;
-    ActivationKind activation;
-    PositionKind position;
-};
-// The row named `name`, or nullptr for an architecture journey does not know.
-const ArchTraits* find_arch(std::string_view name);
+// How rotary frequencies are stretched for long contexts (HF rope_scaling / GGUF rope.scaling.*).
+// GGUF's rope_freqs.weight (Llama 3's factors, precomputed by the converter) is a weight, not this.
+// dynamic (NTK) changes nothing up to max_position_embeddings, which a session never exceeds.
+enum class RopeScaling { none, linear, llama3, dynamic };
+std::string_view rope_scaling_name(RopeScaling s);
 
 struct ModelConfig;
 // Sets c's arch and its norm, activation and position kinds from the row.
@@ -36,7 +26,7 @@ void apply_traits(ModelConfig& c, const ArchTraits& t);
 struct ModelConfig {
     Arch arch = Arch::gpt2;
     int n_vocab = 0;     // rows of the token embedding / unembedding
-    int n_ctx = 0;       // longest sequence (positions)
+    int n_ctx = 0;       // longest sequence the model was made for (positions)
     int n_embd = 0;      // residual stream width C
     int n_layer = 0;
     int n_head = 0;      // query heads
@@ -46,26 +36,45 @@ struct ModelConfig {
     float norm_eps = 1e-5f;
     float rope_theta = 10000.0f;
     RopePairing rope_pairing = RopePairing::none;
+    RopeScaling rope_scaling = RopeScaling::none;
+    float rope_factor = 1.0f;           // linear and llama3: positions / factor (long wavelengths)
+    float rope_low_freq_factor = 1.0f;  // llama3: wavelengths above original_ctx / low are divided by factor,
+    float rope_high_freq_factor = 4.0f; //   those below original_ctx / high kept, and those between blended
+    int rope_original_ctx = 0;          // llama3: original_max_position_embeddings
     bool tied_output = true;  // logits use the token embedding when there is no separate lm_head
     ActivationKind activation = ActivationKind::gelu_new;
     NormKind norm = NormKind::layernorm;
     PositionKind position = PositionKind::learned;
+    float embed_scale = 1.0f;    // the token embedding is multiplied by this (Gemma: sqrt(C))
+    float attn_scale = 0.0f;     // scores = q·k * attn_scale; 0 means 1/sqrt(head_dim)
+    float attn_softcap = 0.0f;   // scores = cap * tanh(scores / cap) when > 0 (Gemma 2)
+    float final_softcap = 0.0f;  // logits = cap * tanh(logits / cap) when > 0 (Gemma 2)
+    int sliding_window = 0;      // keys a query sees in a sliding layer, itself included; 0: none
+    std::vector<bool> sliding_layers;  // n_layer flags (empty: no sliding layer)
+
+    // The window of layer l: 0 (full causal attention) or sliding_window.
+    int window_of(int layer) const {
+        return sliding_window > 0 && static_cast<size_t>(layer) < sliding_layers.size() && sliding_layers[size_t(layer)]
+                   ? sliding_window : 0;
+    }
 
     // Throws ModelError naming `source` when the numbers cannot describe a working model.
     void validate(const std::string& source) const;
 };
 
-// From a Hugging Face config.json (model_type "gpt2" or "llama"). `source` names the file in
-// errors. Llama checkpoints from HF pair rotary dimensions as (i, i + head_dim/2).
+// From a Hugging Face config.json (a model_type of the architecture table). `source` names the
+// file in errors. Every key that changes the math is honoured or refused by name (ModelError).
+// HF checkpoints pair rotary dimensions as (i, i + head_dim/2).
 ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source);
 
 struct ModelFile;
 // From GGUF-style metadata (a GGUF file, or a llama2.c checkpoint, whose reader uses the same
 // keys): general.architecture, then <arch>.embedding_length, .block_count, .feed_forward_length,
-// .context_length, .attention.head_count[_kv], .attention.layer_norm[_rms]_epsilon,
-// .rope.freq_base, .rope.dimension_count. The vocabulary size is token_embd.weight's row count;
-// the output is tied when there is no output.weight. Rotary pairs are (2i, 2i+1).
-// Throws ModelError naming the file and the missing or wrong key.
+// .context_length, .attention.head_count[_kv], .attention.key_length, .attention.layer_norm[_rms]_epsilon,
+// .rope.freq_base, .rope.dimension_count, .rope.scaling.*, soft-caps and sliding window. Any
+// other "<arch>." key is refused by name: it may change the math. The vocabulary size is
+// token_embd.weight's row count; the output is tied when there is no output.weight.
+// Throws ModelError naming the file and the missing, wrong or unknown key.
 ModelConfig config_from_gguf(const ModelFile& file);
 
 }  // namespace journey

@@ -2,6 +2,7 @@
 #pragma once
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "journey/model/config.h"
 #include "journey/formats/model_file.h"
@@ -42,6 +43,8 @@ public:
     const Tokenizer& tokenizer() const;  // throws ModelError when loaded without one
     int64_t n_params() const { return weights_.n_params(); }
     DType weight_dtype() const { return weights_.tok_embd.dtype; }
+    // The rotary inverse frequencies, [head_dim / 2] (empty without rope): model/rope_freq.h.
+    const float* rope_inv_freq() const { return rope_inv_freq_.data(); }
 
 private:
     std::filesystem::path source_;
@@ -49,6 +52,7 @@ private:
     ModelConfig config_;
     Weights weights_;
     std::unique_ptr<Tokenizer> tokenizer_;
+    std::vector<float> rope_inv_freq_;
 };
 
 // Where the model comes from when -m is not given: $JOURNEY_MODEL if set, else the one installed

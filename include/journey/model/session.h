@@ -12,9 +12,25 @@ namespace journey {
 
 enum class LogitsFor { last, all };
 
+// How the KV cache stores keys and values: F32 (exact), or F16 (half the memory; llama.cpp's
+// default): each key/value is rounded to binary16 when stored and read back as float.
+enum class KvType { f32, f16 };
+
+// The context a session keeps. The cache is sized by n_ctx, never by a file's claim alone: a
+// model made for 131072 positions runs with 4096 unless asked for more.
+struct SessionOptions {
+    int n_ctx = 0;                 // positions the KV cache holds; 0: default_ctx(model)
+    KvType kv_type = KvType::f32;
+};
+constexpr int kDefaultCtxCap = 4096;
+// The model's context, capped at kDefaultCtxCap.
+int default_ctx(const ModelConfig& c);
+
 class Session {
 public:
-    explicit Session(const Model& model);  // the model must outlive the session
+    // The model must outlive the session. Throws UsageError when opts.n_ctx exceeds the model's
+    // context (positions past it were never trained, or have no learned embedding).
+    explicit Session(const Model& model, const SessionOptions& opts = {});
 
     // Runs `tokens` at positions n_past() .. n_past()+T-1 and appends them to the cache.
     // Returns logits: [n_vocab] for the last token, or [T, n_vocab] with LogitsFor::all.
@@ -23,7 +39,8 @@ public:
     std::span<const float> eval(std::span<const TokenId> tokens, LogitsFor which = LogitsFor::last);
 
     int n_past() const { return n_past_; }
-    int n_ctx() const;
+    int n_ctx() const { return n_ctx_; }  // the context in use (the KV cache's positions)
+    KvType kv_type() const { return kv_type_; }
     int n_vocab() const;
     void reset() { n_past_ = 0; }
     // Keep only the first n cached tokens (a chat turn whose prefix is already cached).
@@ -34,9 +51,13 @@ public:
 
 private:
     const Model& model_;
+    int n_ctx_ = 0;
+    KvType kv_type_ = KvType::f32;
     int n_past_ = 0;
     Observer* observer_ = nullptr;
-    std::vector<float> k_cache_, v_cache_;  // [n_layer][n_ctx][Hkv*D]
+    std::vector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
+    std::vector<_Float16> k16_, v16_;           // F16: [n_layer][n_ctx][Hkv*D]
+    std::vector<float> kv_scratch_;             // F16: one layer's keys and values as float, [2][n_ctx][Hkv*D]
     std::vector<float> logits_;
     std::vector<float> work_;               // activations of one eval, carved per call
 

@@ -14,20 +14,26 @@
 namespace journey {
 
 // One transformer block. C = n_embd, F = n_ff, H = n_head, Hkv = n_kv_head, D = head_dim.
-// A field an architecture does not use stays empty.
+// A field an architecture does not use stays empty; the forward pass applies the optional ones
+// (biases, q/k norms, post-norms) exactly when they are bound.
 struct LayerWeights {
     Vector attn_norm_w, attn_norm_b;  // (C)             gpt2 ln_1 / llama input_layernorm
-    Matrix attn_qkv;                  // (C -> 3C)       gpt2 attn.c_attn, fused q|k|v
-    Vector attn_qkv_b;                // (3C)
+    Matrix attn_qkv;                  // (C -> H*D + 2*Hkv*D)  gpt2 attn.c_attn, phi3 qkv_proj: fused q|k|v
+    Vector attn_qkv_b;                // (H*D + 2*Hkv*D)
     Matrix attn_q, attn_k, attn_v;    // (C -> H*D), (C -> Hkv*D) x2   llama q/k/v_proj
+    Vector attn_q_b, attn_k_b, attn_v_b;  // (H*D), (Hkv*D) x2     qwen2's biases
+    Vector attn_q_norm, attn_k_norm;  // (D)             qwen3: RMSNorm of each head's q and k, before rope
     Matrix attn_out;                  // (H*D -> C)      gpt2 attn.c_proj / llama o_proj
     Vector attn_out_b;                // (C)
+    Vector attn_post_norm;            // (C)             gemma2: RMSNorm of the attention output
     Vector mlp_norm_w, mlp_norm_b;    // (C)             gpt2 ln_2 / llama post_attention_layernorm
     Matrix mlp_up;                    // (C -> F)        gpt2 mlp.c_fc / llama up_proj
     Vector mlp_up_b;                  // (F)
     Matrix mlp_gate;                  // (C -> F)        llama gate_proj
+    Matrix mlp_gate_up;               // (C -> 2F)       phi3 gate_up_proj: gate | up
     Matrix mlp_down;                  // (F -> C)        gpt2 mlp.c_proj / llama down_proj
     Vector mlp_down_b;                // (C)
+    Vector mlp_post_norm;             // (C)             gemma2: RMSNorm of the MLP output
 };
 
 struct Weights {
@@ -36,9 +42,11 @@ struct Weights {
     std::vector<LayerWeights> layers; // n_layer
     Vector final_norm_w, final_norm_b;// (C)                                   ln_f
     Matrix output;                    // (C -> n_vocab), Linear; == tok_embd when tied
+    Vector rope_freqs;                // (D/2) GGUF Llama 3: divisors of the rotary frequencies
 
-    // Binds every tensor the architecture needs; throws ModelError naming the file and tensor
-    // when one is missing, has the wrong shape, or an unsupported dtype.
+    // Binds every tensor the architecture's row names; throws ModelError naming the file and
+    // tensor when one is missing, has the wrong shape or an unsupported dtype, or when the file
+    // holds a tensor the architecture does not name (it would be silently ignored).
     static Weights bind(const ModelFile& file, const ModelConfig& config);
 
     int64_t n_params() const;  // counted from the bound views (tied output counted once)

@@ -26,6 +26,7 @@
 #include "journey/decode/distribution.h"
 #include "journey/model/model.h"
 #include "journey/model/observer.h"
+#include "journey/model/session.h"
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,7 @@ struct TraceOptions {
     bool full_patterns = false;    // also keep every head's whole [T, T] pattern (for --html)
     // Called as each layer's residual stream is observed (layers done, n_layer); may be empty.
     std::function<void(int, int)> progress;
+    SessionOptions session;        // the context and KV cache type of the traced pass
 };
 
 struct HeadTrace {

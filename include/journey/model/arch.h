@@ -1,0 +1,64 @@
+// Architecture facts as data, in the manner of llama.cpp's llama-arch: one row per family says
+// what its block is made of (norm, activation, position, the tensors it reads, its quirks) and
+// how its files name things. The forward pass reads the row's kinds and the presence of optional
+// weights (biases, q/k norms, post-norms) instead of asking "is this Gemma?".
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "journey/kernels/matrix.h"  // RopePairing
+
+namespace journey {
+
+// One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
+enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2 };
+enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
+enum class ActivationKind { gelu_new, swiglu, geglu_tanh };  // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up
+enum class PositionKind { learned, rope };                 // added position embedding, or rotary
+
+// Every tensor any family reads: llama.cpp's LLM_TENSOR_* (GGUF names in src/model/weights.cpp).
+// A block reads the optional ones (biases, q/k norms, post-norms) exactly when its row names them.
+enum class Tensor {
+    tok_embd, pos_embd, output_norm, output_norm_b, output, rope_freqs,
+    attn_norm, attn_norm_b, attn_qkv, attn_qkv_b, attn_q, attn_q_b, attn_k, attn_k_b, attn_v, attn_v_b,
+    attn_q_norm, attn_k_norm, attn_out, attn_out_b, attn_post_norm,
+    ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_gate, ffn_gate_up, ffn_down, ffn_down_b, ffn_post_norm,
+};
+
+// A Hugging Face tensor name for a role ("{}" = layer index) and how the matrix is stored.
+struct HfName {
+    Tensor tensor;
+    const char* name;
+    Layout layout = Layout::Linear;
+};
+
+struct ArchTraits {
+    Arch arch;
+    const char* name;                           // GGUF general.architecture
+    std::span<const char* const> hf_types;      // Hugging Face model_type values of this family
+    NormKind norm;
+    ActivationKind activation;
+    PositionKind position;
+    // llama.cpp's rope type for the family: LLAMA_ROPE_TYPE_NORM pairs (2i, 2i+1) (its converter
+    // permutes Llama's q/k rows to match), NEOX pairs (i, i + D/2) as Hugging Face does.
+    RopePairing gguf_rope;
+    bool hf_norm_plus_one;  // Gemma: HF stores w and multiplies by (1 + w); GGUF stores w + 1
+    bool embed_scale;       // Gemma: the token embedding is multiplied by sqrt(C)
+    bool hf_tied_default;   // tie_word_embeddings when config.json does not say (transformers' default)
+    std::span<const Tensor> tensors;            // what the block reads (output: when untied)
+    std::span<const HfName> hf_names;           // HF names of those tensors
+};
+
+std::span<const ArchTraits> arch_table();
+std::string_view arch_name(Arch a);
+const ArchTraits& traits_of(Arch a);
+// The row whose GGUF name is `name`, or nullptr.
+const ArchTraits* find_arch(std::string_view name);
+// The row a Hugging Face model_type belongs to (mistral -> llama), or nullptr.
+const ArchTraits* find_hf_arch(std::string_view model_type);
+// "gpt2, llama, ..." / "gpt2, llama, mistral, ...": for refusals.
+std::string arch_names();
+std::string hf_type_names();
+
+}  // namespace journey

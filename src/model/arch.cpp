@@ -1,0 +1,134 @@
+// The architecture table: one row per family (src/model/weights.cpp binds the tensors it names,
+// src/model/config*.cpp read its keys, src/model/forward.cpp runs its kinds).
+#include "journey/model/arch.h"
+
+#include <string>
+#include <vector>
+
+namespace journey {
+namespace {
+
+using enum Tensor;
+
+// GPT-2: learned positions, LayerNorm with biases everywhere, Conv1D [in, out] matrices in HF
+// checkpoints (which may prefix every name with "transformer.").
+const char* const gpt2_types[] = {"gpt2"};
+const Tensor gpt2_tensors[] = {tok_embd, pos_embd, output_norm, output_norm_b, attn_norm, attn_norm_b, attn_qkv,
+                               attn_qkv_b, attn_out, attn_out_b, ffn_norm, ffn_norm_b, ffn_up, ffn_up_b,
+                               ffn_down, ffn_down_b};
+const HfName gpt2_hf[] = {
+    {tok_embd, "wte.weight"}, {pos_embd, "wpe.weight"},
+    {output_norm, "ln_f.weight"}, {output_norm_b, "ln_f.bias"}, {output, "lm_head.weight"},
+    {attn_norm, "h.{}.ln_1.weight"}, {attn_norm_b, "h.{}.ln_1.bias"},
+    {attn_qkv, "h.{}.attn.c_attn.weight", Layout::Conv1D}, {attn_qkv_b, "h.{}.attn.c_attn.bias"},
+    {attn_out, "h.{}.attn.c_proj.weight", Layout::Conv1D}, {attn_out_b, "h.{}.attn.c_proj.bias"},
+    {ffn_norm, "h.{}.ln_2.weight"}, {ffn_norm_b, "h.{}.ln_2.bias"},
+    {ffn_up, "h.{}.mlp.c_fc.weight", Layout::Conv1D}, {ffn_up_b, "h.{}.mlp.c_fc.bias"},
+    {ffn_down, "h.{}.mlp.c_proj.weight", Layout::Conv1D}, {ffn_down_b, "h.{}.mlp.c_proj.bias"},
+};
+
+// The Llama layout of Hugging Face names, which Mistral, Qwen2/3 and Phi-3 share (Phi-3 fuses
+// q|k|v and gate|up; Gemma 2 adds post-norms and renames the pre-MLP norm).
+const HfName llama_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"}, {attn_q_b, "model.layers.{}.self_attn.q_proj.bias"},
+    {attn_k, "model.layers.{}.self_attn.k_proj.weight"}, {attn_k_b, "model.layers.{}.self_attn.k_proj.bias"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"}, {attn_v_b, "model.layers.{}.self_attn.v_proj.bias"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_qkv, "model.layers.{}.self_attn.qkv_proj.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate, "model.layers.{}.mlp.gate_proj.weight"}, {ffn_up, "model.layers.{}.mlp.up_proj.weight"},
+    {ffn_gate_up, "model.layers.{}.mlp.gate_up_proj.weight"},
+    {ffn_down, "model.layers.{}.mlp.down_proj.weight"},
+};
+const HfName gemma_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"},
+    {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {attn_post_norm, "model.layers.{}.post_attention_layernorm.weight"},  // after attention, not before the MLP
+    {ffn_norm, "model.layers.{}.pre_feedforward_layernorm.weight"},
+    {ffn_gate, "model.layers.{}.mlp.gate_proj.weight"}, {ffn_up, "model.layers.{}.mlp.up_proj.weight"},
+    {ffn_down, "model.layers.{}.mlp.down_proj.weight"},
+    {ffn_post_norm, "model.layers.{}.post_feedforward_layernorm.weight"},
+};
+
+const char* const llama_types[] = {"llama", "mistral"};  // Mistral is Llama (+ a sliding window)
+const Tensor llama_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out,
+                                ffn_norm, ffn_gate, ffn_up, ffn_down};
+const char* const qwen2_types[] = {"qwen2"};
+const Tensor qwen2_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_q_b, attn_k, attn_k_b, attn_v,
+                                attn_v_b, attn_out, ffn_norm, ffn_gate, ffn_up, ffn_down};
+const char* const qwen3_types[] = {"qwen3"};
+const Tensor qwen3_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm,
+                                attn_k_norm, attn_out, ffn_norm, ffn_gate, ffn_up, ffn_down};
+const char* const phi3_types[] = {"phi3"};
+const Tensor phi3_tensors[] = {tok_embd, output_norm, attn_norm, attn_qkv, attn_out, ffn_norm, ffn_gate_up, ffn_down};
+const char* const gemma2_types[] = {"gemma2"};
+const Tensor gemma2_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out, attn_post_norm,
+                                 ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
+
+using NK = NormKind;
+using AK = ActivationKind;
+using PK = PositionKind;
+using RP = RopePairing;
+
+const ArchTraits table[] = {
+    // arch          name      hf types      norm           activation      position     gguf rope        1+w    sqrtC  tied   tensors         hf names
+    {Arch::gpt2,   "gpt2",   gpt2_types,   NK::layernorm, AK::gelu_new,   PK::learned, RP::none,        false, false, true,  gpt2_tensors,   gpt2_hf},
+    {Arch::llama,  "llama",  llama_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, llama_tensors,  llama_hf},
+    {Arch::qwen2,  "qwen2",  qwen2_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, qwen2_tensors,  llama_hf},
+    {Arch::qwen3,  "qwen3",  qwen3_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, qwen3_tensors,  llama_hf},
+    {Arch::phi3,   "phi3",   phi3_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, phi3_tensors,   llama_hf},
+    {Arch::gemma2, "gemma2", gemma2_types, NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  gemma2_tensors, gemma_hf},
+};
+
+std::string join(auto names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+    return s;
+}
+
+}  // namespace
+
+std::span<const ArchTraits> arch_table() { return table; }
+
+const ArchTraits& traits_of(Arch a) {
+    for (const ArchTraits& t : table)
+        if (t.arch == a) return t;
+    return table[0];  // unreachable: every Arch has a row
+}
+
+std::string_view arch_name(Arch a) { return traits_of(a).name; }
+
+const ArchTraits* find_arch(std::string_view name) {
+    for (const ArchTraits& t : table)
+        if (name == t.name) return &t;
+    return nullptr;
+}
+
+const ArchTraits* find_hf_arch(std::string_view model_type) {
+    for (const ArchTraits& t : table)
+        for (const char* type : t.hf_types)
+            if (model_type == type) return &t;
+    return nullptr;
+}
+
+std::string arch_names() {
+    std::vector<std::string> v;
+    for (const ArchTraits& t : table) v.emplace_back(t.name);
+    return join(v);
+}
+
+std::string hf_type_names() {
+    std::vector<std::string> v;
+    for (const ArchTraits& t : table)
+        for (const char* type : t.hf_types) v.emplace_back(type);
+    return join(v);
+}
+
+}  // namespace journey
