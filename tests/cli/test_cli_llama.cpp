@@ -18,7 +18,7 @@ TEST_CASE("info/next on gpt2-tiny.gguf", "[cli][gguf]") {
     CHECK(j["format"] == "gguf");
     CHECK(j["arch"] == "gpt2");
     CHECK(j["n_vocab"] == 50257);
-    CHECK(j["tokenizer"] == "gpt2-bpe");
+    CHECK(j["tokenizer"] == "hf-bpe");
 
     r = run_journey({"next", "-m", gguf, "--json", "-p", "The capital of France is"});
     INFO(r.err);

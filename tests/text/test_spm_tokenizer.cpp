@@ -148,7 +148,7 @@ TEST_CASE("spm: a damaged tokenizer.bin is refused naming the file", "[spm]") {
 TEST_CASE("gguf tokenizer: gpt2-tiny.gguf carries GPT-2's tokenizer", "[spm][gguf]") {
     const auto mf = read_gguf(kData + "/reference/gpt2-tiny.gguf");
     const auto tok = load_tokenizer_from_gguf(mf);
-    CHECK(tok->kind() == "gpt2-bpe");
+    CHECK(tok->kind() == "hf-bpe");
     CHECK(tok->n_vocab() == 50257);
     std::ifstream in(kData + "/tokenizer/gpt2_cases.jsonl");
     REQUIRE(in);
