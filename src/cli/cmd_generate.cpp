@@ -103,7 +103,8 @@ void explain_context_full(const GenerateResult& r, int n_ctx) {
     if (quiet()) return;
     std::fprintf(stderr,
                  "journey: generate: stopped: the context of %d tokens is full (%d prompt + %d generated); "
-                 "a shorter prompt leaves more room (--truncate keeps the prompt's last tokens)\n",
+                 "-c N gives a larger context (up to the model's), and a shorter prompt leaves more room "
+                 "(--truncate keeps the prompt's last tokens)\n",
                  n_ctx, r.prompt_tokens, r.completion_tokens);
 }
 

@@ -92,6 +92,7 @@ TEST_CASE("-n -1 runs to a full context; generate --truncate keeps room for -n",
     CHECK(t.exit_code == 0);
     CHECK_THAT(t.err, Contains("journey: generate: stopped: the context of 1024 tokens is full (1000 prompt + 25 "
                                "generated)"));
+    CHECK_THAT(t.err, Contains("-c N gives a larger context") && Contains("--truncate"));
 
     const std::string longer = ids + ids;
     auto refused = run_journey({"generate", "-m", gpt2, "--ids", longer, "-n", "8"});
