@@ -42,7 +42,8 @@ private:
 
 }  // namespace
 
-HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string& file) : file_(file) {
+HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string& file, const BpeTables* tables)
+    : file_(file) {
     if (!root.is_object()) throw ModelError(file + ": not a JSON object");
     const HfPart top{file, "tokenizer", root};
     auto part = [&](const char* key) {
@@ -52,7 +53,7 @@ HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string
     normalizer_ = make_normalizer(part("normalizer"));
     pre_tokenizer_ = make_pre_tokenizer(part("pre_tokenizer"));
     if (!root.contains("model")) top.fail("has no \"model\"");
-    model_ = std::make_unique<HfBpeModel>(part("model"), pre_tokenizer_ && pre_tokenizer_->byte_level());
+    model_ = std::make_unique<HfBpeModel>(part("model"), pre_tokenizer_ && pre_tokenizer_->byte_level(), tables);
     decoder_ = make_decoder(part("decoder"));
 
     // Added tokens: matched in the raw text, or (normalized) in the normalized text.

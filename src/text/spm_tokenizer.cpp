@@ -96,13 +96,6 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
         }
     }
     has_byte_tokens_ = std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
-    // A single character is never the result of a merge, but must still be found as itself.
-    for (TokenId id : options_.never_merged) {
-        if (id < 0 || size_t(id) >= n) bad("never-merged token id " + std::to_string(id) + " is out of range");
-        const std::string& text = tokens_[size_t(id)];
-        auto it = pieces_.find(text);
-        if (it != pieces_.end() && it->second == id && utf8_char_len(text, 0) < text.size()) pieces_.erase(it);
-    }
     std::stable_sort(specials_.begin(), specials_.end(),
                      [&](TokenId a, TokenId b) { return tokens_[size_t(a)].size() > tokens_[size_t(b)].size(); });
 }
@@ -120,20 +113,8 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool parse_spec
     auto flush_raw = [&](size_t end) {
         if (end == raw_start) return;
         std::string raw = replace_all(text.substr(raw_start, end - raw_start), " ", kSpace);
-        const bool prefix = after_special && options_.add_space_prefix &&
-                            !(options_.prefix_text_start_only && raw_start != 0) &&
-                            !(options_.prefix_unless_space && raw.starts_with(kSpace));
-        if (prefix) raw.insert(0, kSpace);
-        if (options_.split_words) {
-            // A word runs from one "▁" up to the next.
-            for (size_t start = 0; start < raw.size();) {
-                const size_t next = std::min(raw.find(kSpace, start + 1), raw.size());
-                encode_raw(std::string_view(raw).substr(start, next - start), out);
-                start = next;
-            }
-        } else {
-            encode_raw(raw, out);
-        }
+        if (after_special && options_.add_space_prefix) raw.insert(0, kSpace);
+        encode_raw(raw, out);
         after_special = false;
     };
     if (parse_special && !specials_.empty()) {
@@ -205,7 +186,6 @@ void SpmTokenizer::encode_raw(std::string_view text, std::vector<TokenId>& out) 
         try_pair(bg.left, l.next);
     }
 
-    bool after_unknown = false;
     for (int i = 0; i >= 0; i = sym[size_t(i)].next) {
         const std::string_view piece = text.substr(sym[size_t(i)].start, sym[size_t(i)].len);
         const auto id = piece_id(piece);
@@ -213,10 +193,9 @@ void SpmTokenizer::encode_raw(std::string_view text, std::vector<TokenId>& out) 
             out.push_back(*id);
         } else if (has_byte_tokens_) {
             for (unsigned char b : piece) out.push_back(byte_tokens_[b]);  // byte fallback
-        } else if (!(options_.fuse_unk && after_unknown)) {
-            out.push_back(options_.unk);  // one <unk> per unknown character, or per run of them
+        } else {
+            out.push_back(options_.unk);  // one <unk> per unknown character
         }
-        after_unknown = !id && !has_byte_tokens_;
     }
 }
 
@@ -239,8 +218,8 @@ std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
     for (TokenId id : ids) {
         std::string piece = token_bytes(id);
         if (types_[size_t(id)] == TokenType::Control) {
-            // ... and after each special token, unless it prefixes only the text's start
-            strip_space = options_.add_space_prefix && !options_.prefix_text_start_only;
+            // ... and after each special token
+            strip_space = options_.add_space_prefix;
             continue;
         }
         if (strip_space && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);

@@ -1,6 +1,6 @@
 // Building an SpmTokenizer from two of the places Llama vocabularies are stored: GGUF metadata
 // (tokenizer.ggml.*) and llama2.c's tokenizer.bin. (Hugging Face's tokenizer.json, the third,
-// is spm_tokenizer_json.cpp.)
+// is HfTokenizer's.)
 #include <cstring>
 
 #include "journey/errors.h"

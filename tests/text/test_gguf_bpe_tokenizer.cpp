@@ -1,9 +1,11 @@
-// GGUF byte-level BPE vocabularies: tokenizer.ggml.pre chooses the pre-tokenizer as llama.cpp
-// does. The GGUF files are written here from the stored tokenizer.json of the same vocabulary
-// (llama.cpp's ggml-vocab-{llama-bpe,qwen2,starcoder}.gguf, which the fixtures' tokenizer.json
-// files were made from: same tokens, merges and ids), with the real files' tokenizer keys; then
-// llama.cpp's test vectors (.inp texts, .out ids from the real Hugging Face tokenizers) and
-// llama.cpp's own ids for the fixture corpus (ggml-vocab-cases) must come out.
+// GGUF vocabularies through the GGUF path (tokenizer.ggml.*), as llama.cpp tokenizes them:
+// byte-level BPE (tokenizer.ggml.pre chooses the pre-tokenizer) and SentencePiece. The BPE files
+// are written here from stored vocabularies holding exactly the real files' tokens, merges, ids
+// and types (llama-bpe, qwen2, starcoder, gpt-neox from tests/data/tokenizers/<family>/
+// tokenizer.json, gpt-2 from GPT-2's vocab.json/merges.txt), with the real files' tokenizer keys;
+// llama-spm's and phi-3's real files are stored. Then llama.cpp's test vectors (.inp texts, .out
+// ids from the real Hugging Face tokenizers) and llama.cpp's own ids for the fixture corpus
+// (ggml-vocab-cases) must come out.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -34,8 +36,9 @@ std::string read_text(const std::string& path) {
 struct Vocab {
     const char* family;  // tests/data/tokenizers/<family>/tokenizer.json
     const char* name;    // ggml-vocab-<name>.gguf
-    const char* pre;
+    const char* pre;     // nullptr: no tokenizer.ggml.pre key (gpt-neox's file has none)
     int32_t bos, eos;
+    int32_t n_tokens = 0;  // pad the vocabulary with "[PADn]" user-defined tokens up to this
 };
 
 // The GGUF llama.cpp's converter writes for a tokenizer.json: tokens by id, merges, types
@@ -51,19 +54,45 @@ std::string gguf_from_tokenizer_json(const Vocab& v) {
     };
     for (const auto& [text, id] : root["model"]["vocab"].items()) put(id.get<size_t>(), text, 1);
     for (const json& a : root["added_tokens"]) put(a["id"].get<size_t>(), a["content"], a["special"].get<bool>() ? 3 : 4);
+    for (size_t id = tokens.size(); id < size_t(v.n_tokens); ++id) put(id, "[PAD" + std::to_string(id) + "]", 4);
     std::vector<std::string> merges;
     for (const json& m : root["model"]["merges"])
         merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
     test::GgufBuilder b;
-    b.kv_str("general.architecture", "llama")
-        .kv_str("tokenizer.ggml.model", "gpt2")
-        .kv_str("tokenizer.ggml.pre", v.pre)
-        .kv_strs("tokenizer.ggml.tokens", tokens)
+    b.kv_str("general.architecture", "llama").kv_str("tokenizer.ggml.model", "gpt2");
+    if (v.pre) b.kv_str("tokenizer.ggml.pre", v.pre);
+    b.kv_strs("tokenizer.ggml.tokens", tokens)
         .kv_i32s("tokenizer.ggml.token_type", types)
         .kv_strs("tokenizer.ggml.merges", merges)
         .kv_u32("tokenizer.ggml.bos_token_id", uint32_t(v.bos))
         .kv_u32("tokenizer.ggml.eos_token_id", uint32_t(v.eos));
+    if (!v.pre) b.kv_u32("tokenizer.ggml.unknown_token_id", 0);
     return test::write_temp(std::string("vocab-") + v.name + ".gguf", b.build()).string();
+}
+
+// ggml-vocab-gpt-2.gguf from GPT-2's vocab.json and merges.txt (the repository's models/gpt2-tokenizer,
+// mirrored into test-data/reference/gpt2-tiny): the same 50257 tokens and 50000 merges (checked
+// equal to the real file's), <|endoftext|> control, pre "gpt-2".
+std::string gguf_gpt2() {
+    const json vocab = json::parse(read_text(JOURNEY_TEST_DATA "/reference/gpt2-tiny/vocab.json"));
+    std::vector<std::string> tokens(vocab.size());
+    std::vector<int32_t> types(vocab.size(), 1);
+    for (const auto& [text, id] : vocab.items()) tokens.at(id.get<size_t>()) = text;
+    types.at(50256) = 3;
+    std::vector<std::string> merges;
+    std::istringstream in(read_text(JOURNEY_TEST_DATA "/reference/gpt2-tiny/merges.txt"));
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && !line.starts_with("#version")) merges.push_back(line);
+    test::GgufBuilder b;
+    b.kv_str("general.architecture", "gpt2")
+        .kv_str("tokenizer.ggml.model", "gpt2")
+        .kv_str("tokenizer.ggml.pre", "gpt-2")
+        .kv_strs("tokenizer.ggml.tokens", tokens)
+        .kv_i32s("tokenizer.ggml.token_type", types)
+        .kv_strs("tokenizer.ggml.merges", merges)
+        .kv_u32("tokenizer.ggml.bos_token_id", 50256)
+        .kv_u32("tokenizer.ggml.eos_token_id", 50256);
+    return test::write_temp("vocab-gpt-2.gguf", b.build()).string();
 }
 
 // llama.cpp's .inp: texts separated by "\n__ggml_vocab_test__\n"; .out: one line of ids per text.
@@ -90,44 +119,58 @@ std::vector<std::pair<std::string, std::vector<TokenId>>> vectors(const std::str
     return result;
 }
 
+// The vectors (.inp/.out: the real Hugging Face tokenizer's ids, as llama.cpp's test-tokenizer-0
+// checks them) and llama.cpp's own ids for the fixture corpus (with and without BOS/EOS and
+// parse_special), through one GGUF vocabulary.
+void check_gguf(const std::string& name, const std::string& gguf) {
+    const auto tok = load_tokenizer_from_gguf(read_gguf(gguf));
+    if (name != "gpt-neox") {  // llama.cpp has no vectors for it
+        size_t n = 0, differ = 0;
+        for (const auto& [text, ids] : vectors(name)) {
+            ++n;
+            if (tok->encode(text, /*parse_special=*/false) != ids && ++differ <= 3) {
+                INFO(name << " .inp text " << json(text).dump());
+                CHECK(tok->encode(text, false) == ids);
+            }
+        }
+        CHECK(n > 30);
+        INFO(name << ": " << differ << " of " << n << " .inp/.out vectors differ");
+        CHECK(differ == 0);
+    }
+    const json cases = json::parse(read_text(JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/" + name + ".json"))["cases"];
+    CHECK(cases.size() > 300);
+    size_t case_differ = 0;
+    for (const json& c : cases) {
+        const std::string text = c["text"];
+        std::vector<TokenId> special = tok->special_prefix();
+        const auto body = tok->encode(text, true);
+        special.insert(special.end(), body.begin(), body.end());
+        for (TokenId id : tok->special_suffix()) special.push_back(id);
+        const bool ok = tok->encode(text, false) == c["ids"].get<std::vector<TokenId>>() &&
+                        special == c["ids_special"].get<std::vector<TokenId>>();
+        if (!ok && ++case_differ <= 3) {
+            INFO(name << " case " << c.dump());
+            CHECK(tok->encode(text, false) == c["ids"].get<std::vector<TokenId>>());
+            CHECK(special == c["ids_special"].get<std::vector<TokenId>>());
+        }
+    }
+    INFO(name << ": " << case_differ << " of " << cases.size() << " llama.cpp cases differ");
+    CHECK(case_differ == 0);
+}
+
 }  // namespace
 
 TEST_CASE("GGUF BPE vocabularies: llama.cpp's vectors and ids for every tokenizer.ggml.pre here", "[hf-tokenizer][gguf-vocab]") {
     for (const Vocab& v : {Vocab{"llama3", "llama-bpe", "llama-bpe", 128000, 128001}, Vocab{"qwen2", "qwen2", "qwen2", 151643, 151643},
-                           Vocab{"starcoder", "starcoder", "starcoder", 0, 0}}) {
-        SECTION(v.name) {
-            const auto tok = load_tokenizer_from_gguf(read_gguf(gguf_from_tokenizer_json(v)));
-            size_t n = 0, differ = 0;
-            for (const auto& [text, ids] : vectors(v.name)) {
-                ++n;
-                if (tok->encode(text, /*parse_special=*/false) != ids && ++differ <= 3) {
-                    INFO(v.name << " .inp text " << json(text).dump());
-                    CHECK(tok->encode(text, false) == ids);
-                }
-            }
-            CHECK(n > 30);
-            INFO(v.name << ": " << differ << " of " << n << " .inp/.out vectors differ");
-            CHECK(differ == 0);
-
-            const json cases = json::parse(read_text(JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/" + std::string(v.name) + ".json"))["cases"];
-            size_t case_differ = 0;
-            for (const json& c : cases) {
-                const std::string text = c["text"];
-                std::vector<TokenId> special = tok->special_prefix();
-                const auto body = tok->encode(text, true);
-                special.insert(special.end(), body.begin(), body.end());
-                const bool ok = tok->encode(text, false) == c["ids"].get<std::vector<TokenId>>() &&
-                                special == c["ids_special"].get<std::vector<TokenId>>();
-                if (!ok && ++case_differ <= 3) {
-                    INFO(v.name << " case " << c.dump());
-                    CHECK(tok->encode(text, false) == c["ids"].get<std::vector<TokenId>>());
-                    CHECK(special == c["ids_special"].get<std::vector<TokenId>>());
-                }
-            }
-            INFO(v.name << ": " << case_differ << " of " << cases.size() << " llama.cpp cases differ");
-            CHECK(case_differ == 0);
-        }
+                           Vocab{"starcoder", "starcoder", "starcoder", 0, 0}, Vocab{"gptneox", "gpt-neox", nullptr, 0, 0, 50432}}) {
+        SECTION(v.name) { check_gguf(v.name, gguf_from_tokenizer_json(v)); }
     }
+    SECTION("gpt-2") { check_gguf("gpt-2", gguf_gpt2()); }
+}
+
+TEST_CASE("GGUF SentencePiece vocabularies: llama.cpp's vectors and ids (llama-spm, phi-3)", "[tokenizer][gguf-vocab]") {
+    SECTION("llama-spm") { check_gguf("llama-spm", JOURNEY_TEST_DATA "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf"); }
+    SECTION("phi-3") { check_gguf("phi-3", JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/ggml-vocab-phi-3.gguf"); }
 }
 
 TEST_CASE("GGUF BPE: an unknown tokenizer.ggml.pre is refused naming it", "[hf-tokenizer][gguf-vocab]") {

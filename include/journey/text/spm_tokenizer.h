@@ -30,16 +30,6 @@ public:
         TokenId unk = 0;
         bool add_bos = true;           // callers put bos_id() before a prompt
         bool add_space_prefix = true;  // encode(" ..."), and decode drops that space again
-        // Where that prefix goes: before the text and after each special token, as SentencePiece,
-        // llama.cpp and Hugging Face's Prepend normalizer put it; HF's Metaspace pre-tokenizer
-        // differs in these ways.
-        bool prefix_text_start_only = false;  // prepend_scheme "first": not after special tokens
-        bool prefix_unless_space = false;     // none when the fragment starts with a space already
-        bool split_words = false;             // split=true: each "▁"-led word is merged on its own
-        bool fuse_unk = false;                // a run of unknown characters gives one unknown token
-        // Pieces that encode never forms by merging (from tokenizer.json: those no merge makes,
-        // which Hugging Face's BPE cannot make either). They still decode.
-        std::vector<TokenId> never_merged;
     };
 
     // tokens use "▁" for spaces and "<0xNN>" for byte tokens. scores and types must have one
@@ -62,7 +52,7 @@ public:
     // token gives "▅" (as llama.cpp). Throws InputError for an id out of range.
     std::string token_bytes(TokenId id) const override;
     // Concatenated token_bytes, minus the space that add_space_prefix put at the start of the
-    // text and (unless prefix_text_start_only) after each control token, as llama2.c does after BOS.
+    // text and after each control token, as llama2.c does after BOS.
     std::string decode(std::span<const TokenId> ids) const override;
 
     int32_t n_vocab() const override { return int32_t(tokens_.size()); }
