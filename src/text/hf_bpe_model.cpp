@@ -42,7 +42,9 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
     }
     TokenId max_id = -1;
     for (const auto& [text, id] : vocab) max_id = std::max(max_id, id);
-    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + 1024)
+    // Gaps are allowed (a vocabulary cut down to what some texts use keeps its ids), within reason:
+    // the id table costs 40 bytes an id.
+    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + (size_t(1) << 20))
         vocab_part.fail("id " + std::to_string(max_id) + " is far beyond the " + std::to_string(vocab.size()) + " tokens");
     tokens_.resize(static_cast<size_t>(max_id + 1));
     present_.assign(tokens_.size(), false);

@@ -67,7 +67,7 @@ HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string
             HfAddedToken t;
             const int64_t id = a.integer("id");
             if (id < 0 || id > INT32_MAX) a.fail("id " + std::to_string(id) + " is not in [0, 2^31)");
-            if (id > int64_t(model_->n_ids()) + int64_t(list.j.size()) + 1024)
+            if (id > int64_t(model_->n_ids()) + int64_t(list.j.size()) + (int64_t(1) << 20))
                 a.fail("id " + std::to_string(id) + " is far beyond the vocabulary");
             t.id = TokenId(id);
             t.content = a.string("content");

@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "journey/errors.h"
+#include "journey/text/llama_vocab_rules.h"
 
 namespace journey {
 
@@ -82,10 +83,10 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
             }
             case TokenType::Control:
             case TokenType::Unknown:
-                if (!tokens_[i].empty()) specials_.push_back(id);
+                if (!tokens_[i].empty()) specials_.push_back({id, tokens_[i], true});
                 break;
             case TokenType::UserDefined:
-                if (!tokens_[i].empty()) specials_.push_back(id);
+                if (!tokens_[i].empty()) specials_.push_back({id, tokens_[i], false});
                 pieces_.emplace(tokens_[i], id);
                 break;
             case TokenType::Normal:
@@ -96,8 +97,15 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
         }
     }
     has_byte_tokens_ = std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
+    // What llama.cpp overrides by text, and the per-model strip attributes.
+    for (LlamaSpecial& sp : specials_) {
+        if (llama_cpp_forces_control(sp.text)) sp.control = true;
+        if (llama_cpp_forces_user_defined(sp.text)) sp.control = false;
+        sp.lstrip = std::find(options_.lstrip.begin(), options_.lstrip.end(), sp.id) != options_.lstrip.end();
+        sp.rstrip = std::find(options_.rstrip.begin(), options_.rstrip.end(), sp.id) != options_.rstrip.end();
+    }
     std::stable_sort(specials_.begin(), specials_.end(),
-                     [&](TokenId a, TokenId b) { return tokens_[size_t(a)].size() > tokens_[size_t(b)].size(); });
+                     [](const LlamaSpecial& a, const LlamaSpecial& b) { return a.text.size() > b.text.size(); });
 }
 
 std::optional<TokenId> SpmTokenizer::piece_id(std::string_view piece) const {
@@ -117,23 +125,18 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool parse_spec
         encode_raw(raw, out);
         after_special = false;
     };
-    if (parse_special && !specials_.empty()) {
-        for (size_t i = 0; i < text.size();) {
-            auto match = std::find_if(specials_.begin(), specials_.end(), [&](TokenId id) {
-                return text.compare(i, tokens_[size_t(id)].size(), tokens_[size_t(id)]) == 0;
-            });
-            if (match == specials_.end()) {
-                ++i;
-                continue;
-            }
-            flush_raw(i);
-            out.push_back(*match);
+    // Special tokens are cut out first (user-defined ones always, control ones when parsed), as
+    // llama.cpp's tokenizer_st_partition does.
+    for (const LlamaFragment& f : llama_cpp_partition(text, specials_, parse_special)) {
+        if (f.token < 0) {
+            raw_start = f.begin;
+            flush_raw(f.end);
+        } else {
+            out.push_back(f.token);
             after_special = true;
-            i += tokens_[size_t(*match)].size();
-            raw_start = i;
         }
     }
-    flush_raw(text.size());
+    return out;
     return out;
 }
 

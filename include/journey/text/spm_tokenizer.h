@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "journey/formats/model_file.h"
+#include "journey/text/llama_vocab_rules.h"
 #include "journey/text/tokenizer.h"
 
 namespace journey {
@@ -30,6 +31,9 @@ public:
         TokenId unk = 0;
         bool add_bos = true;           // callers put bos_id() before a prompt
         bool add_space_prefix = true;  // encode(" ..."), and decode drops that space again
+        // Special tokens that drop ASCII white space before / after them in a text (llama.cpp
+        // sets these by model name: all of Phi-3's but <unk>, <s>, <|endoftext|> rstrip).
+        std::vector<TokenId> lstrip, rstrip;
     };
 
     // tokens use "▁" for spaces and "<0xNN>" for byte tokens. scores and types must have one
@@ -45,8 +49,8 @@ public:
     static std::unique_ptr<SpmTokenizer> from_llama2c(const std::filesystem::path& path,
                                                       std::optional<int32_t> vocab_size = std::nullopt);
 
-    // Never adds BOS (see add_bos()). parse_special: control, user-defined and unknown token
-    // texts (e.g. "<s>") in the text become those tokens.
+    // Never adds BOS (see add_bos()). User-defined token texts in the text become those tokens;
+    // control and unknown ones (e.g. "<s>") too when parse_special, as llama.cpp does.
     std::vector<TokenId> encode(std::string_view text, bool parse_special = true) const override;
     // Byte tokens give their byte, "▁" gives a space, control tokens give nothing, the unknown
     // token gives "▅" (as llama.cpp). Throws InputError for an id out of range.
@@ -82,7 +86,7 @@ private:
     std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> pieces_;  // mergeable
     std::array<TokenId, 256> byte_tokens_{};     // <0xNN> ids
     bool has_byte_tokens_ = false;               // all 256 present: byte fallback, else <unk>
-    std::vector<TokenId> specials_;              // matched by parse_special, longest text first
+    std::vector<LlamaSpecial> specials_;         // control, unknown, user-defined; longest text first
 };
 
 // The tokenizer stored in a GGUF file's metadata: tokenizer.ggml.model "llama" gives an
