@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gguf_writer.h"
+#include "cli_run.h"
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/text/hf_tokenizer.h"
@@ -73,7 +74,7 @@ std::string gguf_from_tokenizer_json(const Vocab& v) {
 // ggml-vocab-gpt-2.gguf from GPT-2's vocab.json and merges.txt (the repository's models/gpt2-tokenizer,
 // mirrored into test-data/reference/gpt2-tiny): the same 50257 tokens and 50000 merges (checked
 // equal to the real file's), <|endoftext|> control, pre "gpt-2".
-std::string gguf_gpt2() {
+std::string gguf_gpt2(const std::string& pre = "gpt-2") {
     const json vocab = json::parse(read_text(JOURNEY_TEST_DATA "/reference/gpt2-tiny/vocab.json"));
     std::vector<std::string> tokens(vocab.size());
     std::vector<int32_t> types(vocab.size(), 1);
@@ -86,13 +87,13 @@ std::string gguf_gpt2() {
     test::GgufBuilder b;
     b.kv_str("general.architecture", "gpt2")
         .kv_str("tokenizer.ggml.model", "gpt2")
-        .kv_str("tokenizer.ggml.pre", "gpt-2")
+        .kv_str("tokenizer.ggml.pre", pre)
         .kv_strs("tokenizer.ggml.tokens", tokens)
         .kv_i32s("tokenizer.ggml.token_type", types)
         .kv_strs("tokenizer.ggml.merges", merges)
         .kv_u32("tokenizer.ggml.bos_token_id", 50256)
         .kv_u32("tokenizer.ggml.eos_token_id", 50256);
-    return test::write_temp("vocab-gpt-2.gguf", b.build()).string();
+    return test::write_temp("vocab-gpt-2-" + pre + ".gguf", b.build()).string();
 }
 
 // llama.cpp's .inp: texts separated by "\n__ggml_vocab_test__\n"; .out: one line of ids per text.
@@ -168,6 +169,45 @@ TEST_CASE("GGUF BPE vocabularies: llama.cpp's vectors and ids for every tokenize
     SECTION("gpt-2") { check_gguf("gpt-2", gguf_gpt2()); }
 }
 
+// Every tokenizer.ggml.pre value llama.cpp maps to a regex set (one name per llama_vocab_pre_type,
+// and a few aliases with flags of their own), on GPT-2's vocabulary: llama.cpp's own ids for the
+// fixture corpus (gpt-2-pre-types.json: libllama v0.5.0 with the value written into
+// ggml-vocab-gpt-2.gguf), with and without BOS/EOS and parse_special.
+TEST_CASE("GGUF BPE: every tokenizer.ggml.pre value gives llama.cpp's ids", "[hf-tokenizer][gguf-vocab][gguf-pre]") {
+    const json expected = json::parse(read_text(JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/gpt-2-pre-types.json"))["pre"];
+    const json cases = json::parse(read_text(JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/gpt-2.json"))["cases"];
+    REQUIRE(expected.size() >= 50);
+    for (const auto& [pre, want] : expected.items()) {
+        const auto tok = load_tokenizer_from_gguf(read_gguf(gguf_gpt2(pre)));
+        REQUIRE(want["ids"].size() == cases.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const std::string text = cases[i]["text"];
+            const auto ids = tok->encode(text, false);
+            std::vector<TokenId> special = tok->special_prefix();
+            const auto body = tok->encode(text, true);
+            special.insert(special.end(), body.begin(), body.end());
+            for (TokenId id : tok->special_suffix()) special.push_back(id);
+            if ((ids != want["ids"][i].get<std::vector<TokenId>>() || special != want["ids_special"][i].get<std::vector<TokenId>>()) &&
+                ++differ <= 2) {
+                INFO("pre " << pre << " text " << json(text).dump());
+                CHECK(ids == want["ids"][i].get<std::vector<TokenId>>());
+                CHECK(special == want["ids_special"][i].get<std::vector<TokenId>>());
+            }
+        }
+        INFO("pre " << pre << ": " << differ << " of " << cases.size() << " texts differ");
+        CHECK(differ == 0);
+    }
+}
+
+TEST_CASE("GGUF BPE: pre-tokenizers llama.cpp splits by code of its own are refused naming them", "[hf-tokenizer][gguf-vocab][gguf-pre]") {
+    for (const char* pre : {"kimi-k2", "afmoe", "tiny_aya", "superbpe", "gemma4", "sarvam-moe", "whitespace"}) {
+        const std::string path = gguf_gpt2(pre);
+        CHECK_THROWS_WITH(load_tokenizer_from_gguf(read_gguf(path)),
+                          Catch::Contains(path) && Catch::Contains("tokenizer.ggml.pre \"" + std::string(pre) + "\" is not supported"));
+    }
+}
+
 TEST_CASE("GGUF SentencePiece vocabularies: llama.cpp's vectors and ids (llama-spm, phi-3)", "[tokenizer][gguf-vocab]") {
     SECTION("llama-spm") { check_gguf("llama-spm", JOURNEY_TEST_DATA "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf"); }
     SECTION("phi-3") { check_gguf("phi-3", JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/ggml-vocab-phi-3.gguf"); }
@@ -183,4 +223,31 @@ TEST_CASE("GGUF BPE: an unknown tokenizer.ggml.pre is refused naming it", "[hf-t
     const std::string path = test::write_temp("bad-pre.gguf", b.build()).string();
     CHECK_THROWS_WITH(load_tokenizer_from_gguf(read_gguf(path)),
                       Catch::Contains(path) && Catch::Contains("tokenizer.ggml.pre \"no-such-pre\""));
+}
+
+TEST_CASE("journey tokenize -m FILE.gguf: llama.cpp's ids with BOS, the text back from detokenize", "[cli][gguf-vocab]") {
+    // Phi-3's vocabulary (SentencePiece; BOS by add_bos_token; <|end|> a control token whose
+    // following spaces llama.cpp drops) and GPT-2's (byte-level BPE by tokenizer.ggml.pre).
+    const json phi3 = json::parse(read_text(JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/phi-3.json"))["cases"];
+    const std::string phi3_gguf = JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/ggml-vocab-phi-3.gguf";
+    size_t checked = 0;
+    for (const json& c : phi3) {
+        const std::string text = c["text"];
+        if (text.find("<|end|> ") == std::string::npos || checked++ == 2) continue;
+        auto r = run_journey({"tokenize", "-m", phi3_gguf, "--json", "-p", c["text"]});
+        REQUIRE(r.exit_code == 0);
+        CHECK(json::parse(r.out)["ids"] == c["ids_special"]);
+        r = run_journey({"tokenize", "-m", phi3_gguf, "--no-special", "--json", "-p", c["text"]});
+        REQUIRE(r.exit_code == 0);
+        const auto ids = json::parse(r.out)["ids"];
+        CHECK(std::vector<TokenId>(ids.begin() + 1, ids.end()) == c["ids"].get<std::vector<TokenId>>());
+    }
+    CHECK(checked >= 2);
+    const std::string gpt2 = gguf_gpt2();
+    auto r = run_journey({"tokenize", "-m", gpt2, "--json", "-p", "Hello world, it's 2024!"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(json::parse(r.out)["ids"] == json::array({15496, 995, 11, 340, 338, 48609, 0}));  // gpt-2.json's
+    r = run_journey({"detokenize", "-m", gpt2, "15496", "995", "11", "340", "338", "48609", "0"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "Hello world, it's 2024!");
 }
