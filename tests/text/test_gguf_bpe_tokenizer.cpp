@@ -225,29 +225,31 @@ TEST_CASE("GGUF BPE: an unknown tokenizer.ggml.pre is refused naming it", "[hf-t
                       Catch::Contains(path) && Catch::Contains("tokenizer.ggml.pre \"no-such-pre\""));
 }
 
-TEST_CASE("journey tokenize -m FILE.gguf: llama.cpp's ids with BOS, the text back from detokenize", "[cli][gguf-vocab]") {
-    // Phi-3's vocabulary (SentencePiece; BOS by add_bos_token; <|end|> a control token whose
-    // following spaces llama.cpp drops) and GPT-2's (byte-level BPE by tokenizer.ggml.pre).
+TEST_CASE("journey tokenize -m FILE.gguf (a vocabulary-only GGUF): llama.cpp's ids, and detokenize back", "[cli][gguf-vocab]") {
+    // Phi-3's vocabulary (SentencePiece; <|end|> a control token whose following spaces
+    // llama.cpp drops) and GPT-2's (byte-level BPE by tokenizer.ggml.pre).
     const json phi3 = json::parse(read_text(JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/phi-3.json"))["cases"];
     const std::string phi3_gguf = JOURNEY_TEST_DATA "/tokenizers/ggml-vocab/ggml-vocab-phi-3.gguf";
     size_t checked = 0;
     for (const json& c : phi3) {
         const std::string text = c["text"];
         if (text.find("<|end|> ") == std::string::npos || checked++ == 2) continue;
-        auto r = run_journey({"tokenize", "-m", phi3_gguf, "--json", "-p", c["text"]});
+        // tokenize prints the text's own ids (no BOS): llama.cpp's ids_special but its BOS.
+        auto r = test::run_journey({"tokenize", "-m", phi3_gguf, "--json", "-p", text});
         REQUIRE(r.exit_code == 0);
-        CHECK(json::parse(r.out)["ids"] == c["ids_special"]);
-        r = run_journey({"tokenize", "-m", phi3_gguf, "--no-special", "--json", "-p", c["text"]});
+        const auto with_special = c["ids_special"].get<std::vector<TokenId>>();
+        REQUIRE(with_special.front() == 1);
+        CHECK(json::parse(r.out)["ids"].get<std::vector<TokenId>>() == std::vector<TokenId>(with_special.begin() + 1, with_special.end()));
+        r = test::run_journey({"tokenize", "-m", phi3_gguf, "--no-special", "--json", "-p", text});
         REQUIRE(r.exit_code == 0);
-        const auto ids = json::parse(r.out)["ids"];
-        CHECK(std::vector<TokenId>(ids.begin() + 1, ids.end()) == c["ids"].get<std::vector<TokenId>>());
+        CHECK(json::parse(r.out)["ids"] == c["ids"]);
     }
     CHECK(checked >= 2);
     const std::string gpt2 = gguf_gpt2();
-    auto r = run_journey({"tokenize", "-m", gpt2, "--json", "-p", "Hello world, it's 2024!"});
+    auto r = test::run_journey({"tokenize", "-m", gpt2, "--json", "-p", "Hello world, it's 2024!"});
     REQUIRE(r.exit_code == 0);
     CHECK(json::parse(r.out)["ids"] == json::array({15496, 995, 11, 340, 338, 48609, 0}));  // gpt-2.json's
-    r = run_journey({"detokenize", "-m", gpt2, "15496", "995", "11", "340", "338", "48609", "0"});
+    r = test::run_journey({"detokenize", "-m", gpt2, "15496", "995", "11", "340", "338", "48609", "0"});
     CHECK(r.exit_code == 0);
     CHECK(r.out == "Hello world, it's 2024!");
 }
