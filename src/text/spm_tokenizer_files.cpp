@@ -90,6 +90,7 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::from_gguf(const ModelFile& mf) {
     opt.eos = keys.id("tokenizer.ggml.eos_token_id", 2);
     opt.unk = keys.id("tokenizer.ggml.unknown_token_id", 0);
     opt.add_bos = keys.flag("tokenizer.ggml.add_bos_token", true);
+    opt.add_eos = keys.flag("tokenizer.ggml.add_eos_token", false);
     opt.add_space_prefix = keys.flag("tokenizer.ggml.add_space_prefix", true);
     // llama.cpp's per-model attributes, by general.name: Phi-3's special tokens drop the white
     // space after them, but for <unk>, <s> and <|endoftext|>.

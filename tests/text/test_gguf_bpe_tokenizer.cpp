@@ -253,3 +253,39 @@ TEST_CASE("journey tokenize -m FILE.gguf (a vocabulary-only GGUF): llama.cpp's i
     CHECK(r.exit_code == 0);
     CHECK(r.out == "Hello world, it's 2024!");
 }
+
+TEST_CASE("GGUF SentencePiece: add_bos_token / add_eos_token decide the tokens around a text", "[tokenizer][gguf-vocab]") {
+    ModelFile mf = read_gguf(JOURNEY_TEST_DATA "/models/llama-spm-vocab/ggml-vocab-llama-spm.gguf");
+    auto tok = load_tokenizer_from_gguf(mf);  // the file: BOS 1 before, nothing after
+    CHECK(tok->special_prefix() == std::vector<TokenId>{1});
+    CHECK(tok->special_suffix().empty());
+    mf.metadata["tokenizer.ggml.add_bos_token"] = false;
+    mf.metadata["tokenizer.ggml.add_eos_token"] = true;
+    tok = load_tokenizer_from_gguf(mf);
+    CHECK(tok->special_prefix().empty());
+    CHECK(tok->special_suffix() == std::vector<TokenId>{2});
+    mf.metadata["tokenizer.ggml.eos_token_id"] = 7;
+    CHECK(load_tokenizer_from_gguf(mf)->special_suffix() == std::vector<TokenId>{7});
+}
+
+TEST_CASE("GGUF BPE: BOS/EOS ids and add_bos/add_eos as llama.cpp sets them", "[hf-tokenizer][gguf-vocab]") {
+    ModelFile mf = read_gguf(gguf_gpt2("gpt-2"));
+    auto tok = load_tokenizer_from_gguf(mf);  // gpt-2: no BOS added
+    CHECK(tok->special_prefix().empty());
+    CHECK(tok->bos_id() == 50256);
+    mf.metadata["tokenizer.ggml.add_bos_token"] = true;
+    mf.metadata["tokenizer.ggml.add_eos_token"] = true;
+    mf.metadata["tokenizer.ggml.eos_token_id"] = 13;
+    tok = load_tokenizer_from_gguf(mf);
+    CHECK(tok->special_prefix() == std::vector<TokenId>{50256});
+    CHECK(tok->special_suffix() == std::vector<TokenId>{13});
+    // Without the id keys llama.cpp uses 11 for both.
+    mf.metadata.erase("tokenizer.ggml.bos_token_id");
+    mf.metadata.erase("tokenizer.ggml.eos_token_id");
+    tok = load_tokenizer_from_gguf(mf);
+    CHECK(tok->special_prefix() == std::vector<TokenId>{11});
+    CHECK(tok->special_suffix() == std::vector<TokenId>{11});
+    // An id beyond the vocabulary is refused naming the key.
+    mf.metadata["tokenizer.ggml.bos_token_id"] = 60000;
+    CHECK_THROWS_WITH(load_tokenizer_from_gguf(mf), Catch::Contains("tokenizer.ggml.bos_token_id 60000 is not a token id"));
+}

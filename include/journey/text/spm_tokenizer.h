@@ -30,6 +30,7 @@ public:
         TokenId eos = 2;
         TokenId unk = 0;
         bool add_bos = true;           // callers put bos_id() before a prompt
+        bool add_eos = false;          // ... and eos_id() after it (add_special), as llama.cpp
         bool add_space_prefix = true;  // encode(" ..."), and decode drops that space again
         // Special tokens that drop ASCII white space before / after them in a text (llama.cpp
         // sets these by model name: all of Phi-3's but <unk>, <s>, <|endoftext|> rstrip).
@@ -65,6 +66,9 @@ public:
     std::string kind() const override { return "llama-spm"; }
 
     bool add_bos() const override { return options_.add_bos; }
+    std::vector<TokenId> special_suffix() const override {
+        return options_.add_eos ? std::vector<TokenId>{options_.eos} : std::vector<TokenId>{};
+    }
     bool add_space_prefix() const { return options_.add_space_prefix; }
     const std::string& token_text(TokenId id) const { return tokens_.at(size_t(id)); }
     float score(TokenId id) const { return scores_.at(size_t(id)); }
