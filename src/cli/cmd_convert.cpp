@@ -571,6 +571,7 @@ void run(const ConvertOptions& opt) {
     }
     w.set_u32("general.quantization_version", 2);
     convert_vocab(w, dir, model_type, config);
+    if (a == Arch::gemma2) w.set_bool("tokenizer.ggml.add_space_prefix", false);  // Gemma2Model.set_vocab
 
     if (!quantized) {
         write_model(w, tensors, opt.out, "convert");
