@@ -484,10 +484,10 @@ void run(const ConvertOptions& opt) {
     {
         IdParts id;
         std::string name;
-        const json nop = config.value("_name_or_path", json());
-        if (nop.is_string() && std::count(nop.get<std::string>().begin(), nop.get<std::string>().end(), '/') <= 1 &&
-            nop.get<std::string>().find(' ') == std::string::npos) {
-            id = model_id_parts(nop.get<std::string>(), total_params);
+        const json nop_value = config.value("_name_or_path", json());
+        const std::string nop = nop_value.is_string() ? nop_value.get<std::string>() : "";
+        if (!nop.empty() && std::count(nop.begin(), nop.end(), '/') <= 1 && nop.find(' ') == std::string::npos) {
+            id = model_id_parts(nop, total_params);
             name = id_to_title(id.full);
         }
         const IdParts from_dir = model_id_parts(fs::absolute(dir).lexically_normal().filename().string().empty()
