@@ -313,9 +313,11 @@ void run(const ConvertOptions& opt) {
     std::string type = opt.type;
     for (char& c : type) c = char(std::tolower(static_cast<unsigned char>(c)));
     const QuantTarget* target = find_quant_target(type);
-    if (!target || (target->base == DType::Q2_K || target->base == DType::Q3_K))
-        throw UsageError("--type: unknown type '" + excerpt(opt.type, 40) +
-                         "' (journey convert writes f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k)");
+    if (!target) {
+        std::string names = quant_target_names();
+        for (char& c : names) c = char(std::tolower(static_cast<unsigned char>(c)));
+        throw UsageError("--type: unknown type '" + excerpt(opt.type, 40) + "' (journey convert writes " + names + ")");
+    }
     const fs::path dir = opt.model;
     if (!fs::is_directory(dir)) throw UsageError("-m: '" + dir.string() + "' is not a directory (journey convert reads a Hugging Face model directory)");
     if (!fs::is_regular_file(dir / "config.json")) throw ModelError(dir.string() + ": no config.json (not a Hugging Face model directory)");
