@@ -21,6 +21,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 
@@ -218,4 +219,48 @@ TEST_CASE("rope scaling: linear, yarn, dynamic and longrope give llama.cpp's log
         check_scaled(v, false);
         check_scaled(v, true);
     }
+}
+
+TEST_CASE("families: journey trace runs on the new families, its last lens is next's answer", "[arch][families][trace]") {
+    using namespace journey::test;
+    for (const char* f : {"gemma3", "gptneox", "phi35"}) {
+        INFO(f);
+        for (const std::string& m : {dir_of(f) + "/" + f + "-F32.gguf", dir_of(f) + "/hf"}) {
+            if (m.ends_with("/hf") && std::string(f) != "gptneox") continue;  // only gptneox ships its HF tokenizer
+            const RunResult t = run_journey({"trace", "-m", m, "--ids", "2,10,20,30,40", "--format", "json", "-t", "1"});
+            INFO(t.err);
+            REQUIRE(t.exit_code == 0);
+            const RunResult n = run_journey({"next", "-m", m, "--ids", "2,10,20,30,40", "--json", "-t", "1"});
+            REQUIRE(n.exit_code == 0);
+            const auto tj = nlohmann::json::parse(t.out), nj = nlohmann::json::parse(n.out);
+            auto m2 = Model::load(dir_of(f) + "/" + f + "-F32.gguf", LoadOptions{.tokenizer = false});
+            CHECK(tj["layers"].size() == size_t(m2->config().n_layer));
+            CHECK(tj["final"]["top"][0]["id"] == nj["top"][0]["id"]);
+            CHECK(tj["layers"].back()["lens"]["top"][0]["id"] == nj["top"][0]["id"]);
+        }
+    }
+}
+
+TEST_CASE("families: journey info says which rope and window settings apply, and which are ignored", "[arch][families][info]") {
+    using namespace journey::test;
+    const std::string phi = dir_of("phi35") + "/phi35-F32.gguf";
+    RunResult r = run_journey({"info", "-m", phi, "-c", "256", "--json"});
+    REQUIRE(r.exit_code == 0);
+    std::string notes = nlohmann::json::parse(r.out)["notes"].dump();
+    CHECK_THAT(notes, Catch::Contains("short factors (the long ones are ignored"));
+    CHECK_THAT(notes, Catch::Contains("sliding window 262144 on layers 0,1: not reached"));
+    r = run_journey({"info", "-m", phi, "-c", "1024", "--json"});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(nlohmann::json::parse(r.out)["notes"].dump(), Catch::Contains("long factors, the context in use 1024 exceeds it"));
+    r = run_journey({"info", "-m", dir_of("gemma3") + "/gemma3-F32.gguf", "--json"});
+    REQUIRE(r.exit_code == 0);
+    notes = nlohmann::json::parse(r.out)["notes"].dump();
+    CHECK_THAT(notes, Catch::Contains("rope scaling linear (factor 8) on the global layers"));
+    CHECK_THAT(notes, Catch::Contains("sliding layers rotate with their own base 10000"));
+    CHECK_THAT(notes, Catch::Contains("sliding window 48 on layers 0,1,2,3,4: applied"));
+    r = run_journey({"info", "-m", dir_of("gptneox") + "/gptneox-F32.gguf", "--json"});
+    REQUIRE(r.exit_code == 0);
+    notes = nlohmann::json::parse(r.out)["notes"].dump();
+    CHECK_THAT(notes, Catch::Contains("partial rotary: 2 of 8 dimensions per head"));
+    CHECK_THAT(notes, Catch::Contains("parallel residual"));
 }
