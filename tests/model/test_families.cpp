@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 
@@ -263,4 +264,32 @@ TEST_CASE("families: journey info says which rope and window settings apply, and
     notes = nlohmann::json::parse(r.out)["notes"].dump();
     CHECK_THAT(notes, Catch::Contains("partial rotary: 2 of 8 dimensions per head"));
     CHECK_THAT(notes, Catch::Contains("parallel residual"));
+}
+
+TEST_CASE("families: GPT-NeoX with use_parallel_residual false gives llama.cpp's sequential block", "[arch][families][gptneox]") {
+    // The same weights; llama.cpp ran the GGUF with gptneox.use_parallel_residual false.
+    const auto expect = nlohmann::json::parse(std::ifstream(dir_of("gptneox") + "/expect-sequential.json"));
+    ModelFile f = read_gguf(dir_of("gptneox") + "/gptneox-F32.gguf");
+    f.metadata["gptneox.use_parallel_residual"] = false;
+    ModelConfig c = config_from_gguf(f);
+    REQUIRE_FALSE(c.parallel_residual);
+    const Model g(std::move(f), c, nullptr);
+
+    namespace fs = std::filesystem;
+    const fs::path tmp = fs::temp_directory_path() / ("journey-neox-seq-" + std::to_string(::getpid()));
+    fs::create_directories(tmp);
+    fs::copy_file(dir_of("gptneox") + "/hf/model.safetensors", tmp / "model.safetensors", fs::copy_options::overwrite_existing);
+    auto j = nlohmann::json::parse(std::ifstream(dir_of("gptneox") + "/hf/config.json"));
+    j["use_parallel_residual"] = false;
+    std::ofstream(tmp / "config.json") << j.dump();
+    auto h = Model::load(tmp, LoadOptions{.tokenizer = false});
+    REQUIRE_FALSE(h->config().parallel_residual);
+    for (const Model* m : std::initializer_list<const Model*>{&g, h.get()}) {
+        Measured got;
+        for (const auto& cs : expect["cases"]) check_case(*m, cs, 1e-2, got);
+        if (std::getenv("JOURNEY_TEST_REPORT"))
+            std::fprintf(stderr, "gptneox sequential %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", m == &g ? "gguf" : "hf",
+                         got.worst_top20, got.greedy_equal, got.greedy_total);
+    }
+    fs::remove_all(tmp);
 }
