@@ -132,7 +132,7 @@ std::vector<float> get_floats(const nlohmann::json& r, const char* key, const st
 }
 
 // The keys of one rope object that journey reads; any other one is refused by name (it may change the math).
-void refuse_unknown_rope_keys(const nlohmann::json& r, const std::string& type, const std::string& where) {
+void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, const std::string& type, const std::string& where) {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> known = {
         {"default", {}},
         {"linear", {"factor"}},
@@ -147,6 +147,8 @@ void refuse_unknown_rope_keys(const nlohmann::json& r, const std::string& type, 
         for (auto it = r.begin(); it != r.end(); ++it) {
             const std::string& k = it.key();
             if (k == "rope_type" || k == "type" || k == "rope_theta" || it->is_null()) continue;
+            // transformers 5 keeps GPT-NeoX's rotary_pct here (read by gptneox_from_hf)
+            if (k == "partial_rotary_factor" && c.arch == Arch::gptneox) continue;
             if (std::find(keys.begin(), keys.end(), k) == keys.end())
                 throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
         }
@@ -164,7 +166,7 @@ void read_rope_object(ModelConfig& c, const nlohmann::json& j, const nlohmann::j
     static const char* const kKnown = "default, linear, llama3, dynamic, yarn, longrope";
     if (type != "default" && type != "linear" && type != "llama3" && type != "dynamic" && type != "yarn" && type != "longrope")
         throw ModelError(where + ": unknown rope type \"" + excerpt(type, 40) + "\" (known: " + kKnown + ")");
-    refuse_unknown_rope_keys(r, type, where);
+    refuse_unknown_rope_keys(c, r, type, where);
     if (type == "default") return;
     const int max_pos = get_int(j, "max_position_embeddings", where);
     if (type == "linear") {
@@ -358,8 +360,10 @@ ModelConfig gptneox_from_hf(const nlohmann::json& j, const ArchTraits& t, const 
     c.parallel_residual = json_value(j, "use_parallel_residual", true, source);
     c.qkv_per_head = true;
     // transformers: rotary_ndims = int(head_size * rotary_pct) (partial_rotary_factor in transformers 5)
-    const float pct = present(j, "partial_rotary_factor") ? get_float(j, "partial_rotary_factor", 1.0f, source)
-                                                          : get_float(j, "rotary_pct", 0.25f, source);
+    const nlohmann::json* rp = present(j, "rope_parameters") && j["rope_parameters"].is_object() ? &j["rope_parameters"] : nullptr;
+    const float pct = rp && present(*rp, "partial_rotary_factor") ? get_float(*rp, "partial_rotary_factor", 1.0f, source)
+                      : present(j, "partial_rotary_factor")       ? get_float(j, "partial_rotary_factor", 1.0f, source)
+                                                                  : get_float(j, "rotary_pct", 0.25f, source);
     if (!(pct > 0.0f && pct <= 1.0f)) throw ModelError(source + ": rotary_pct must be in (0, 1]");
     c.n_rot = static_cast<int>(float(c.head_dim) * pct);
     if (c.n_rot % 2 != 0 || c.n_rot == 0)

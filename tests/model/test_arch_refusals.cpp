@@ -344,6 +344,15 @@ TEST_CASE("arch: GPT-NeoX's partial rotary, parallel residual and fused per-head
     auto j = hf_config("gptneox");
     j["use_parallel_residual"] = false;
     CHECK_FALSE(config_from_hf(j, "config.json").parallel_residual);
+    // transformers 5: rotary_pct as rope_parameters' partial_rotary_factor.
+    j = hf_config("gptneox");
+    j.erase("rotary_pct");
+    j.erase("rotary_emb_base");
+    j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.5}};
+    CHECK(config_from_hf(j, "config.json").n_rot == 4);
+    j = hf_config("llama3");
+    j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.5}};
+    refused(j, "\"partial_rotary_factor\" of rope type default is not supported");
 }
 
 TEST_CASE("arch refusals: GPT-NeoX keys journey does not implement", "[arch][gptneox][refuse]") {
