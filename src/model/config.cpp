@@ -317,7 +317,8 @@ ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, con
     const std::string act = json_value(j, act_key, want, source);
     if (act != want) throw ModelError(source + ": " + act_key + " \"" + excerpt(act, 40) + "\" is not supported for " + t.name + " (only " + want + ")");
 
-    for (const char* key : {"attention_bias", "mlp_bias"})
+    // use_bidirectional_attention: Gemma 3 as an encoder (EmbeddingGemma), not causal.
+    for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention"})
         if (json_value(j, key, false, source)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
     if (get_float(j, "partial_rotary_factor", 1.0f, source) != 1.0f)
         throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");

@@ -322,6 +322,9 @@ TEST_CASE("arch refusals: Gemma 3 keys journey does not implement", "[arch][gemm
     j["rope_local_base_freq"] = 10000.0;
     refused(j, "\"rope_local_base_freq\" is not supported for llama");
     j = hf_config("gemma3");
+    j["use_bidirectional_attention"] = true;
+    refused(j, "\"use_bidirectional_attention\": true is not supported for gemma3");
+    j = hf_config("gemma3");
     j["hidden_activation"] = "silu";
     refused(j, "hidden_activation \"silu\" is not supported for gemma3");
 }
