@@ -100,7 +100,11 @@ void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string&
     if (!(std::isfinite(attn_factor) && attn_factor > 0.0f)) k.fail("rope.scaling.attn_factor", "must be positive");
     c.rope_mscale = attn_factor;
     auto it = file.metadata.find(arch + ".rope.scaling.type");
-    const std::string type = it == file.metadata.end() ? "none" : it->is_string() ? it->get<std::string>() : "";
+    std::string type = it == file.metadata.end() ? "none" : it->is_string() ? it->get<std::string>() : "";
+    // llama.cpp's Phi-3 converter writes no rope.scaling.type: the factor tensors alone say
+    // longrope (llama.cpp applies them whenever they are there).
+    if (type == "none" && c.arch == Arch::phi3 && (file.find("rope_factors_long.weight") || file.find("rope_factors_short.weight")))
+        type = "longrope";
     if (type != "yarn")
         for (const char* key : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.yarn_beta_fast",
                                 "rope.scaling.yarn_beta_slow"})

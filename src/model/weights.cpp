@@ -232,7 +232,7 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
         const TensorInfo* sf = b.find(role_of(Tensor::rope_factors_short).gguf);
         const bool longrope = config.rope_scaling == RopeScaling::longrope;
         if ((lf || sf) && !longrope)
-            b.fail(lf ? lf->name : sf->name, "is given but rope.scaling.type is not longrope (journey refuses rather than ignore it)");
+            b.fail(lf ? lf->name : sf->name, "is given but the model's rope scaling is not longrope (journey refuses rather than ignore it)");
         if (longrope && !(lf && sf))
             b.fail(role_of(lf ? Tensor::rope_factors_short : Tensor::rope_factors_long).gguf, "is missing (rope.scaling.type longrope needs both factor tensors)");
         if (lf) w.rope_long = b.vector(*lf, half);

@@ -240,12 +240,21 @@ TEST_CASE("arch refusals: a tensor the architecture does not name", "[arch][refu
     f.tensors[bias.name] = bias;
     CHECK_THROWS_WITH(Weights::bind(f, c), Contains("'model.layers.0.self_attn.o_proj.bias' is not part of the llama architecture"));
 
+    // Longrope factors on a family without them; on Phi-3 (whose converter writes no
+    // rope.scaling.type) one factor tensor alone says longrope, and the other one is missing.
+    ModelFile ll = fixture_gguf("llama3");
+    TensorInfo factors = ll.tensors.at("rope_freqs.weight");
+    factors.name = "rope_factors_long.weight";
+    ll.tensors[factors.name] = factors;
+    CHECK_THROWS_WITH(Weights::bind(ll, config_from_gguf(ll)), Contains("'rope_factors_long.weight' is given but the model's rope scaling is not longrope"));
     ModelFile g = fixture_gguf("phi3");
-    const ModelConfig pc = config_from_gguf(g);
     TensorInfo longrope = g.tensors.at("output_norm.weight");
     longrope.name = "rope_factors_long.weight";
+    longrope.shape = {16};
     g.tensors[longrope.name] = longrope;
-    CHECK_THROWS_WITH(Weights::bind(g, pc), Contains("'rope_factors_long.weight' is given but rope.scaling.type is not longrope"));
+    const ModelConfig pc = config_from_gguf(g);
+    CHECK(pc.rope_scaling == RopeScaling::longrope);
+    CHECK_THROWS_WITH(Weights::bind(g, pc), Contains("'rope_factors_short.weight' is missing"));
 
     // longrope needs both factor tensors.
     ModelFile p = fixture_gguf("phi35");
@@ -399,8 +408,11 @@ TEST_CASE("arch: yarn and longrope from config.json equal their GGUF keys and te
 
     // longrope: the HF factors are the GGUF tensors, and the attention factor is the converter's.
     const ModelConfig lh = config_from_hf(hf_config("phi35"), "config.json");
-    const ModelFile lf = fixture_gguf("phi35");
+    ModelFile lf = fixture_gguf("phi35");
     const ModelConfig lg = config_from_gguf(lf);
+    CHECK(lg.rope_scaling == RopeScaling::longrope);  // from the factor tensors, as the converter writes no type
+    lf.metadata["phi3.rope.scaling.type"] = "longrope";
+    CHECK(config_from_gguf(lf).rope_scaling == RopeScaling::longrope);
     CHECK(lh.rope_scaling == RopeScaling::longrope);
     CHECK(lh.rope_original_ctx == 512);
     CHECK(lg.rope_original_ctx == 512);
