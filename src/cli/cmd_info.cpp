@@ -34,10 +34,37 @@ std::string human_count(int64_t n) {
 // the context in use (a sliding window at least as long as the context changes nothing).
 std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
     std::vector<std::string> n;
-    if (c.rope_scaling != RopeScaling::none)
-        n.push_back("rope scaling " + std::string(rope_scaling_name(c.rope_scaling)) + " (factor " +
-                    std::to_string(c.rope_factor) + ")" +
-                    (c.rope_scaling == RopeScaling::dynamic ? ": changes nothing within the model's context" : ""));
+    auto num = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", v);
+        return std::string(b);
+    };
+    const std::string layers_note = c.rope_local_theta > 0 ? " on the global layers" : "";
+    switch (c.rope_scaling) {
+        case RopeScaling::none: break;
+        case RopeScaling::dynamic:
+            n.push_back("rope scaling dynamic (factor " + num(c.rope_factor) + "): changes nothing within the model's context");
+            break;
+        case RopeScaling::yarn:
+            n.push_back("rope scaling yarn (factor " + num(c.rope_factor) + ", original context " + std::to_string(c.rope_original_ctx) +
+                        ", beta_fast " + num(c.rope_beta_fast) + ", beta_slow " + num(c.rope_beta_slow) + ", attention factor " +
+                        num(c.rope_mscale) + ")" + layers_note);
+            break;
+        case RopeScaling::longrope:
+            n.push_back("rope scaling longrope (original context " + std::to_string(c.rope_original_ctx) + ", attention factor " +
+                        num(c.rope_mscale) + "): " +
+                        (n_ctx > c.rope_original_ctx ? "long factors, the context in use " + std::to_string(n_ctx) + " exceeds it"
+                                                     : "short factors (the long ones are ignored: the context in use " +
+                                                           std::to_string(n_ctx) + " does not exceed it; -c chooses)"));
+            break;
+        default:
+            n.push_back("rope scaling " + std::string(rope_scaling_name(c.rope_scaling)) + " (factor " + num(c.rope_factor) + ")" + layers_note);
+    }
+    if (c.rope_local_theta > 0)
+        n.push_back("sliding layers rotate with their own base " + num(c.rope_local_theta) + " (unscaled), the others with " + num(c.rope_theta));
+    if (c.n_rot > 0 && c.n_rot < c.head_dim)
+        n.push_back("partial rotary: " + std::to_string(c.n_rot) + " of " + std::to_string(c.head_dim) + " dimensions per head");
+    if (c.parallel_residual) n.push_back("parallel residual: x + attn(ln1(x)) + mlp(ln2(x))");
     if (c.sliding_window > 0) {
         std::string layers;
         for (int l = 0; l < c.n_layer; ++l)

@@ -57,6 +57,37 @@ const HfName gemma_hf[] = {
     {ffn_post_norm, "model.layers.{}.post_feedforward_layernorm.weight"},
 };
 
+// Gemma 3 adds per-head q/k norms (also (1 + w)) to Gemma 2's block.
+const HfName gemma3_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"},
+    {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {attn_post_norm, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_norm, "model.layers.{}.pre_feedforward_layernorm.weight"},
+    {ffn_gate, "model.layers.{}.mlp.gate_proj.weight"}, {ffn_up, "model.layers.{}.mlp.up_proj.weight"},
+    {ffn_down, "model.layers.{}.mlp.down_proj.weight"},
+    {ffn_post_norm, "model.layers.{}.post_feedforward_layernorm.weight"},
+};
+
+// GPT-NeoX (Pythia): LayerNorms with biases, one fused query_key_value (per head q|k|v), biases
+// on every product, an untied embed_out.
+const HfName gptneox_hf[] = {
+    {tok_embd, "gpt_neox.embed_in.weight"}, {output, "embed_out.weight"},
+    {output_norm, "gpt_neox.final_layer_norm.weight"}, {output_norm_b, "gpt_neox.final_layer_norm.bias"},
+    {attn_norm, "gpt_neox.layers.{}.input_layernorm.weight"}, {attn_norm_b, "gpt_neox.layers.{}.input_layernorm.bias"},
+    {attn_qkv, "gpt_neox.layers.{}.attention.query_key_value.weight"},
+    {attn_qkv_b, "gpt_neox.layers.{}.attention.query_key_value.bias"},
+    {attn_out, "gpt_neox.layers.{}.attention.dense.weight"}, {attn_out_b, "gpt_neox.layers.{}.attention.dense.bias"},
+    {ffn_norm, "gpt_neox.layers.{}.post_attention_layernorm.weight"},
+    {ffn_norm_b, "gpt_neox.layers.{}.post_attention_layernorm.bias"},
+    {ffn_up, "gpt_neox.layers.{}.mlp.dense_h_to_4h.weight"}, {ffn_up_b, "gpt_neox.layers.{}.mlp.dense_h_to_4h.bias"},
+    {ffn_down, "gpt_neox.layers.{}.mlp.dense_4h_to_h.weight"}, {ffn_down_b, "gpt_neox.layers.{}.mlp.dense_4h_to_h.bias"},
+};
+
 const char* const llama_types[] = {"llama", "mistral"};  // Mistral is Llama (+ a sliding window)
 const Tensor llama_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out,
                                 ffn_norm, ffn_gate, ffn_up, ffn_down};
@@ -72,19 +103,28 @@ const char* const gemma2_types[] = {"gemma2"};
 const Tensor gemma2_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out, attn_post_norm,
                                  ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
 
+const char* const gemma3_types[] = {"gemma3_text"};
+const Tensor gemma3_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm,
+                                 attn_out, attn_post_norm, ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
+const char* const gptneox_types[] = {"gpt_neox"};
+const Tensor gptneox_tensors[] = {tok_embd, output_norm, output_norm_b, attn_norm, attn_norm_b, attn_qkv, attn_qkv_b,
+                                  attn_out, attn_out_b, ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_down, ffn_down_b};
+
 using NK = NormKind;
 using AK = ActivationKind;
 using PK = PositionKind;
 using RP = RopePairing;
 
 const ArchTraits table[] = {
-    // arch          name      hf types      norm           activation      position     gguf rope        1+w    sqrtC  tied   tensors         hf names
-    {Arch::gpt2,   "gpt2",   gpt2_types,   NK::layernorm, AK::gelu_new,   PK::learned, RP::none,        false, false, true,  gpt2_tensors,   gpt2_hf},
-    {Arch::llama,  "llama",  llama_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, llama_tensors,  llama_hf},
-    {Arch::qwen2,  "qwen2",  qwen2_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, qwen2_tensors,  llama_hf},
-    {Arch::qwen3,  "qwen3",  qwen3_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, qwen3_tensors,  llama_hf},
-    {Arch::phi3,   "phi3",   phi3_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, phi3_tensors,   llama_hf},
-    {Arch::gemma2, "gemma2", gemma2_types, NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  gemma2_tensors, gemma_hf},
+    // arch           name       hf types       norm           activation      position     gguf rope        1+w    sqrtC  tied   qkv/head tensors          hf names
+    {Arch::gpt2,    "gpt2",    gpt2_types,    NK::layernorm, AK::gelu_new,   PK::learned, RP::none,        false, false, true,  false, gpt2_tensors,    gpt2_hf},
+    {Arch::llama,   "llama",   llama_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, llama_tensors,   llama_hf},
+    {Arch::qwen2,   "qwen2",   qwen2_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, qwen2_tensors,   llama_hf},
+    {Arch::qwen3,   "qwen3",   qwen3_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, qwen3_tensors,   llama_hf},
+    {Arch::phi3,    "phi3",    phi3_types,    NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, phi3_tensors,    llama_hf},
+    {Arch::gemma2,  "gemma2",  gemma2_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma2_tensors,  gemma_hf},
+    {Arch::gemma3,  "gemma3",  gemma3_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma3_tensors,  gemma3_hf},
+    {Arch::gptneox, "gptneox", gptneox_types, NK::layernorm, AK::gelu_erf,   PK::rope,    RP::half,        false, false, false, true,  gptneox_tensors, gptneox_hf},
 };
 
 std::string join(auto names) {

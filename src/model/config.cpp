@@ -2,6 +2,7 @@
 // family shares, then each key that changes the math: honoured, or refused by name.
 #include "journey/model/config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "journey/errors.h"
@@ -22,6 +23,8 @@ std::string_view rope_scaling_name(RopeScaling s) {
         case RopeScaling::linear: return "linear";
         case RopeScaling::llama3: return "llama3";
         case RopeScaling::dynamic: return "dynamic";
+        case RopeScaling::yarn: return "yarn";
+        case RopeScaling::longrope: return "longrope";
     }
     return "?";
 }
@@ -54,6 +57,23 @@ void ModelConfig::validate(const std::string& source) const {
          "heads x head_dim must not exceed 2^30");
     need(attn_softcap >= 0.0f && final_softcap >= 0.0f && attn_scale >= 0.0f, "soft-caps and the attention scale must not be negative");
     need(sliding_window >= 0, "sliding window must not be negative");
+    need(n_rot >= 0 && n_rot <= head_dim && n_rot % 2 == 0, "rotary dimensions must be even and at most head_dim");
+    need(!qkv_per_head || n_head == n_kv_head, "a per-head fused qkv needs as many key/value heads as heads");
+    need(std::isfinite(rope_mscale) && rope_mscale > 0.0f, "rope attention factor must be positive");
+    need(std::isfinite(rope_local_theta) && rope_local_theta >= 0.0f, "local rope base must not be negative");
+    if (rope_scaling == RopeScaling::longrope) {
+        const size_t half = static_cast<size_t>(rot_dims() / 2);
+        need(rope_original_ctx > 0, "longrope needs original_max_position_embeddings");
+        need(rope_long_factors.empty() || (rope_long_factors.size() == half && rope_short_factors.size() == half),
+             "longrope long_factor and short_factor must hold " + std::to_string(half) + " values each");
+        for (float f : rope_long_factors) need(std::isfinite(f) && f > 0.0f, "longrope factors must be positive");
+        for (float f : rope_short_factors) need(std::isfinite(f) && f > 0.0f, "longrope factors must be positive");
+    }
+    if (rope_scaling == RopeScaling::yarn) {
+        need(rope_original_ctx > 0, "yarn needs original_max_position_embeddings");
+        need(std::isfinite(rope_beta_fast) && std::isfinite(rope_beta_slow) && rope_beta_fast > 0.0f && rope_beta_slow > 0.0f,
+             "yarn beta_fast and beta_slow must be positive");
+    }
 }
 
 namespace {
@@ -100,21 +120,55 @@ ModelConfig gpt2_from_hf(const nlohmann::json& j, const std::string& source) {
     return c;
 }
 
-// rope_scaling (transformers 4) or rope_parameters (transformers 5, which also carries rope_theta).
-void read_rope(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
-    c.rope_theta = get_float(j, "rope_theta", 10000.0f, source);
-    const char* key = present(j, "rope_parameters") ? "rope_parameters" : "rope_scaling";
-    if (!present(j, key)) return;
-    const nlohmann::json& r = j[key];
-    const std::string where = source + ": " + key;
+// A list of positive numbers (longrope's factors).
+std::vector<float> get_floats(const nlohmann::json& r, const char* key, const std::string& where) {
+    if (!r.contains(key) || !r[key].is_array()) throw ModelError(where + ": \"" + key + "\" must be a list of numbers");
+    std::vector<float> v;
+    for (const auto& x : r[key]) {
+        if (!x.is_number()) throw ModelError(where + ": \"" + key + "\" must be a list of numbers");
+        v.push_back(x.get<float>());
+    }
+    return v;
+}
+
+// The keys of one rope object that journey reads; any other one is refused by name (it may change the math).
+void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, const std::string& type, const std::string& where) {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> known = {
+        {"default", {}},
+        {"linear", {"factor"}},
+        {"llama3", {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}},
+        {"dynamic", {"factor", "original_max_position_embeddings"}},
+        {"yarn", {"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor", "mscale",
+                  "mscale_all_dim", "truncate"}},
+        {"longrope", {"long_factor", "short_factor", "factor", "attention_factor", "original_max_position_embeddings"}},
+    };
+    for (const auto& [t, keys] : known) {
+        if (t != type) continue;
+        for (auto it = r.begin(); it != r.end(); ++it) {
+            const std::string& k = it.key();
+            if (k == "rope_type" || k == "type" || k == "rope_theta" || it->is_null()) continue;
+            // transformers 5 keeps GPT-NeoX's rotary_pct here (read by gptneox_from_hf)
+            if (k == "partial_rotary_factor" && c.arch == Arch::gptneox) continue;
+            if (std::find(keys.begin(), keys.end(), k) == keys.end())
+                throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
+        }
+    }
+}
+
+// One rope object ({"rope_type": ..., ...}): its scaling into c.
+void read_rope_object(ModelConfig& c, const nlohmann::json& j, const nlohmann::json& r, const std::string& where) {
     if (!r.is_object()) throw ModelError(where + " must be an object");
-    if (!r.contains("rope_type") && !r.contains("type"))  // Gemma 3: one object per layer type
-        throw ModelError(where + " without a rope_type (per-layer-type rope parameters) is not supported");
+    if (!r.contains("rope_type") && !r.contains("type")) throw ModelError(where + " has no rope_type");
     const auto& t = r.contains("rope_type") ? r["rope_type"] : r["type"];
     if (!t.is_string()) throw ModelError(where + ": rope_type must be a string");
-    const std::string type = t.get<std::string>();
-    if (key == std::string("rope_parameters")) c.rope_theta = get_float(r, "rope_theta", c.rope_theta, where);
+    std::string type = t.get<std::string>();
+    if (type == "su") type = "longrope";  // Phi-3's first name for it (transformers maps it too)
+    static const char* const kKnown = "default, linear, llama3, dynamic, yarn, longrope";
+    if (type != "default" && type != "linear" && type != "llama3" && type != "dynamic" && type != "yarn" && type != "longrope")
+        throw ModelError(where + ": unknown rope type \"" + excerpt(type, 40) + "\" (known: " + kKnown + ")");
+    refuse_unknown_rope_keys(c, r, type, where);
     if (type == "default") return;
+    const int max_pos = get_int(j, "max_position_embeddings", where);
     if (type == "linear") {
         c.rope_scaling = RopeScaling::linear;
         c.rope_factor = get_float(r, "factor", 0.0f, where);
@@ -131,15 +185,75 @@ void read_rope(ModelConfig& c, const nlohmann::json& j, const std::string& sourc
         // (max_position_embeddings); a session never exceeds that, so the frequencies are plain.
         c.rope_scaling = RopeScaling::dynamic;
         c.rope_factor = get_float(r, "factor", 0.0f, where);
-        if (present(r, "original_max_position_embeddings") &&
-            get_int(r, "original_max_position_embeddings", where) != get_int(j, "max_position_embeddings", source))
+        if (present(r, "original_max_position_embeddings") && get_int(r, "original_max_position_embeddings", where) != max_pos)
             throw ModelError(where + ": dynamic with original_max_position_embeddings != max_position_embeddings is not supported");
-    } else if (type == "yarn" || type == "longrope") {
-        throw ModelError(where + ": rope type \"" + type + "\" is not implemented yet (implemented: default, linear, llama3, dynamic)");
-    } else {
-        throw ModelError(where + ": unknown rope type \"" + type + "\" (known: default, linear, llama3, dynamic)");
+    } else if (type == "yarn") {
+        // transformers' _compute_yarn_parameters, as llama.cpp runs it: the factor as written, the
+        // original context from the object (else max_position_embeddings), the blend band from
+        // beta_fast/beta_slow (32/1), and cos/sin scaled by the attention factor.
+        c.rope_scaling = RopeScaling::yarn;
+        c.rope_factor = get_float(r, "factor", 0.0f, where);
+        c.rope_original_ctx = present(r, "original_max_position_embeddings") ? get_int(r, "original_max_position_embeddings", where) : max_pos;
+        c.rope_beta_fast = get_float(r, "beta_fast", 32.0f, where);
+        c.rope_beta_slow = get_float(r, "beta_slow", 1.0f, where);
+        if (!json_value(r, "truncate", true, where))
+            throw ModelError(where + ": yarn with \"truncate\": false is not supported");
+        auto mscale = [](double f, double m) { return f <= 1 ? 1.0 : 0.1 * m * std::log(f) + 1.0; };
+        const double f = c.rope_factor;
+        if (present(r, "attention_factor")) c.rope_mscale = get_float(r, "attention_factor", 1.0f, where);
+        else if (present(r, "mscale") && present(r, "mscale_all_dim"))
+            c.rope_mscale = float(mscale(f, get_float(r, "mscale", 1, where)) / mscale(f, get_float(r, "mscale_all_dim", 1, where)));
+        else c.rope_mscale = float(mscale(f, 1.0));
+    } else if (type == "longrope") {
+        // transformers' _compute_longrope_parameters: factor = max_position_embeddings / original
+        // (Phi-3 keeps the original at the top level); attention factor sqrt(1 + ln(factor) / ln(original)).
+        c.rope_scaling = RopeScaling::longrope;
+        c.rope_long_factors = get_floats(r, "long_factor", where);
+        c.rope_short_factors = get_floats(r, "short_factor", where);
+        c.rope_original_ctx = present(j, "original_max_position_embeddings") ? get_int(j, "original_max_position_embeddings", where)
+                              : present(r, "original_max_position_embeddings") ? get_int(r, "original_max_position_embeddings", where)
+                                                                               : max_pos;
+        const double f = present(j, "original_max_position_embeddings") || present(r, "original_max_position_embeddings")
+                             ? double(max_pos) / c.rope_original_ctx
+                             : get_float(r, "factor", 1.0f, where);
+        c.rope_factor = float(f);
+        c.rope_mscale = present(r, "attention_factor") ? get_float(r, "attention_factor", 1.0f, where)
+                        : f <= 1.0 ? 1.0f : float(std::sqrt(1.0 + std::log(f) / std::log(double(c.rope_original_ctx))));
     }
     if (!(c.rope_factor > 0.0f)) throw ModelError(where + ": \"factor\" must be a positive number");
+}
+
+// rope_scaling (transformers 4) or rope_parameters (transformers 5, which also carries rope_theta;
+// Gemma 3's holds one object per layer type: full_attention and sliding_attention).
+void read_rope(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    c.rope_theta = get_float(j, "rope_theta", c.rope_theta, source);
+    const char* key = present(j, "rope_parameters") ? "rope_parameters" : "rope_scaling";
+    if (!present(j, key)) return;
+    const nlohmann::json& r = j[key];
+    const std::string where = source + ": " + key;
+    if (!r.is_object()) throw ModelError(where + " must be an object");
+    if (!r.contains("rope_type") && !r.contains("type")) {
+        if (c.arch != Arch::gemma3)
+            throw ModelError(where + " without a rope_type (per-layer-type rope parameters) is not supported for " +
+                             std::string(arch_name(c.arch)));
+        for (auto it = r.begin(); it != r.end(); ++it)
+            if (it.key() != "full_attention" && it.key() != "sliding_attention")
+                throw ModelError(where + ": unknown layer type \"" + excerpt(it.key(), 40) + "\"");
+        if (r.contains("sliding_attention")) {
+            const nlohmann::json& s = r["sliding_attention"];
+            ModelConfig local;
+            read_rope_object(local, j, s, where + ".sliding_attention");
+            if (local.rope_scaling != RopeScaling::none)
+                throw ModelError(where + ".sliding_attention: rope scaling on sliding layers is not supported");
+            if (s.is_object()) c.rope_local_theta = get_float(s, "rope_theta", c.rope_local_theta, where + ".sliding_attention");
+        }
+        if (!r.contains("full_attention")) return;
+        const nlohmann::json& f = r["full_attention"];
+        if (f.is_object()) c.rope_theta = get_float(f, "rope_theta", c.rope_theta, where + ".full_attention");
+        return read_rope_object(c, j, f, where + ".full_attention");
+    }
+    if (key == std::string("rope_parameters")) c.rope_theta = get_float(r, "rope_theta", c.rope_theta, where);
+    read_rope_object(c, j, r, where);
 }
 
 // Which layers slide, and how far: Gemma 2 alternates (even layers slide, as its layer_types
@@ -150,7 +264,7 @@ void read_sliding(ModelConfig& c, const nlohmann::json& j, const std::string& so
     if (j.contains("use_sliding_window")) return;  // Qwen: the window is unused
     // transformers' defaults when the key is absent: MistralConfig and Gemma2Config 4096.
     const std::string type = json_value(j, "model_type", std::string(), source);
-    if (!j.contains("sliding_window") && (type == "mistral" || type == "gemma2")) {
+    if (!j.contains("sliding_window") && (type == "mistral" || type == "gemma2" || type == "gemma3_text")) {
         c.sliding_window = 4096;
     } else {
         if (!present(j, "sliding_window")) return;
@@ -169,6 +283,10 @@ void read_sliding(ModelConfig& c, const nlohmann::json& j, const std::string& so
         }
     } else if (c.arch == Arch::gemma2) {
         for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % 2 == 0;
+    } else if (c.arch == Arch::gemma3) {
+        // Gemma3TextConfig: every sliding_window_pattern-th layer (1-based) is global (default 6).
+        const int pattern = present(j, "sliding_window_pattern") ? get_int(j, "sliding_window_pattern", source) : 6;
+        for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = (l + 1) % pattern != 0;
     }
 }
 
@@ -187,6 +305,10 @@ ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, con
     c.n_ff = get_int(j, "intermediate_size", source);
     c.norm_eps = get_float(j, "rms_norm_eps", 1e-6f, source);
     c.tied_output = json_value(j, "tie_word_embeddings", t.hf_tied_default, source);
+    if (t.arch == Arch::gemma3) {  // Gemma3TextConfig's defaults
+        c.rope_theta = 1000000.0f;
+        c.rope_local_theta = get_float(j, "rope_local_base_freq", 10000.0f, source);
+    }
     read_rope(c, j, source);
 
     // Gemma 2 names its activation hidden_activation; the others hidden_act.
@@ -195,20 +317,64 @@ ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, con
     const std::string act = json_value(j, act_key, want, source);
     if (act != want) throw ModelError(source + ": " + act_key + " \"" + excerpt(act, 40) + "\" is not supported for " + t.name + " (only " + want + ")");
 
-    for (const char* key : {"attention_bias", "mlp_bias"})
+    // use_bidirectional_attention: Gemma 3 as an encoder (EmbeddingGemma), not causal.
+    for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention"})
         if (json_value(j, key, false, source)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
     if (get_float(j, "partial_rotary_factor", 1.0f, source) != 1.0f)
         throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");
-    if (t.arch == Arch::gemma2) {
+    if (t.arch == Arch::gemma2 || t.arch == Arch::gemma3) {
         c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
         c.attn_scale = 1.0f / std::sqrt(get_float(j, "query_pre_attn_scalar", float(c.head_dim), source));
         c.attn_softcap = get_float(j, "attn_logit_softcapping", 0.0f, source);
         c.final_softcap = get_float(j, "final_logit_softcapping", 0.0f, source);
+        // Gemma 3 has no attention soft-cap (llama.cpp's converter asserts it is null).
+        if (t.arch == Arch::gemma3 && c.attn_softcap != 0.0f)
+            throw ModelError(source + ": \"attn_logit_softcapping\" is not supported for gemma3");
     } else {
         for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"})
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     }
+    if (t.arch != Arch::gemma3)
+        for (const char* key : {"rope_local_base_freq", "sliding_window_pattern"})
+            if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     read_sliding(c, j, source);
+    return c;
+}
+
+// GPT-NeoX (Pythia): LayerNorm with biases, partial rotary (rotary_pct of each head, NeoX
+// pairing), the fused per-head query_key_value, exact GELU, parallel or sequential residual.
+ModelConfig gptneox_from_hf(const nlohmann::json& j, const ArchTraits& t, const std::string& source) {
+    ModelConfig c;
+    apply_traits(c, t);
+    c.rope_pairing = RopePairing::half;
+    c.n_vocab = get_int(j, "vocab_size", source);
+    c.n_ctx = get_int(j, "max_position_embeddings", source);
+    c.n_embd = get_int(j, "hidden_size", source);
+    c.n_layer = get_int(j, "num_hidden_layers", source);
+    c.n_head = get_int(j, "num_attention_heads", source);
+    c.n_kv_head = c.n_head;
+    c.head_dim = c.n_embd / c.n_head;
+    if (c.head_dim * c.n_head != c.n_embd) throw ModelError(source + ": hidden_size is not a multiple of num_attention_heads");
+    c.n_ff = get_int(j, "intermediate_size", source);
+    c.norm_eps = get_float(j, "layer_norm_eps", 1e-5f, source);
+    c.tied_output = json_value(j, "tie_word_embeddings", t.hf_tied_default, source);
+    c.parallel_residual = json_value(j, "use_parallel_residual", true, source);
+    c.qkv_per_head = true;
+    // transformers: rotary_ndims = int(head_size * rotary_pct) (partial_rotary_factor in transformers 5)
+    const nlohmann::json* rp = present(j, "rope_parameters") && j["rope_parameters"].is_object() ? &j["rope_parameters"] : nullptr;
+    const float pct = rp && present(*rp, "partial_rotary_factor") ? get_float(*rp, "partial_rotary_factor", 1.0f, source)
+                      : present(j, "partial_rotary_factor")       ? get_float(j, "partial_rotary_factor", 1.0f, source)
+                                                                  : get_float(j, "rotary_pct", 0.25f, source);
+    if (!(pct > 0.0f && pct <= 1.0f)) throw ModelError(source + ": rotary_pct must be in (0, 1]");
+    c.n_rot = static_cast<int>(float(c.head_dim) * pct);
+    if (c.n_rot % 2 != 0 || c.n_rot == 0)
+        throw ModelError(source + ": rotary_pct gives " + std::to_string(c.n_rot) + " rotary dimensions (must be even and positive)");
+    c.rope_theta = get_float(j, "rotary_emb_base", 10000.0f, source);
+    read_rope(c, j, source);
+    const std::string act = json_value(j, "hidden_act", std::string("gelu"), source);
+    if (act != "gelu") throw ModelError(source + ": hidden_act \"" + excerpt(act, 40) + "\" is not supported for gptneox (only gelu)");
+    if (!json_value(j, "attention_bias", true, source)) throw ModelError(source + ": \"attention_bias\": false is not supported for gptneox");
+    if (present(j, "sliding_window")) throw ModelError(source + ": \"sliding_window\" is not supported for gptneox");
     return c;
 }
 
@@ -218,8 +384,12 @@ ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
     if (!j.is_object()) throw ModelError(source + ": not a JSON object");
     const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
     const ArchTraits* t = find_hf_arch(type);
+    if (type == "gemma3")
+        throw ModelError(source + ": model_type \"gemma3\" (the multimodal checkpoint: text_config, vision tower) is not supported; its text model is model_type gemma3_text");
     if (!t) throw ModelError(source + ": model_type \"" + type + "\" is not supported (supported: " + hf_type_names() + ")");
-    ModelConfig c = t->arch == Arch::gpt2 ? gpt2_from_hf(j, source) : llama_like_from_hf(j, *t, source);
+    ModelConfig c = t->arch == Arch::gpt2      ? gpt2_from_hf(j, source)
+                    : t->arch == Arch::gptneox ? gptneox_from_hf(j, *t, source)
+                                               : llama_like_from_hf(j, *t, source);
     c.validate(source);
     return c;
 }

@@ -33,6 +33,14 @@ public:
         return v ? real(key, *v) : fallback;
     }
 
+    bool flag(const std::string& key, bool fallback) const {
+        const nlohmann::json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_boolean()) fail(key, "must be a boolean");
+        return v->get<bool>();
+    }
+    const nlohmann::json* raw(const std::string& key) const { return find(key); }
+
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
         throw ModelError(file_.path.string() + ": metadata '" + arch_ + "." + key + "' " + what);
     }
@@ -62,7 +70,9 @@ const char* const known_keys[] = {
     "attention.head_count", "attention.head_count_kv", "attention.key_length", "attention.value_length",
     "attention.layer_norm_epsilon", "attention.layer_norm_rms_epsilon", "attention.sliding_window",
     "rope.dimension_count", "rope.freq_base", "rope.scaling.type", "rope.scaling.factor",
-    "rope.scaling.original_context_length", "rope.scaling.finetuned",
+    "rope.scaling.original_context_length", "rope.scaling.finetuned", "rope.scaling.attn_factor",
+    "rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.yarn_beta_fast",
+    "rope.scaling.yarn_beta_slow", "rope.freq_base_swa", "attention.sliding_window_pattern", "use_parallel_residual",
     "attn_logit_softcapping", "final_logit_softcapping",
     "tensor_data_layout",  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
 };
@@ -82,19 +92,69 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
     }
 }
 
-// rope.scaling.type: none, or linear with rope.scaling.factor; anything else refused by name.
+// rope.scaling.*: none, linear, yarn or longrope (llama.cpp's types; Llama 3's factors come as the
+// rope_freqs.weight tensor, longrope's as rope_factors_long/short.weight). rope.scaling.attn_factor
+// multiplies cos and sin for every type, as llama.cpp's rope does.
 void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string& arch, const Keys& k) {
+    const float attn_factor = k.number("rope.scaling.attn_factor", 1.0f);
+    if (!(std::isfinite(attn_factor) && attn_factor > 0.0f)) k.fail("rope.scaling.attn_factor", "must be positive");
+    c.rope_mscale = attn_factor;
     auto it = file.metadata.find(arch + ".rope.scaling.type");
-    if (it == file.metadata.end()) {
+    std::string type = it == file.metadata.end() ? "none" : it->is_string() ? it->get<std::string>() : "";
+    // llama.cpp's Phi-3 converter writes no rope.scaling.type: the factor tensors alone say
+    // longrope (llama.cpp applies them whenever they are there).
+    if (type == "none" && c.arch == Arch::phi3 && (file.find("rope_factors_long.weight") || file.find("rope_factors_short.weight")))
+        type = "longrope";
+    if (type != "yarn")
+        for (const char* key : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.yarn_beta_fast",
+                                "rope.scaling.yarn_beta_slow"})
+            if (k.raw(key)) k.fail(key, "is given without rope.scaling.type yarn");
+    if (type == "none") {
         if (k.number("rope.scaling.factor", 1.0f) != 1.0f) k.fail("rope.scaling.factor", "is given without rope.scaling.type");
         return;
     }
-    const std::string type = it->is_string() ? it->get<std::string>() : "";
-    if (type == "none") return;
-    if (type != "linear") k.fail("rope.scaling.type", "'" + excerpt(type, 40) + "' is not implemented (implemented: none, linear)");
-    c.rope_scaling = RopeScaling::linear;
+    if (type != "linear" && type != "yarn" && type != "longrope")
+        k.fail("rope.scaling.type", "'" + excerpt(type, 40) + "' is not implemented (implemented: none, linear, yarn, longrope)");
+    c.rope_original_ctx = k.integer("rope.scaling.original_context_length", c.n_ctx);
+    if (type == "longrope") {
+        c.rope_scaling = RopeScaling::longrope;  // the factors are tensors (weights.cpp)
+        c.rope_factor = float(c.n_ctx) / float(c.rope_original_ctx);
+        return;
+    }
     c.rope_factor = k.number("rope.scaling.factor");
-    if (!(c.rope_factor > 0.0f)) k.fail("rope.scaling.factor", "must be positive");
+    if (!(std::isfinite(c.rope_factor) && c.rope_factor > 0.0f)) k.fail("rope.scaling.factor", "must be positive");
+    if (type == "linear") {
+        c.rope_scaling = RopeScaling::linear;
+        return;
+    }
+    // yarn, as llama.cpp computes it: blend band from beta_fast/beta_slow (32/1), cos/sin scaled
+    // by 1 + 0.1 ln(factor) times attn_factor. The converter writes the yarn_* keys from the
+    // Hugging Face config; they are honoured here as transformers defines them (llama.cpp reads
+    // them only for some architectures), and an extrapolation factor other than 1 is refused.
+    c.rope_scaling = RopeScaling::yarn;
+    if (k.number("rope.scaling.yarn_ext_factor", 1.0f) != 1.0f)
+        k.fail("rope.scaling.yarn_ext_factor", "other than 1 is not supported");
+    c.rope_beta_fast = k.number("rope.scaling.yarn_beta_fast", 32.0f);
+    c.rope_beta_slow = k.number("rope.scaling.yarn_beta_slow", 1.0f);
+    const double f = c.rope_factor;
+    c.rope_mscale = k.raw("rope.scaling.yarn_attn_factor") ? k.number("rope.scaling.yarn_attn_factor")
+                                                            : float((f <= 1.0 ? 1.0 : 1.0 + 0.1 * std::log(f)) * attn_factor);
+}
+
+// Which layers of a Gemma 3 file slide: attention.sliding_window_pattern as a count (every n-th
+// layer, 1-based, is global; llama.cpp's default 6) or as one boolean per layer.
+void gemma3_sliding(ModelConfig& c, const Keys& k) {
+    const nlohmann::json* p = k.raw("attention.sliding_window_pattern");
+    if (p && p->is_array()) {
+        if (p->size() != size_t(c.n_layer)) k.fail("attention.sliding_window_pattern", "must hold one flag per layer");
+        for (size_t l = 0; l < p->size(); ++l) {
+            if (!(*p)[l].is_boolean()) k.fail("attention.sliding_window_pattern", "must hold booleans");
+            c.sliding_layers[l] = (*p)[l].get<bool>();
+        }
+        return;
+    }
+    const int n = k.integer("attention.sliding_window_pattern", 6);
+    for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % n < n - 1;
 }
 
 }  // namespace
@@ -128,15 +188,26 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     if (c.position == PositionKind::rope) {
         c.rope_pairing = traits->gguf_rope;
         c.rope_theta = k.number("rope.freq_base", 10000.0f);
-        if (k.integer("rope.dimension_count", c.head_dim) != c.head_dim)
+        // GPT-NeoX rotates a part of each head (rotary_pct); the other families all of it.
+        c.n_rot = k.integer("rope.dimension_count", c.head_dim);
+        if (c.n_rot != c.head_dim && (c.arch != Arch::gptneox || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
             k.fail("rope.dimension_count", "differs from head_dim " + std::to_string(c.head_dim) +
-                                               " (partial rotary embedding is not supported)");
+                                               " (partial rotary embedding is not supported for " + arch + ")");
         read_rope_scaling(c, file, arch, k);
     }
+    c.parallel_residual = k.flag("use_parallel_residual", false);
+    if (c.parallel_residual && c.arch != Arch::gptneox) k.fail("use_parallel_residual", "is not supported for " + arch);
+    if (c.arch == Arch::gptneox && !file.metadata.contains(arch + ".use_parallel_residual"))
+        k.fail("use_parallel_residual", "is missing (llama.cpp requires it for gptneox)");
+    if (k.raw("rope.freq_base_swa") && c.arch != Arch::gemma3) k.fail("rope.freq_base_swa", "is not supported for " + arch);
+    if (k.raw("attention.sliding_window_pattern") && c.arch != Arch::gemma3)
+        k.fail("attention.sliding_window_pattern", "is not supported for " + arch);
     c.attn_softcap = k.number("attn_logit_softcapping", 0.0f);
     c.final_softcap = k.number("final_logit_softcapping", 0.0f);
-    if (c.arch != Arch::gemma2 && (c.attn_softcap != 0.0f || c.final_softcap != 0.0f))
-        k.fail(c.attn_softcap != 0.0f ? "attn_logit_softcapping" : "final_logit_softcapping", "is not supported for " + arch);
+    // Gemma 2 caps both; llama.cpp's Gemma 3 reads only the final cap.
+    if (c.arch != Arch::gemma2 && c.attn_softcap != 0.0f) k.fail("attn_logit_softcapping", "is not supported for " + arch);
+    if (c.arch != Arch::gemma2 && c.arch != Arch::gemma3 && c.final_softcap != 0.0f)
+        k.fail("final_logit_softcapping", "is not supported for " + arch);
     c.sliding_window = k.integer("attention.sliding_window", 0);
     if (c.sliding_window > 0) {
         // llama.cpp's patterns: Gemma 2 slides on even layers; Phi-3's window covers every layer
@@ -144,15 +215,20 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         c.sliding_layers.assign(size_t(c.n_layer), true);
         if (c.arch == Arch::gemma2)
             for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % 2 == 0;
+        else if (c.arch == Arch::gemma3)
+            gemma3_sliding(c, k);
         else if (c.arch != Arch::phi3)
             k.fail("attention.sliding_window", "is not supported for " + arch);
     }
-    if (c.arch == Arch::gemma2) {
+    if (c.arch == Arch::gemma2 || c.arch == Arch::gemma3) {
         c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
-        // GGUF has no query_pre_attn_scalar: llama.cpp scales by 1/sqrt(head_dim), except for
-        // Gemma 2 27B (46 layers), whose scalar is n_embd / n_head.
-        c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_layer == 46 ? c.n_embd / c.n_head : c.head_dim));
+        // GGUF has no query_pre_attn_scalar: llama.cpp scales by 1/sqrt(head_dim), except for the
+        // 27B models (Gemma 2: 46 layers, Gemma 3: 62), whose scalar is n_embd / n_head.
+        const bool big = c.n_layer == (c.arch == Arch::gemma2 ? 46 : 62);
+        c.attn_scale = 1.0f / std::sqrt(static_cast<float>(big ? c.n_embd / c.n_head : c.head_dim));
     }
+    if (c.arch == Arch::gemma3 && c.sliding_window > 0)  // llama.cpp: the sliding layers' own base, unscaled
+        c.rope_local_theta = k.number("rope.freq_base_swa", 10000.0f);
 
     const TensorInfo* embd = file.find("token_embd.weight");
     if (!embd || embd->shape.size() != 2)

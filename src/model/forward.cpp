@@ -6,8 +6,10 @@
 // row-major [T, C]. The KV cache of layer l holds [n_ctx, Hkv*D] for keys and for values
 // (n_ctx: the session's context), as float or as F16.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <numbers>
 
 #include "journey/kernels/kernels.h"
 #include "journey/model/session.h"
@@ -19,7 +21,8 @@ namespace {
 // Everything one block needs to know about this eval.
 struct Pass {
     const ModelConfig& c;
-    const float* rope_inv_freq;  // [D/2]
+    const Model& model;  // rotary frequencies per layer
+    int n_ctx;           // the session's context (longrope picks its factors by it)
     Observer* observer;
     int T, P;
     bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
@@ -46,18 +49,18 @@ struct Pass {
 
 // Scratch activations for one eval, carved from one buffer.
 struct Buffers {
-    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate;
+    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0;
     static size_t floats(const ModelConfig& c, int T, int P) {
         const size_t t = static_cast<size_t>(T), C = static_cast<size_t>(c.n_embd);
         const size_t HD = static_cast<size_t>(c.n_head * c.head_dim), F = static_cast<size_t>(c.n_ff);
         const size_t kvd = static_cast<size_t>(c.n_kv_head * c.head_dim);
-        return t * (3 * C + (HD + 2 * kvd) + HD + HD + 3 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T);
+        return t * (4 * C + (HD + 2 * kvd) + HD + HD + 3 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T);
     }
     Buffers(float* p, const ModelConfig& c, int T, int P) {
         const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
         const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
         auto take = [&p](int64_t n) { float* r = p; p += n; return r; };
-        x = take(t * C); xn = take(t * C); proj = take(t * C);
+        x = take(t * C); xn = take(t * C); proj = take(t * C); x0 = take(t * C);  // x0: GPT-NeoX's parallel MLP input
         qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
         att = take(int64_t{c.n_head} * t * (P + T));
@@ -84,6 +87,27 @@ struct KvLayer {
     }
 };
 
+// Rotates the first R = rot_dims() values of each head by position, cos and sin scaled by mscale
+// (yarn / longrope attention factor). The whole-head unscaled case is the kernel's rope.
+void rotate(float* x, int T, int heads, const ModelConfig& c, int P, const float* inv_freq, float mscale) {
+    const int D = c.head_dim, R = c.rot_dims(), half = R / 2;
+    if (R == D && mscale == 1.0f) return rope(x, T, heads, D, P, inv_freq, c.rope_pairing);
+    const bool interleaved = c.rope_pairing == RopePairing::interleaved;
+    for (int t = 0; t < T; ++t) {
+        const float pos = static_cast<float>(P + t);
+        for (int i = 0; i < half; ++i) {
+            const float angle = pos * inv_freq[i], cs = std::cos(angle) * mscale, sn = std::sin(angle) * mscale;
+            const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
+            for (int h = 0; h < heads; ++h) {
+                float* v = x + (int64_t{t} * heads + h) * D;
+                const float v0 = v[a], v1 = v[b];
+                v[a] = v0 * cs - v1 * sn;
+                v[b] = v0 * sn + v1 * cs;
+            }
+        }
+    }
+}
+
 // Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
 // keys/values into the cache.
 void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, const KvLayer& kv) {
@@ -96,12 +120,22 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
     float* v_new = v_cache + P * KD;
 
     s.norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
-    // Queries, keys and values; GPT-2 and Phi-3 fuse them into one product: [q | k | v] per row.
+    // Queries, keys and values; GPT-2, Phi-3 and GPT-NeoX fuse them into one product: [q | k | v]
+    // per row (HF GPT-NeoX: [q_h | k_h | v_h] per head, as its checkpoint stores the rows).
     if (w.attn_qkv) {
         s.linear(b.qkv, b.xn, w.attn_qkv, w.attn_qkv_b);
         const int64_t row = HD + 2 * KD;
+        const size_t d = sizeof(float) * static_cast<size_t>(D);
         for (int t = 0; t < T; ++t) {
             const float* r = b.qkv + t * row;
+            if (c.qkv_per_head) {
+                for (int h = 0; h < H; ++h) {
+                    std::memcpy(b.q + t * HD + h * D, r + 3 * h * D, d);
+                    std::memcpy(k_new + t * KD + h * D, r + 3 * h * D + D, d);
+                    std::memcpy(v_new + t * KD + h * D, r + 3 * h * D + 2 * D, d);
+                }
+                continue;
+            }
             std::memcpy(b.q + t * HD, r, sizeof(float) * static_cast<size_t>(HD));
             std::memcpy(k_new + t * KD, r + HD, sizeof(float) * static_cast<size_t>(KD));
             std::memcpy(v_new + t * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
@@ -111,13 +145,15 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
         s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
         s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
     }
-    if (w.attn_q_norm) {  // Qwen3: RMSNorm over each head's D values of q and k, before rope
+    if (w.attn_q_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's D values of q and k, before rope
         rmsnorm(b.q, b.q, w.attn_q_norm.data, T * H, D, c.norm_eps);
         rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
     }
     if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
-        rope(b.q, T, H, D, P, s.rope_inv_freq, c.rope_pairing);
-        rope(k_new, T, Hkv, D, P, s.rope_inv_freq, c.rope_pairing);
+        const float* inv_freq = s.model.rope_inv_freq(l, s.n_ctx);
+        const float mscale = s.model.rope_mscale(l);
+        rotate(b.q, T, H, c, P, inv_freq, mscale);
+        rotate(k_new, T, Hkv, c, P, inv_freq, mscale);
     }
     kv.store_new(P, T, KD);
 
@@ -153,16 +189,21 @@ void gate_and_up(const Pass& s, const LayerWeights& w, Buffers& b) {
     }
 }
 
-// MLP sub-block: resid += down(act(up(norm(resid)))) (Gemma 2: then a post-norm).
+// MLP sub-block: resid += down(act(up(norm(resid)))) (Gemma 2/3: then a post-norm; GPT-NeoX's
+// parallel residual: the norm reads the layer's input b.x0, not resid_mid).
 void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const ModelConfig& c = s.c;
     const int T = s.T, C = c.n_embd;
     const int64_t n = int64_t{T} * c.n_ff;
-    s.norm(b.xn, b.x, w.mlp_norm_w, w.mlp_norm_b);
+    s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     switch (c.activation) {
         case ActivationKind::gelu_new:
             s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
             gelu_new(b.ff, n);
+            break;
+        case ActivationKind::gelu_erf:  // GPT-NeoX: transformers' "gelu", 0.5 x (1 + erf(x / sqrt 2))
+            s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
+            for (int64_t i = 0; i < n; ++i) b.ff[i] = 0.5f * b.ff[i] * (1.0f + std::erf(b.ff[i] * float(std::numbers::sqrt2 / 2)));
             break;
         case ActivationKind::swiglu:  // ff = silu(gate(x)) * up(x)
             gate_and_up(s, w, b);
@@ -186,7 +227,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
     const ModelConfig& c = model_.config();
     const Weights& w = model_.weights();
     const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
-    Pass s{c, model_.rope_inv_freq(), observer_, T, P, T > 1};
+    Pass s{c, model_, n_ctx_, observer_, T, P, T > 1};
     work_.resize(Buffers::floats(c, T, P));
     Buffers b(work_.data(), c, T, P);
 
@@ -223,9 +264,11 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
                 kv.v[i] = static_cast<float>(kv.v16[i]);
             }
         }
+        if (c.parallel_residual) std::memcpy(b.x0, b.x, sizeof(float) * static_cast<size_t>(s.T) * static_cast<size_t>(C));
         attention_heads(s, lw, l, b, kv);
         if (narrow && l == c.n_layer - 1) {
             b.x += int64_t{T - 1} * C;
+            b.x0 += int64_t{T - 1} * C;
             b.z += int64_t{T - 1} * c.n_head * c.head_dim;
             s.T = 1;
         }

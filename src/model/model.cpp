@@ -110,8 +110,37 @@ Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> toke
         throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
                          " tokens but the weights only have " + std::to_string(config_.n_vocab) +
                          " embedding rows (the tokenizer's vocabulary must not be larger)");
-    if (config_.position == PositionKind::rope) rope_inv_freq_ = journey::rope_inv_freq(config_, weights_.rope_freqs);
+    if (config_.position != PositionKind::rope) return;
+    auto span_of = [](const Vector& v) { return std::span<const float>(v.data, static_cast<size_t>(v.n)); };
+    if (config_.rope_scaling == RopeScaling::longrope) {
+        // HF: config.json's long_factor/short_factor; GGUF: rope_factors_long/short.weight.
+        const bool gguf = weights_.rope_long.data != nullptr;
+        const auto shorts = gguf ? span_of(weights_.rope_short) : std::span<const float>(config_.rope_short_factors);
+        const auto longs = gguf ? span_of(weights_.rope_long) : std::span<const float>(config_.rope_long_factors);
+        const size_t half = static_cast<size_t>(config_.rot_dims() / 2);
+        if (shorts.size() != half || longs.size() != half)
+            throw ModelError(file_.path.string() + ": longrope needs " + std::to_string(half) + " long and " +
+                             std::to_string(half) + " short factors");
+        rope_inv_freq_ = journey::rope_inv_freq(config_, shorts);
+        rope_inv_freq_long_ = journey::rope_inv_freq(config_, longs);
+    } else {
+        rope_inv_freq_ = journey::rope_inv_freq(config_, span_of(weights_.rope_freqs));
+    }
+    if (config_.rope_local_theta > 0.0f) rope_inv_freq_local_ = journey::rope_inv_freq(config_, {}, true);
 }
+
+bool Model::local_rope(int layer) const {
+    return !rope_inv_freq_local_.empty() && static_cast<size_t>(layer) < config_.sliding_layers.size() &&
+           config_.sliding_layers[size_t(layer)];
+}
+
+const float* Model::rope_inv_freq(int layer, int n_ctx) const {
+    if (local_rope(layer)) return rope_inv_freq_local_.data();
+    if (!rope_inv_freq_long_.empty() && n_ctx > config_.rope_original_ctx) return rope_inv_freq_long_.data();
+    return rope_inv_freq_.data();
+}
+
+float Model::rope_mscale(int layer) const { return local_rope(layer) ? 1.0f : config_.rope_mscale; }
 
 const Tokenizer& Model::tokenizer() const {
     if (!tokenizer_) throw ModelError(file_.path.string() + ": loaded without a tokenizer");

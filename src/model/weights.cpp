@@ -16,7 +16,7 @@ namespace {
 
 // Symbolic sizes, resolved against the config.
 enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2 };
-// QKV = H*D + 2*Hkv*D (fused projections), F2 = 2F (fused gate|up), HD = H*D, KD = Hkv*D, D2 = D/2
+// QKV = H*D + 2*Hkv*D (fused projections), F2 = 2F (fused gate|up), HD = H*D, KD = Hkv*D, D2 = rotated dims / 2
 
 int64_t size_of(Dim d, const ModelConfig& c) {
     const int64_t HD = int64_t{c.n_head} * c.head_dim, KD = int64_t{c.n_kv_head} * c.head_dim;
@@ -30,7 +30,7 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::HD: return HD;
         case Dim::KD: return KD;
         case Dim::D: return c.head_dim;
-        case Dim::D2: return c.head_dim / 2;
+        case Dim::D2: return c.rot_dims() / 2;
     }
     return 0;
 }
@@ -55,6 +55,8 @@ const Role roles[] = {
     {output_norm_b, "output_norm.bias", &W::final_norm_b, Dim::C},
     {output, "output.weight", &W::output, Dim::V},
     {rope_freqs, "rope_freqs.weight", &W::rope_freqs, Dim::D2},
+    {rope_factors_long, "rope_factors_long.weight", &W::rope_long, Dim::D2},
+    {rope_factors_short, "rope_factors_short.weight", &W::rope_short, Dim::D2},
     {attn_norm, "blk.{}.attn_norm.weight", &L::attn_norm_w, Dim::C},
     {attn_norm_b, "blk.{}.attn_norm.bias", &L::attn_norm_b, Dim::C},
     {attn_qkv, "blk.{}.attn_qkv.weight", &L::attn_qkv, Dim::QKV},
@@ -105,7 +107,8 @@ bool ignorable(const std::string& name) {
     auto ends = [&](std::string_view suffix) {
         return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
-    return ends(".rotary_emb.inv_freq") || ends(".attn.bias") || ends(".attn.masked_bias");
+    return ends(".rotary_emb.inv_freq") || ends(".attn.bias") || ends(".attn.masked_bias") ||
+           ends(".attention.bias") || ends(".attention.masked_bias");  // GPT-NeoX's mask buffers
 }
 
 std::string with_layer(std::string name, int layer) {
@@ -221,8 +224,20 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
     else if (config.tied_output) w.output = w.tok_embd;  // tied: logits = x · tok_embdᵀ
     else b.fail(out_name, "is missing (the config says the output is not tied to the token embedding)");
     // Llama 3's rope factors, as llama.cpp's converter stores them (HF: config.json's rope_scaling).
-    if (config.position == PositionKind::rope && file.format != "safetensors")
-        if (const TensorInfo* f = b.find(role_of(Tensor::rope_freqs).gguf)) w.rope_freqs = b.vector(*f, config.head_dim / 2);
+    if (config.position == PositionKind::rope && file.format != "safetensors") {
+        const int64_t half = config.rot_dims() / 2;
+        if (const TensorInfo* f = b.find(role_of(Tensor::rope_freqs).gguf)) w.rope_freqs = b.vector(*f, half);
+        // Phi-3.5's longrope factors (HF: config.json's rope_scaling); present exactly with longrope.
+        const TensorInfo* lf = b.find(role_of(Tensor::rope_factors_long).gguf);
+        const TensorInfo* sf = b.find(role_of(Tensor::rope_factors_short).gguf);
+        const bool longrope = config.rope_scaling == RopeScaling::longrope;
+        if ((lf || sf) && !longrope)
+            b.fail(lf ? lf->name : sf->name, "is given but the model's rope scaling is not longrope (journey refuses rather than ignore it)");
+        if (longrope && !(lf && sf))
+            b.fail(role_of(lf ? Tensor::rope_factors_short : Tensor::rope_factors_long).gguf, "is missing (rope.scaling.type longrope needs both factor tensors)");
+        if (lf) w.rope_long = b.vector(*lf, half);
+        if (sf) w.rope_short = b.vector(*sf, half);
+    }
     b.refuse_unused(traits);
     return w;
 }

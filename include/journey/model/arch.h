@@ -12,15 +12,16 @@
 namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
-enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2 };
+enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
-enum class ActivationKind { gelu_new, swiglu, geglu_tanh };  // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up
+// MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX)
+enum class ActivationKind { gelu_new, swiglu, geglu_tanh, gelu_erf };
 enum class PositionKind { learned, rope };                 // added position embedding, or rotary
 
 // Every tensor any family reads: llama.cpp's LLM_TENSOR_* (GGUF names in src/model/weights.cpp).
 // A block reads the optional ones (biases, q/k norms, post-norms) exactly when its row names them.
 enum class Tensor {
-    tok_embd, pos_embd, output_norm, output_norm_b, output, rope_freqs,
+    tok_embd, pos_embd, output_norm, output_norm_b, output, rope_freqs, rope_factors_long, rope_factors_short,
     attn_norm, attn_norm_b, attn_qkv, attn_qkv_b, attn_q, attn_q_b, attn_k, attn_k_b, attn_v, attn_v_b,
     attn_q_norm, attn_k_norm, attn_out, attn_out_b, attn_post_norm,
     ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_gate, ffn_gate_up, ffn_down, ffn_down_b, ffn_post_norm,
@@ -46,6 +47,7 @@ struct ArchTraits {
     bool hf_norm_plus_one;  // Gemma: HF stores w and multiplies by (1 + w); GGUF stores w + 1
     bool embed_scale;       // Gemma: the token embedding is multiplied by sqrt(C)
     bool hf_tied_default;   // tie_word_embeddings when config.json does not say (transformers' default)
+    bool hf_qkv_per_head;   // GPT-NeoX: HF's fused query_key_value is [q_h | k_h | v_h] per head (GGUF: q | k | v)
     std::span<const Tensor> tensors;            // what the block reads (output: when untied)
     std::span<const HfName> hf_names;           // HF names of those tensors
 };

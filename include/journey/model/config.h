@@ -16,7 +16,10 @@ namespace journey {
 // How rotary frequencies are stretched for long contexts (HF rope_scaling / GGUF rope.scaling.*).
 // GGUF's rope_freqs.weight (Llama 3's factors, precomputed by the converter) is a weight, not this.
 // dynamic (NTK) changes nothing up to max_position_embeddings, which a session never exceeds.
-enum class RopeScaling { none, linear, llama3, dynamic };
+// yarn blends interpolated and original frequencies per dimension and scales the rotated values
+// (rope_mscale); longrope (Phi-3.5) divides by per-dimension factors, long ones when the context in
+// use exceeds the original context (as llama.cpp chooses), and scales by rope_mscale.
+enum class RopeScaling { none, linear, llama3, dynamic, yarn, longrope };
 std::string_view rope_scaling_name(RopeScaling s);
 
 struct ModelConfig;
@@ -40,7 +43,15 @@ struct ModelConfig {
     float rope_factor = 1.0f;           // linear and llama3: positions / factor (long wavelengths)
     float rope_low_freq_factor = 1.0f;  // llama3: wavelengths above original_ctx / low are divided by factor,
     float rope_high_freq_factor = 4.0f; //   those below original_ctx / high kept, and those between blended
-    int rope_original_ctx = 0;          // llama3: original_max_position_embeddings
+    int rope_original_ctx = 0;          // llama3, yarn, longrope: original_max_position_embeddings
+    float rope_beta_fast = 32.0f;       // yarn: the band between these rotation counts is blended
+    float rope_beta_slow = 1.0f;
+    float rope_mscale = 1.0f;           // yarn, longrope: cos and sin are multiplied by this (attention factor)
+    std::vector<float> rope_long_factors, rope_short_factors;  // longrope (HF config; GGUF: tensors), n_rot/2 each
+    int n_rot = 0;                      // rotated dimensions of each head (GPT-NeoX: rotary_pct * head_dim); 0: head_dim
+    float rope_local_theta = 0.0f;      // Gemma 3: the sliding layers' base (no scaling there); 0: one base for all
+    bool parallel_residual = false;     // GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x))
+    bool qkv_per_head = false;          // HF GPT-NeoX: the fused qkv output is [q_h | k_h | v_h] per head
     bool tied_output = true;  // logits use the token embedding when there is no separate lm_head
     ActivationKind activation = ActivationKind::gelu_new;
     NormKind norm = NormKind::layernorm;
@@ -57,6 +68,8 @@ struct ModelConfig {
         return sliding_window > 0 && static_cast<size_t>(layer) < sliding_layers.size() && sliding_layers[size_t(layer)]
                    ? sliding_window : 0;
     }
+
+    int rot_dims() const { return n_rot > 0 ? n_rot : head_dim; }
 
     // Throws ModelError naming `source` when the numbers cannot describe a working model.
     void validate(const std::string& source) const;

@@ -43,8 +43,12 @@ public:
     const Tokenizer& tokenizer() const;  // throws ModelError when loaded without one
     int64_t n_params() const { return weights_.n_params(); }
     DType weight_dtype() const { return weights_.tok_embd.dtype; }
-    // The rotary inverse frequencies, [head_dim / 2] (empty without rope): model/rope_freq.h.
-    const float* rope_inv_freq() const { return rope_inv_freq_.data(); }
+    // The rotary inverse frequencies of layer `layer` in a context of n_ctx positions, [R/2] for
+    // the R rotated dimensions (model/rope_freq.h): Gemma 3's sliding layers have their own;
+    // longrope uses its long factors when n_ctx exceeds the original context (as llama.cpp).
+    const float* rope_inv_freq(int layer, int n_ctx) const;
+    // What cos and sin are multiplied by in that layer (yarn / longrope attention factor; else 1).
+    float rope_mscale(int layer) const;
 
 private:
     std::filesystem::path source_;
@@ -52,7 +56,11 @@ private:
     ModelConfig config_;
     Weights weights_;
     std::unique_ptr<Tokenizer> tokenizer_;
-    std::vector<float> rope_inv_freq_;
+    std::vector<float> rope_inv_freq_;        // global layers (longrope: short factors)
+    std::vector<float> rope_inv_freq_long_;   // longrope: long factors
+    std::vector<float> rope_inv_freq_local_;  // Gemma 3's sliding layers
+
+    bool local_rope(int layer) const;
 };
 
 // Where the model comes from when -m is not given: $JOURNEY_MODEL if set, else the one installed

@@ -1,6 +1,8 @@
-// The rotary frequencies of a model: theta^(-2i/D) for each pair i < D/2, stretched as the
-// model says for long contexts (linear, Llama 3's per-band scaling, or GGUF's rope_freqs.weight).
+// The rotary frequencies of a model: theta^(-2i/R) for each pair i < R/2 of the R rotated
+// dimensions, stretched as the model says for long contexts (linear, Llama 3's per-band scaling,
+// yarn's blend, or per-pair divisors: GGUF's rope_freqs.weight, longrope's factors).
 #pragma once
+#include <span>
 #include <vector>
 
 #include "journey/kernels/matrix.h"
@@ -8,7 +10,8 @@
 
 namespace journey {
 
-// inv_freq[D/2]; `factors` is GGUF's rope_freqs.weight (D/2 divisors) or empty.
-std::vector<float> rope_inv_freq(const ModelConfig& c, const Vector& factors);
+// inv_freq[R/2]; `factors` divides each one (R/2 values) or is empty. `local`: Gemma 3's
+// sliding layers, with their own base (rope_local_theta) and no scaling.
+std::vector<float> rope_inv_freq(const ModelConfig& c, std::span<const float> factors, bool local = false);
 
 }  // namespace journey

@@ -42,7 +42,8 @@ struct Weights {
     std::vector<LayerWeights> layers; // n_layer
     Vector final_norm_w, final_norm_b;// (C)                                   ln_f
     Matrix output;                    // (C -> n_vocab), Linear; == tok_embd when tied
-    Vector rope_freqs;                // (D/2) GGUF Llama 3: divisors of the rotary frequencies
+    Vector rope_freqs;                // (R/2) GGUF Llama 3: divisors of the rotary frequencies (R: rotated dims)
+    Vector rope_long, rope_short;     // (R/2) GGUF longrope (Phi-3.5): divisors for long / short contexts
 
     // Binds every tensor the architecture's row names; throws ModelError naming the file and
     // tensor when one is missing, has the wrong shape or an unsupported dtype, or when the file
