@@ -70,6 +70,7 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
 
     byte_tokens_.fill(options_.unk);
     std::array<bool, 256> seen{};
+    std::vector<HfAddedToken> specials;
     for (size_t i = 0; i < n; ++i) {
         const TokenId id = TokenId(i);
         switch (types_[i]) {
@@ -82,10 +83,10 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
             }
             case TokenType::Control:
             case TokenType::Unknown:
-                if (!tokens_[i].empty()) specials_.push_back(id);
+                if (!tokens_[i].empty()) specials.push_back({.id = id, .content = tokens_[i]});
                 break;
             case TokenType::UserDefined:
-                if (!tokens_[i].empty()) specials_.push_back(id);
+                if (!tokens_[i].empty()) specials.push_back({.id = id, .content = tokens_[i]});
                 pieces_.emplace(tokens_[i], id);
                 break;
             case TokenType::Normal:
@@ -103,8 +104,7 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
         auto it = pieces_.find(text);
         if (it != pieces_.end() && it->second == id && utf8_char_len(text, 0) < text.size()) pieces_.erase(it);
     }
-    std::stable_sort(specials_.begin(), specials_.end(),
-                     [&](TokenId a, TokenId b) { return tokens_[size_t(a)].size() > tokens_[size_t(b)].size(); });
+    specials_ = AddedTokenMatcher(std::move(specials));
 }
 
 std::optional<TokenId> SpmTokenizer::piece_id(std::string_view piece) const {
@@ -137,19 +137,14 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool parse_spec
         after_special = false;
     };
     if (parse_special && !specials_.empty()) {
-        for (size_t i = 0; i < text.size();) {
-            auto match = std::find_if(specials_.begin(), specials_.end(), [&](TokenId id) {
-                return text.compare(i, tokens_[size_t(id)].size(), tokens_[size_t(id)]) == 0;
-            });
-            if (match == specials_.end()) {
-                ++i;
-                continue;
-            }
-            flush_raw(i);
-            out.push_back(*match);
+        std::vector<AddedTokenMatcher::Segment> segments;
+        specials_.split(text, true, segments);
+        for (const auto& seg : segments) {
+            if (!seg.token) continue;
+            flush_raw(seg.begin);
+            out.push_back(seg.token->id);
             after_special = true;
-            i += tokens_[size_t(*match)].size();
-            raw_start = i;
+            raw_start = seg.end;
         }
     }
     flush_raw(text.size());

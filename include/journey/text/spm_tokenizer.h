@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "journey/formats/model_file.h"
+#include "journey/text/hf_added_tokens.h"
 #include "journey/text/tokenizer.h"
 
 namespace journey {
@@ -92,7 +93,9 @@ private:
     std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> pieces_;  // mergeable
     std::array<TokenId, 256> byte_tokens_{};     // <0xNN> ids
     bool has_byte_tokens_ = false;               // all 256 present: byte fallback, else <unk>
-    std::vector<TokenId> specials_;              // matched by parse_special, longest text first
+    // Control, unknown and user-defined tokens, matched by parse_special (leftmost, then longest)
+    // by a trie: linear in the text however many there are.
+    AddedTokenMatcher specials_;
 };
 
 // The tokenizer stored in a GGUF file's metadata: tokenizer.ggml.model "llama" gives an
