@@ -21,7 +21,11 @@ harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
   for f in tests/fuzz/fuzz_*.cpp; do harnesses+=("$(basename "$f" .cpp)"); done
 fi
-cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
+if [ $# -eq 0 ]; then
+  cmake --build build-fuzz -j "$(nproc)" --target fuzz_all  # one build, the harnesses in parallel
+else
+  cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
+fi
 rm -rf build-fuzz/seeds
 python3 tests/fuzz/make_seeds.py . build-fuzz/seeds
 mkdir -p build-fuzz/findings
