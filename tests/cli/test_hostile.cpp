@@ -329,9 +329,12 @@ TEST_CASE("hostile: a context of 2^26 positions in a header does not size the KV
 }
 
 TEST_CASE("hostile: llama2.c headers whose seq_len x n_layers claim gigabytes", "[hostile]") {
-    // 2^26 positions x 1 layer, and 2^16 positions x 4096 layers, over a 3 KB body.
-    check_refused(info((kHostile / "llama2c_seq_len_2p26.bin").string()), 2, "llama2c_seq_len_2p26.bin", "truncated");
-    check_refused(info((kHostile / "llama2c_layers_seq_1e9.bin").string()), 2, "llama2c_layers_seq_1e9.bin", "truncated");
+    // 2^26 positions x 1 layer, and 2^16 positions x 4096 layers, over a 19 KB body.
+    const std::string tok = std::string(JOURNEY_TEST_DATA) + "/models/stories260K/tok512.bin";
+    check_refused(info((kHostile / "llama2c_seq_len_2p26.bin").string(), {"--tokenizer", tok}), 2,
+                  "llama2c_seq_len_2p26.bin", "header values out of range");
+    check_refused(info((kHostile / "llama2c_layers_seq_1e9.bin").string(), {"--tokenizer", tok}), 2,
+                  "llama2c_layers_seq_1e9.bin", "truncated");
 }
 
 TEST_CASE("hostile: 30,000 control tokens and a 100 KB prompt: special-token matching stays linear", "[hostile]") {
@@ -428,4 +431,39 @@ TEST_CASE("hostile: 30,000 control tokens and a 100 KB prompt: special-token mat
     write(dir / "controls.gguf", b.build());
     CHECK(last_ids(run_journey_limited({"tokenize", "-m", (dir / "controls.gguf").string(), "-f", "-"}, kLimitMib, prompt,
                                        kCpuSeconds)) == 260 + kSpecials - 1);
+}
+
+TEST_CASE("hostile: a number too large for a double is invalid JSON, not nlohmann's exception", "[hostile]") {
+    // Found by fuzz_config_json ("1e363{..."): nlohmann throws out_of_range.406, not parse_error,
+    // and it escaped the parse as "terminate called after throwing ...".
+    ModelDir m;
+    m.put("config.json", "config_number_overflow.json");
+    check_refused(info(m.path()), 2, "config.json", "invalid JSON: number overflow parsing '1e400'");
+    // The same in tokenizer_config.json, now read depth-limited like every other JSON file.
+    ModelDir ok;
+    fs::copy_file(kHostile / "config_number_overflow.json", ok / "tokenizer_config.json");
+    auto chat = [&] { return run_journey_limited({"generate", "-m", ok.path(), "--chat", "-p", "x", "-n", "1"}, kLimitMib); };
+    check_refused(chat(), 2, "tokenizer_config.json", "invalid JSON: number overflow parsing '1e400'");
+    write(ok / "tokenizer_config.json", nested("{\"a\":", "}", 100000));
+    check_refused(chat(), 2, "tokenizer_config.json", "JSON nested deeper than 256 levels");
+    // In a safetensors header, and in a sharded checkpoint's index (found by fuzz_safetensors and
+    // fuzz_safetensors_index as 41e308 and 5e308).
+    ModelDir st;
+    st.put("model.safetensors", "header_number_overflow.safetensors");
+    check_refused(info(st.path()), 2, "model.safetensors header", "invalid JSON: number overflow parsing '1e400'");
+    fs::remove(st / "model.safetensors");
+    st.put("model.safetensors.index.json", "index_number_overflow.json");
+    check_refused(info(st.path()), 2, "model.safetensors.index.json", "invalid JSON: number overflow parsing '1e400'");
+    // And a --batch line: that line's error object, the run goes on.
+    fs::remove(ok / "tokenizer_config.json");
+    auto r = run_journey_limited({"next", "-m", ok.path(), "--batch", "-", "--top-k", "1"}, kLimitMib,
+                            "a\n{\"prompt\": \"b\", \"x\": 1e400}\nc\n");
+    INFO(r.err);
+    CHECK(r.exit_code == 3);
+    std::vector<nlohmann::json> lines;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+    REQUIRE(lines.size() == 3);
+    CHECK_THAT(lines[1].value("error", ""), Contains("number overflow"));
+    CHECK_FALSE(lines[2].contains("error"));
 }

@@ -98,7 +98,8 @@ put("config_n_layer_1e9.json", json.dumps({
     "n_inner": None, "activation_function": "gelu_new", "layer_norm_epsilon": 1e-05}, indent=1) + "\n")
 
 
-# llama.c checkpoints: a tiny valid body (dim 8, hidden 16, 1 layer, 2 heads, vocab 16, seq_len 4)
+# llama.c checkpoints: a tiny valid body (dim 8, hidden 16, 1 layer, 2 heads, vocab 512 as
+# stories260K's tok512.bin, seq_len 4)
 # under a header whose seq_len x n_layers claims gigabytes of KV cache.
 def llama2c(dim, hidden, layers, heads, kv, vocab, seq, body_seq=4, body_layers=1):
     head = dim // heads
@@ -106,5 +107,12 @@ def llama2c(dim, hidden, layers, heads, kv, vocab, seq, body_seq=4, body_layers=
     return struct.pack("<7i", dim, hidden, layers, heads, kv, vocab, seq) + struct.pack("<%df" % floats, *([0.01] * floats))
 
 
-put("llama2c_seq_len_2p26.bin", llama2c(8, 16, 1, 2, 2, 16, 1 << 26))        # 2^26 x 1 layer x 8 x 2 x 4 B = 4 GiB
-put("llama2c_layers_seq_1e9.bin", llama2c(8, 16, 4096, 2, 2, 16, 1 << 16))   # 2^16 x 4096 layers: 16 GiB
+put("llama2c_seq_len_2p26.bin", llama2c(8, 16, 1, 2, 2, 512, 1 << 26))        # 2^26 x 1 layer x 8 x 2 x 4 B = 4 GiB
+put("llama2c_layers_seq_1e9.bin", llama2c(8, 16, 4096, 2, 2, 512, 1 << 16))   # 2^16 x 4096 layers: 16 GiB
+
+# Numbers beyond a double (nlohmann's out_of_range.406, which escaped the parse; found by the
+# safetensors fuzzers): in a safetensors header, and in a sharded checkpoint's index.
+h = b'{"a": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}}'
+h += b" " * ((8 - len(h) % 8) % 8)
+put("header_number_overflow.safetensors", struct.pack("<Q", len(h)) + h + b"\0" * 4)
+put("index_number_overflow.json", '{"metadata": {"total_size": 1e400}, "weight_map": {"a": "model-00001-of-00001.safetensors"}}\n')
