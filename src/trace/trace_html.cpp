@@ -1,25 +1,11 @@
 // The trace page: markup and data here; its style and script in trace_html_assets.cpp.
 #include "journey/trace/trace_html.h"
+#include "journey/text/html_escape.h"
 
 namespace journey {
 
 extern const char* const kTraceCss;
 extern const char* const kTraceJs;
-
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
 
 std::string script_safe_json(const nlohmann::json& doc) {
     // Outside strings JSON never uses these characters, so escaping them everywhere is exact.

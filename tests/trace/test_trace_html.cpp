@@ -43,7 +43,7 @@ std::string chromium(const fs::path& dir, const fs::path& page, const std::strin
 }  // namespace
 
 TEST_CASE("trace html: escaping of markup and of JSON inside a script", "[trace][html]") {
-    CHECK(journey::html_escape("<b a=\"x\">&'") == "&lt;b a=&quot;x&quot;&gt;&amp;&#39;");
+    CHECK(journey::html_escape("<b a=\"x\">&'") == "&lt;b a=&#34;x&#34;&gt;&amp;&#39;");
     const std::string s = journey::script_safe_json({{"t", "</script><!--&"}});
     CHECK(s.find('<') == std::string::npos);
     CHECK(nlohmann::json::parse(s)["t"] == "</script><!--&");

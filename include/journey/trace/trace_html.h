@@ -11,13 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "journey/text/html_escape.h"
+
 namespace journey {
 
 // `doc` is trace_json(...) (ideally with full patterns); `title` is plain text.
 std::string trace_html(const nlohmann::json& doc, const std::string& title);
-
-// Text safe inside HTML element content and double-quoted attributes.
-std::string html_escape(const std::string& s);
 
 // JSON that can sit inside <script type="application/json">: '<', '>' and '&' as \u escapes.
 std::string script_safe_json(const nlohmann::json& doc);

@@ -1,4 +1,5 @@
 // Jinja's builtin filters and tests, as templates use them (tojson as transformers defines it).
+#include "journey/text/html_escape.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -162,21 +163,6 @@ Value map_filter(const Value& seq, Args& a) {
         fa.pos.assign(a.pos.begin() + 1, a.pos.end());
         fa.kw = a.kw;
         out.push_back(apply_filter(name, item, fa));
-    }
-    return out;
-}
-
-std::string html_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out.push_back(c);
-        }
     }
     return out;
 }
@@ -362,7 +348,7 @@ Value apply_filter(const std::string& f, const Value& v, Args& a) {
         return total;
     }
     if (f == "attr") return get_attr(v, to_str(arg(a, 0, "name")));
-    if (f == "escape" || f == "e") return html_escape(to_str(v));
+    if (f == "escape" || f == "e") return journey::html_escape(to_str(v));
     if (f == "wordcount") {
         int64_t n = 0;
         bool in_word = false;
