@@ -454,6 +454,10 @@ TEST_CASE("hostile: a number too large for a double is invalid JSON, not nlohman
     fs::remove(st / "model.safetensors");
     st.put("model.safetensors.index.json", "index_number_overflow.json");
     check_refused(info(st.path()), 2, "model.safetensors.index.json", "invalid JSON: number overflow parsing '1e400'");
+    // In a tokenizer.json (found by fuzz_tokenizer_json as 131e308).
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (kHostile / "tokenizer_number_overflow.json").string(),
+                                       "-p", "x"}, kLimitMib),
+                  2, "tokenizer_number_overflow.json", "invalid JSON: number overflow parsing '1e400'");
     // And a --batch line: that line's error object, the run goes on.
     fs::remove(ok / "tokenizer_config.json");
     auto r = run_journey_limited({"next", "-m", ok.path(), "--batch", "-", "--top-k", "1"}, kLimitMib,
