@@ -54,7 +54,7 @@ bench() {
   }'
 }
 data=$(dirname "$bin")/test-data/tokenizers
-bench gpt2
+bench gpt2 -m models/gpt2-tokenizer
 for family in llama3 qwen2; do
   if [ -f "$data/$family/tokenizer.json" ]; then bench "$family" --tokenizer-json "$data/$family/tokenizer.json"
   else echo "$family: no $data/$family/tokenizer.json (configure the build with tests on)" >&2; fi

@@ -4,21 +4,31 @@
 # round, so both see the same memory bandwidth and core speed. On a shared host these move by
 # ±25% from minute to minute, so figures taken at different times do not compare; the ratio
 # within a round does.
-#   scripts/bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR=/work/bench-models] [ROUNDS=6] [THREADS=2] [JOURNEY=build/journey]
-# Models from scripts/make_bench_model.py MODELS_DIR --gguf f32,f16,q8_0 (F32/F16/BF16 directories
-# and GGUF files). Prints one line per run (tool dtype format pp128 tg64), then medians, ranges and
-# the per-round ratios journey / llama.cpp.
+#   scripts/bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR=/work/bench-models] [ROUNDS=6] [THREADS=2] [JOURNEY=build/journey] [SHAPE=gpt2]
+# SHAPE gpt2: GPT-2 small from scripts/make_bench_model.py MODELS_DIR --gguf f32,f16,q8_0 (F32/F16/BF16
+# directories and GGUF files), pp128 and tg64, 3 repetitions.
+# SHAPE llama: Llama 3.2 1B from make_bench_model.py MODELS_DIR --shape llama-3.2-1b --dtypes bf16
+# --gguf f16,q8_0, plus llama-quantize's Q4_K_M and Q6_K of the F16 file (llama-3.2-1b-q4_k_m.gguf,
+# llama-3.2-1b-q6_k.gguf), pp512 and tg32, 2 repetitions (a round takes minutes).
+# Prints one line per run (tool dtype format pp tg), then medians, ranges and the per-round
+# ratios journey / llama.cpp. Each round's header gives the time and the load average.
 set -euo pipefail
-llama_bench=${1:?usage: bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR] [ROUNDS] [THREADS] [JOURNEY]}
+llama_bench=${1:?usage: bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR] [ROUNDS] [THREADS] [JOURNEY] [SHAPE]}
 models=${2:-/work/bench-models}
 rounds=${3:-6}
 threads=${4:-2}
 journey=${5:-build/journey}
+shape=${6:-gpt2}
+case "$shape" in
+  gpt2) prefix=gpt2-small pp=128 tg=64 reps=3 ;;
+  llama) prefix=llama-3.2-1b pp=512 tg=32 reps=2 ;;
+  *) echo "bench_vs_llamacpp.sh: SHAPE must be gpt2 or llama, not '$shape'" >&2; exit 2 ;;
+esac
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 llama_row() {  # dtype gguf
-  "$llama_bench" -m "$models/$2" -p 128 -n 64 -t "$threads" -r 3 -o json 2>/dev/null | python3 -c '
+  "$llama_bench" -m "$models/$2" -p "$pp" -n "$tg" -t "$threads" -r "$reps" -o json 2>/dev/null | python3 -c '
 import json, sys
 runs = json.load(sys.stdin)
 pp = [r["avg_ts"] for r in runs if r["n_prompt"] > 0][0]
@@ -26,7 +36,7 @@ tg = [r["avg_ts"] for r in runs if r["n_gen"] > 0][0]
 print("llama.cpp %s gguf %.1f %.1f" % (sys.argv[1], pp, tg))' "$1"
 }
 journey_row() {  # dtype format model
-  "$journey" bench -m "$models/$3" -p 128 -n 64 -r 3 -t "$threads" --json 2>/dev/null | python3 -c '
+  "$journey" bench -m "$models/$3" -p "$pp" -n "$tg" -r "$reps" -t "$threads" --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print("journey %s %s %.1f %.1f" % (sys.argv[1], sys.argv[2], d["pp_tok_s"], d["tg_tok_s"]))' "$1" "$2"
@@ -34,21 +44,29 @@ print("journey %s %s %.1f %.1f" % (sys.argv[1], sys.argv[2], d["pp_tok_s"], d["t
 
 for r in $(seq "$rounds"); do
   echo "# round $r of $rounds, $(date -u +%H:%M:%S), load average $(cut -d' ' -f1 /proc/loadavg)" >&2
-  for d in f32 f16 q8_0; do
-    llama_row "$d" "gpt2-small-$d.gguf"
-    journey_row "$d" gguf "gpt2-small-$d.gguf"
-    [ "$d" != q8_0 ] && journey_row "$d" hf "gpt2-small-$d"
-  done
-  journey_row bf16 hf gpt2-small-bf16
+  if [ "$shape" = gpt2 ]; then
+    for d in f32 f16 q8_0; do
+      llama_row "$d" "$prefix-$d.gguf"
+      journey_row "$d" gguf "$prefix-$d.gguf"
+      [ "$d" != q8_0 ] && journey_row "$d" hf "$prefix-$d"
+    done
+  else
+    for d in f16 q8_0 q4_k_m q6_k; do
+      llama_row "$d" "$prefix-$d.gguf"
+      journey_row "$d" gguf "$prefix-$d.gguf"
+    done
+  fi
+  journey_row bf16 hf "$prefix-bf16"
 done | tee "$out"
 
-python3 - "$out" <<'PY'
+python3 - "$out" "$pp" "$tg" <<'PY'
 import statistics as st, sys
+pp_name, tg_name = "pp" + sys.argv[2], "tg" + sys.argv[3]
 runs = {}
 for line in open(sys.argv[1]):
     tool, dtype, fmt, pp, tg = line.split()
     runs.setdefault(f"{tool} {dtype} {fmt}", []).append((float(pp), float(tg)))
-print("\n| run | pp128 median [range] | tg64 median [range] |\n| --- | ---: | ---: |")
+print(f"\n| run | {pp_name} median [range] | {tg_name} median [range] |\n| --- | ---: | ---: |")
 for key, v in runs.items():
     pp, tg = [a for a, _ in v], [b for _, b in v]
     print(f"| {key} | {st.median(pp):.0f} [{min(pp):.0f}–{max(pp):.0f}] | {st.median(tg):.1f} [{min(tg):.1f}–{max(tg):.1f}] |")
@@ -58,11 +76,12 @@ def ratios(num, den, i):
     if not a or not b: return None
     r = [x[i] / y[i] for x, y in zip(a, b)]
     return f"{st.median(r):.2f} [{min(r):.2f}–{max(r):.2f}]"
-print("\n| journey / llama.cpp, same round | pp128 | tg64 |\n| --- | ---: | ---: |")
+print(f"\n| journey / llama.cpp, same round | {pp_name} | {tg_name} |\n| --- | ---: | ---: |")
 for num, den in [("journey f32 gguf", "llama.cpp f32 gguf"), ("journey f32 hf", "llama.cpp f32 gguf"),
                  ("journey f16 gguf", "llama.cpp f16 gguf"), ("journey f16 hf", "llama.cpp f16 gguf"),
                  ("journey bf16 hf", "llama.cpp f16 gguf"), ("journey bf16 hf", "llama.cpp f32 gguf"),
-                 ("journey q8_0 gguf", "llama.cpp q8_0 gguf")]:
+                 ("journey q8_0 gguf", "llama.cpp q8_0 gguf"), ("journey q4_k_m gguf", "llama.cpp q4_k_m gguf"),
+                 ("journey q6_k gguf", "llama.cpp q6_k gguf")]:
     pp, tg = ratios(num, den, 0), ratios(num, den, 1)
     if pp: print(f"| {num} / {den} | {pp} | {tg} |")
 PY

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Write a seeded random model in exactly GPT-2 small's shape, for benchmarks.
+"""Write a seeded random model in exactly GPT-2 small's or Llama 3.2 1B's shape, for benchmarks.
 
-12 layers, 12 heads, width 768, context 1024, vocabulary 50257: 124M parameters.
+GPT-2 small: 12 layers, 12 heads, width 768, context 1024, vocabulary 50257: 124M parameters.
+Llama 3.2 1B (--shape llama-3.2-1b): 16 layers, width 2048, 32 heads of 64, 8 kv heads, ffn 8192,
+vocabulary 128256, tied embeddings, rope theta 500000 with llama3 scaling (factor 32, low/high
+frequency factors 1/4, original context 8192): 1.24G parameters.
 Speed does not depend on the values, so these files are generated, never committed.
 
-    scripts/make_bench_model.py OUT_DIR [--dtypes f32,f16,bf16] [--gguf f32,f16,q8_0] [--seed 0]
+    scripts/make_bench_model.py OUT_DIR [--shape gpt2-small|llama-3.2-1b] [--dtypes f32,f16,bf16]
+                                [--gguf f32,f16,q8_0] [--seed 0]
 
 writes OUT_DIR/gpt2-small-<dtype>/ as Hugging Face directories (config.json,
 model.safetensors, vocab.json and merges.txt copied from models/gpt2-tokenizer), and
@@ -13,6 +17,13 @@ arch gpt2, tensors token_embd / position_embd / blk.N.{attn_norm, attn_qkv, attn
 ffn_norm, ffn_up, ffn_down} / output_norm, matrices in Linear [out, in] layout (GPT-2's
 Conv1D weights transposed), 1-D tensors in F32, and the tokenizer as tokenizer.ggml.* (gpt2).
 The same seed gives the same numbers in every file. Needs only numpy (Debian: python3-numpy).
+
+The Llama shape writes OUT_DIR/llama-3.2-1b-<dtype>/ (config.json as Meta's, GPT-2's vocab.json
+and merges.txt padded to 128256 entries) and OUT_DIR/llama-3.2-1b-<type>.gguf the way
+llama.cpp's converter writes Llama 3 (q/k rows permuted for its rope pairing, rope_freqs.weight
+for the llama3 scaling, no output.weight). Tensors are generated one at a time (1.24G
+parameters do not fit in memory twice). K-quants come from llama.cpp's own quantizer:
+    llama-quantize OUT_DIR/llama-3.2-1b-f16.gguf OUT_DIR/llama-3.2-1b-q4_k_m.gguf Q4_K_M
 """
 import argparse
 import json
@@ -182,14 +193,201 @@ def write_gguf(path, items, qtype, root):
             f.write(b)
 
 
+# ---- Llama 3.2 1B ----------------------------------------------------------------------------
+L_LAYER, L_HEAD, L_KV, L_HEAD_DIM, L_EMBD, L_FFN, L_VOCAB, L_CTX = 16, 32, 8, 64, 2048, 8192, 128256, 131072
+L_THETA, L_EPS = 500000.0, 1e-5
+L_SCALING = {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+             "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+
+
+def llama_specs():
+    """(Hugging Face name, shape [out, in], std): Llama 3.2 1B's tensors, in the checkpoint's order."""
+    yield "model.embed_tokens.weight", (L_VOCAB, L_EMBD), 0.02
+    for i in range(L_LAYER):
+        p = f"model.layers.{i}."
+        yield p + "input_layernorm.weight", (L_EMBD,), None
+        yield p + "self_attn.q_proj.weight", (L_HEAD * L_HEAD_DIM, L_EMBD), 0.02
+        yield p + "self_attn.k_proj.weight", (L_KV * L_HEAD_DIM, L_EMBD), 0.02
+        yield p + "self_attn.v_proj.weight", (L_KV * L_HEAD_DIM, L_EMBD), 0.02
+        yield p + "self_attn.o_proj.weight", (L_EMBD, L_HEAD * L_HEAD_DIM), 0.02
+        yield p + "post_attention_layernorm.weight", (L_EMBD,), None
+        yield p + "mlp.gate_proj.weight", (L_FFN, L_EMBD), 0.02
+        yield p + "mlp.up_proj.weight", (L_FFN, L_EMBD), 0.02
+        yield p + "mlp.down_proj.weight", (L_EMBD, L_FFN), 0.02
+    yield "model.norm.weight", (L_EMBD,), None
+
+
+def llama_tensor(seed, index, shape, std):
+    """Tensor `index`: its own generator, so each can be made alone and again in every file."""
+    rng = np.random.default_rng([seed, index])
+    if std is None:  # a norm gain
+        return (1 + rng.standard_normal(shape, dtype=np.float32) * 0.05).astype(np.float32)
+    return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+
+
+def write_safetensors_lazy(path, specs, make, dtype):
+    header, offset = {}, 0
+    width = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
+    for name, shape, _ in specs:
+        n = int(np.prod(shape)) * width
+        header[name] = {"dtype": dtype.upper(), "shape": list(shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(head)))
+        f.write(head)
+        for i, (name, shape, std) in enumerate(specs):
+            f.write(to_dtype(make(i, shape, std), dtype)[1])
+
+
+def llama3_rope_freqs():
+    """llama.cpp's converter's rope_freqs for llama3 scaling: the factor each frequency is divided by."""
+    base, dim = L_THETA, L_HEAD_DIM
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
+    factor, low, high, old = (L_SCALING["factor"], L_SCALING["low_freq_factor"], L_SCALING["high_freq_factor"],
+                              L_SCALING["original_max_position_embeddings"])
+    low_wavelen, high_wavelen = old / low, old / high
+    out = []
+    for f in freqs:
+        wavelen = 2 * np.pi / f
+        if wavelen < high_wavelen:
+            out.append(1.0)
+        elif wavelen > low_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+def permute_qk(a, n_head):
+    """llama.cpp's converter: HF's rotate-half rows -> interleaved pairs."""
+    return np.ascontiguousarray(a.reshape(n_head, 2, a.shape[0] // n_head // 2, *a.shape[1:])
+                                .swapaxes(1, 2).reshape(a.shape))
+
+
+def llama_gguf_name(name):
+    if name == "model.embed_tokens.weight": return "token_embd.weight"
+    if name == "model.norm.weight": return "output_norm.weight"
+    _, _, layer, rest = name.split(".", 3)
+    part = {"input_layernorm.weight": "attn_norm", "self_attn.q_proj.weight": "attn_q",
+            "self_attn.k_proj.weight": "attn_k", "self_attn.v_proj.weight": "attn_v",
+            "self_attn.o_proj.weight": "attn_output", "post_attention_layernorm.weight": "ffn_norm",
+            "mlp.gate_proj.weight": "ffn_gate", "mlp.up_proj.weight": "ffn_up", "mlp.down_proj.weight": "ffn_down"}[rest]
+    return f"blk.{layer}.{part}.weight"
+
+
+def padded_gpt2_vocab(root, n):
+    vocab = json.loads((root / "models" / "gpt2-tokenizer" / "vocab.json").read_text(encoding="utf-8"))
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    return tokens + [f"[PAD{i}]" for i in range(n - len(tokens))]
+
+
+def write_gguf_llama(path, specs, make, qtype, root):
+    tokens = padded_gpt2_vocab(root, L_VOCAB)
+    merges = [l for l in (root / "models" / "gpt2-tokenizer" / "merges.txt").read_text(encoding="utf-8").split("\n")
+              if l and not l.startswith("#version")]
+    token_type = [3 if t == "<|endoftext|>" else 1 for t in tokens]
+    kvs = [
+        gguf_kv("general.architecture", T_STR, "llama"),
+        gguf_kv("general.name", T_STR, f"llama-3.2-1b-bench-{qtype}"),
+        gguf_kv("general.file_type", T_U32, FILE_TYPE[qtype]),
+        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
+        gguf_kv("llama.block_count", T_U32, L_LAYER),
+        gguf_kv("llama.context_length", T_U32, L_CTX),
+        gguf_kv("llama.embedding_length", T_U32, L_EMBD),
+        gguf_kv("llama.feed_forward_length", T_U32, L_FFN),
+        gguf_kv("llama.attention.head_count", T_U32, L_HEAD),
+        gguf_kv("llama.attention.head_count_kv", T_U32, L_KV),
+        gguf_kv("llama.rope.freq_base", T_F32, L_THETA),
+        gguf_kv("llama.attention.layer_norm_rms_epsilon", T_F32, L_EPS),
+        gguf_kv("llama.attention.key_length", T_U32, L_HEAD_DIM),
+        gguf_kv("llama.attention.value_length", T_U32, L_HEAD_DIM),
+        gguf_kv("llama.vocab_size", T_U32, L_VOCAB),
+        gguf_kv("llama.rope.dimension_count", T_U32, L_HEAD_DIM),
+        gguf_kv("tokenizer.ggml.model", T_STR, "gpt2"),
+        gguf_kv("tokenizer.ggml.pre", T_STR, "gpt-2"),
+        gguf_kv("tokenizer.ggml.tokens", T_ARR, (T_STR, tokens)),
+        gguf_kv("tokenizer.ggml.token_type", T_ARR, (T_I32, token_type)),
+        gguf_kv("tokenizer.ggml.merges", T_ARR, (T_STR, merges)),
+        gguf_kv("tokenizer.ggml.bos_token_id", T_U32, 50256),
+        gguf_kv("tokenizer.ggml.eos_token_id", T_U32, 50256),
+    ]
+    # (gguf name, shape, type, maker): rope_freqs first, as the converter writes it
+    entries = [("rope_freqs.weight", (L_HEAD_DIM // 2,), GGML_F32, lambda: llama3_rope_freqs())]
+    for i, (name, shape, std) in enumerate(specs):
+        gtype = GGML_F32 if len(shape) == 1 or qtype == "f32" else GGML_F16 if qtype == "f16" else GGML_Q8_0
+        def maker(i=i, name=name, shape=shape, std=std):
+            a = make(i, shape, std)
+            if name.endswith("q_proj.weight"): a = permute_qk(a, L_HEAD)
+            if name.endswith("k_proj.weight"): a = permute_qk(a, L_KV)
+            return a
+        entries.append((llama_gguf_name(name), shape, gtype, maker))
+    infos, offset = [], 0
+    for name, shape, gtype, _ in entries:
+        n = int(np.prod(shape))
+        size = n * 4 if gtype == GGML_F32 else n * 2 if gtype == GGML_F16 else n // 32 * 34
+        ne = list(reversed(shape))
+        infos.append(gguf_str(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne)
+                     + struct.pack("<IQ", gtype, offset))
+        offset += size + (-size % GGUF_ALIGN)
+    with open(path, "wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(kvs)))
+        for kv in kvs:
+            f.write(kv)
+        for info in infos:
+            f.write(info)
+        f.write(b"\0" * (-f.tell() % GGUF_ALIGN))
+        for name, shape, gtype, maker in entries:
+            a = maker()
+            if gtype == GGML_F32:
+                raw = a.astype("<f4").tobytes()
+            elif gtype == GGML_F16:
+                raw = a.astype("<f2").tobytes()
+            else:
+                raw = b"".join(quantize_q8_0(a[r:r + 4096]) for r in range(0, a.shape[0], 4096))
+            f.write(raw + b"\0" * (-len(raw) % GGUF_ALIGN))
+
+
+def make_llama(args, root):
+    specs = list(llama_specs())
+    make = lambda i, shape, std: llama_tensor(args.seed, i, shape, std)
+    n_params = sum(int(np.prod(s)) for _, s, _ in specs)
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
+              "attention_dropout": 0.0, "bos_token_id": 50256, "eos_token_id": 50256, "head_dim": L_HEAD_DIM,
+              "hidden_act": "silu", "hidden_size": L_EMBD, "initializer_range": 0.02,
+              "intermediate_size": L_FFN, "max_position_embeddings": L_CTX, "mlp_bias": False,
+              "num_attention_heads": L_HEAD, "num_hidden_layers": L_LAYER, "num_key_value_heads": L_KV,
+              "pretraining_tp": 1, "rms_norm_eps": L_EPS, "rope_scaling": L_SCALING, "rope_theta": L_THETA,
+              "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": L_VOCAB}
+    for dtype in filter(None, args.dtypes.split(",")):
+        d = Path(args.out_dir) / f"llama-3.2-1b-{dtype}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        tokens = padded_gpt2_vocab(root, L_VOCAB)
+        (d / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(tokens)}, ensure_ascii=False))
+        shutil.copy(root / "models" / "gpt2-tokenizer" / "merges.txt", d / "merges.txt")
+        write_safetensors_lazy(d / "model.safetensors", specs, make, dtype)
+        print(f"{d}: {n_params} parameters, {dtype}", flush=True)
+    for qtype in filter(None, args.gguf.split(",")):
+        path = Path(args.out_dir) / f"llama-3.2-1b-{qtype}.gguf"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_gguf_llama(path, specs, make, qtype, root)
+        print(f"{path}: {n_params} parameters, {qtype}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
     ap.add_argument("--dtypes", default="f32,f16,bf16", help="safetensors directories ('' for none)")
     ap.add_argument("--gguf", default="f32,f16,q8_0", help="GGUF files ('' for none)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shape", default="gpt2-small", choices=["gpt2-small", "llama-3.2-1b"])
     args = ap.parse_args()
     root = Path(__file__).resolve().parent.parent
+    if args.shape == "llama-3.2-1b":
+        return make_llama(args, root)
     items = list(tensors(np.random.default_rng(args.seed)))
     n_params = sum(a.size for _, a in items)
     config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": N_EMBD, "n_head": N_HEAD,

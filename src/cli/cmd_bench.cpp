@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "common.h"
 #include "journey/decode/bench.h"
+#include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
 #include "model_options.h"
 #include "progress.h"
@@ -42,7 +43,8 @@ void run_bench_cmd(const BenchCliOptions& o) {
         nlohmann::json j = {{"model", model->source().string()}, {"dtype", dtype}, {"threads", num_threads()},
                             {"pp_tok_s", r.pp_tok_s}, {"tg_tok_s", r.tg_tok_s}, {"load_ms", load_ms},
                             {"peak_rss_mb", rss_mb}, {"pp_tok_s_cpu", r.pp_tok_s_cpu},
-                            {"tg_tok_s_cpu", r.tg_tok_s_cpu}};
+                            {"tg_tok_s_cpu", r.tg_tok_s_cpu},
+                            {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()}};
         out_line(j.dump());
         return;
     }

@@ -14,5 +14,7 @@ void register_info(CLI::App& app);        // what a model is
 void register_bench(CLI::App& app);       // how fast a model runs
 void register_template(CLI::App& app);    // a chat template rendered, no model
 void register_chat(CLI::App& app);        // a conversation in the model's chat template
+void register_convert(CLI::App& app);     // a Hugging Face directory -> a GGUF file
+void register_quantize(CLI::App& app);    // a GGUF file -> a GGUF file of another type
 
 }  // namespace journey::cli

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
     journey::cli::register_bench(app);
     journey::cli::register_template(app);
     journey::cli::register_chat(app);
+    journey::cli::register_convert(app);
+    journey::cli::register_quantize(app);
 
     if (auto pre = journey::cli::prescan(app, argc, argv)) {
         if (!pre->message.empty()) std::fprintf(stderr, "journey: %s\n", pre->message.c_str());

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "journey/errors.h"
+#include "journey/formats/gguf_reader.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
@@ -53,6 +54,10 @@ LoadedTokenizer load_tokenizer(const TokenizerSource& src) {
         t.source = p.string();
     } else if (const ModelPath m = resolve_model_path(src.model); tokenizer_only_dir(m.path)) {
         t.own = load_tokenizer_dir(m.path.string());
+        t.source = m.path.string();
+    } else if (m.path.extension() == ".gguf" && fs::is_regular_file(m.path) && read_gguf(m.path).tensors.empty()) {
+        // A vocabulary-only GGUF (llama.cpp's ggml-vocab-*.gguf): its tokenizer.ggml.* alone.
+        t.own = load_tokenizer_from_gguf(read_gguf(m.path));
         t.source = m.path.string();
     } else {
         t.model = load_model(src.model);

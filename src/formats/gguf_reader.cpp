@@ -272,7 +272,8 @@ ModelFile read_gguf(const std::filesystem::path& path) {
             c.fail(who + ": data offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                    std::to_string(alignment));
         if (data_start > size || t.offset > size - data_start || t.nbytes > size - data_start - t.offset)
-            c.fail(who + ": data (offset " + std::to_string(t.offset) + ", " + std::to_string(t.nbytes) +
+            c.fail(who + ": data (" + std::string(dtype_name(t.dtype)) + " of shape " + shape_text(t.shape) + ", offset " +
+                   std::to_string(t.offset) + ", " + std::to_string(t.nbytes) +
                    " bytes) is not within the file bounds; the model is corrupted or incomplete");
         TensorInfo info;
         info.name = t.name;

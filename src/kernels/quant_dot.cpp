@@ -175,9 +175,15 @@ void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int
         for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(W.data + size_t(r) * row_bytes, x);
         return;
     }
-    // Prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on the 130 MB GPT-2
-    // small in Q8_0: memory-bound, ~2x the rate of no prefetching; 3 KiB ahead was slower),
-    // past r1 too (the caller's next rows, or another thread's) but not past the matrix.
+    // The sequential shape (AMD Zen, gemv.h): one row after another, the hardware prefetcher
+    // alone; each row's sums are the same as in a group of R.
+    if (stream_shape() == StreamShape::sequential) {
+        for (int64_t r = r0; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, 0);
+        return;
+    }
+    // Interleaved (Intel): prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on
+    // the 130 MB GPT-2 small in Q8_0: memory-bound, ~2x the rate of no prefetching; 3 KiB ahead
+    // was slower), past r1 too (the caller's next rows, or another thread's) but not past the matrix.
     constexpr int64_t R = 4;
     const int64_t groups_ahead = std::max<int64_t>(1, (8192 + R * int64_t(row_bytes) - 1) / (R * int64_t(row_bytes)));
     int64_t r = r0;

@@ -16,7 +16,7 @@ bool is_byte_level_text(std::string_view s) { return bytes_to_unicode(unicode_to
 
 }  // namespace
 
-HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level) : byte_level_(byte_level) {
+HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tables) : byte_level_(byte_level) {
     const std::string type = part.type();
     if (type != "BPE")
         part.fail("model type \"" + type + "\" is not supported (journey knows BPE" +
@@ -30,11 +30,21 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level) : byte_level_(byte_l
     suffix_ = part.string("end_of_word_suffix", "");
 
     // The vocabulary, id -> string and back.
-    const HfPart vocab_part = part.at("vocab");
-    const BpeVocab vocab = parse_vocab_json(vocab_part.j, part.file);
+    const bool from_tables = tables && tables->read;
+    static const nlohmann::json no_json;
+    const HfPart vocab_part = from_tables ? HfPart{part.file, part.path + ".vocab", no_json} : part.at("vocab");
+    BpeVocab vocab;
+    if (from_tables) {
+        vocab.reserve(tables->vocab.size());
+        for (const auto& [text, id] : tables->vocab) vocab.emplace_back(text, id);
+    } else {
+        vocab = parse_vocab_json(vocab_part.j, part.file);
+    }
     TokenId max_id = -1;
     for (const auto& [text, id] : vocab) max_id = std::max(max_id, id);
-    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + 1024)
+    // Gaps are allowed (a vocabulary cut down to what some texts use keeps its ids), within reason:
+    // the id table costs 40 bytes an id.
+    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + (size_t(1) << 20))
         vocab_part.fail("id " + std::to_string(max_id) + " is far beyond the " + std::to_string(vocab.size()) + " tokens");
     tokens_.resize(static_cast<size_t>(max_id + 1));
     present_.assign(tokens_.size(), false);
@@ -48,6 +58,8 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level) : byte_level_(byte_l
     ids_ = decltype(ids_)(vocab.size());
     for (size_t id = 0; id < tokens_.size(); ++id)
         if (present_[id]) ids_.insert_or_assign(tokens_[id], TokenId(id));  // views tokens_, sized for good
+    if (ids_.size() != vocab.size())  // only the file's own order can hold a key twice (a tree keeps one)
+        vocab_part.fail("holds a token twice");
 
     if (byte_level_) {
         size_t total = 0;
@@ -84,8 +96,14 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level) : byte_level_(byte_l
         }
 
     // Merges in rank order; a repeated pair takes the later rank, as in HF.
-    const HfPart merges_part = part.at("merges");
-    const std::vector<BpeMerge> merges = parse_merges_json(merges_part.j, part.file);
+    const HfPart merges_part = from_tables ? HfPart{part.file, part.path + ".merges", no_json} : part.at("merges");
+    std::vector<BpeMerge> merges;
+    if (from_tables) {
+        merges.reserve(tables->merges.size());
+        for (const auto& [left, right] : tables->merges) merges.push_back({left, right});
+    } else {
+        merges = parse_merges_json(merges_part.j, part.file);
+    }
     merges_ = decltype(merges_)(merges.size());
     std::string joined;
     const std::string prefix_text = part.string("continuing_subword_prefix", "");  // vocabulary form
@@ -94,7 +112,7 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level) : byte_level_(byte_l
         auto lookup = [&](std::string_view s) {
             const TokenId* id = ids_.find(s);
             if (!id)
-                merges_part.at(rank).fail("merge " + HfPart::shown(std::string(m.left) + " " + std::string(m.right)) +
+                HfPart{part.file, merges_part.path + "[" + std::to_string(rank) + "]", no_json}.fail("merge " + HfPart::shown(std::string(m.left) + " " + std::string(m.right)) +
                                           " names " + HfPart::shown(std::string(s)) + ", which is not in model.vocab");
             return *id;
         };

@@ -42,7 +42,8 @@ private:
 
 }  // namespace
 
-HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string& file) : file_(file) {
+HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string& file, const BpeTables* tables)
+    : file_(file) {
     if (!root.is_object()) throw ModelError(file + ": not a JSON object");
     const HfPart top{file, "tokenizer", root};
     auto part = [&](const char* key) {
@@ -52,7 +53,7 @@ HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string
     normalizer_ = make_normalizer(part("normalizer"));
     pre_tokenizer_ = make_pre_tokenizer(part("pre_tokenizer"));
     if (!root.contains("model")) top.fail("has no \"model\"");
-    model_ = std::make_unique<HfBpeModel>(part("model"), pre_tokenizer_ && pre_tokenizer_->byte_level());
+    model_ = std::make_unique<HfBpeModel>(part("model"), pre_tokenizer_ && pre_tokenizer_->byte_level(), tables);
     decoder_ = make_decoder(part("decoder"));
 
     // Added tokens: matched in the raw text, or (normalized) in the normalized text.
@@ -66,7 +67,7 @@ HfTokenizer::HfTokenizer(const json& root, const json& config, const std::string
             HfAddedToken t;
             const int64_t id = a.integer("id");
             if (id < 0 || id > INT32_MAX) a.fail("id " + std::to_string(id) + " is not in [0, 2^31)");
-            if (id > int64_t(model_->n_ids()) + int64_t(list.j.size()) + 1024)
+            if (id > int64_t(model_->n_ids()) + int64_t(list.j.size()) + (int64_t(1) << 20))
                 a.fail("id " + std::to_string(id) + " is far beyond the vocabulary");
             t.id = TokenId(id);
             t.content = a.string("content");

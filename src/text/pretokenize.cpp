@@ -5,26 +5,16 @@
 
 #include <utf8proc.h>
 
+#include "journey/text/unicode.h"
+
 namespace journey {
 namespace {
 
 // The three classes of the regex, and everything else.
 enum class CharClass : uint8_t { Letter, Number, Space, Other };
 
-// Unicode White_Space property (PropList.txt); what Oniguruma and Rust call \s.
-bool is_white_space(uint32_t cp) {
-    switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20:
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029:
-    case 0x202F: case 0x205F: case 0x3000:
-        return true;
-    default:
-        return cp >= 0x2000 && cp <= 0x200A;
-    }
-}
-
 CharClass classify_code_point(uint32_t cp) {
-    if (is_white_space(cp)) return CharClass::Space;
+    if (unicode::is_white_space(int32_t(cp))) return CharClass::Space;
     switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
     case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO:

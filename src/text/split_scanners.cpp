@@ -13,6 +13,10 @@ const std::string_view kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const std::string_view kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const std::string_view kLlama3CppPattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const std::string_view kQwen2CppPattern =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 namespace {
 
@@ -64,11 +68,11 @@ size_t run_end(std::string_view text, size_t pos, Keep keep, size_t max_chars = 
 }
 
 // (?i:'s|'t|'re|'ve|'m|'ll|'d) at text[pos] == '\'': the length, or 0. Under (?i) Oniguruma
-// folds "ſ" (U+017F) to "s".
-size_t contraction(std::string_view text, size_t pos) {
+// folds "ſ" (U+017F) to "s"; llama.cpp's ASCII form ('[sS]|...) does not (fold_long_s false).
+size_t contraction(std::string_view text, size_t pos, bool fold_long_s) {
     const std::string_view r = text.substr(pos + 1);
     auto low = [&](size_t i) { return i < r.size() ? char(r[i] | 0x20) : '\0'; };
-    if (r.starts_with("\xc5\xbf")) return 3;
+    if (fold_long_s && r.starts_with("\xc5\xbf")) return 3;
     const char a = low(0);
     if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
     const char b = low(1);
@@ -77,9 +81,9 @@ size_t contraction(std::string_view text, size_t pos) {
 }
 
 // The Llama 3 / Qwen2 pattern at pos, its alternatives tried in order; max_digits 3 or 1.
-size_t llama_like_end(std::string_view text, size_t pos, size_t max_digits) {
+size_t llama_like_end(std::string_view text, size_t pos, size_t max_digits, bool fold_long_s = true) {
     if (text[pos] == '\'')
-        if (const size_t n = contraction(text, pos)) return pos + n;
+        if (const size_t n = contraction(text, pos, fold_long_s)) return pos + n;
     const Ch c0 = at(text, pos);
     const size_t p1 = pos + c0.len;
     const Cls c1 = p1 < text.size() ? at(text, p1).cls : Cls::Other;
@@ -111,6 +115,8 @@ size_t llama_like_end(std::string_view text, size_t pos, size_t max_digits) {
 
 size_t llama3_end(std::string_view text, size_t pos) { return llama_like_end(text, pos, 3); }
 size_t qwen2_end(std::string_view text, size_t pos) { return llama_like_end(text, pos, 1); }
+size_t llama3_cpp_end(std::string_view text, size_t pos) { return llama_like_end(text, pos, 3, false); }
+size_t qwen2_cpp_end(std::string_view text, size_t pos) { return llama_like_end(text, pos, 1, false); }
 
 }  // namespace
 
@@ -121,6 +127,8 @@ PieceScanner scanner_for_pattern(std::string_view regex) {
     if (regex == kGpt2Pattern) return gpt2_piece_end;
     if (regex == kLlama3Pattern) return llama3_end;
     if (regex == kQwen2Pattern) return qwen2_end;
+    if (regex == kLlama3CppPattern) return llama3_cpp_end;
+    if (regex == kQwen2CppPattern) return qwen2_cpp_end;
     return nullptr;
 }
 

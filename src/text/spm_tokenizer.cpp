@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "journey/errors.h"
+#include "journey/text/llama_vocab_rules.h"
 
 namespace journey {
 
@@ -70,7 +71,6 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
 
     byte_tokens_.fill(options_.unk);
     std::array<bool, 256> seen{};
-    std::vector<HfAddedToken> specials;
     for (size_t i = 0; i < n; ++i) {
         const TokenId id = TokenId(i);
         switch (types_[i]) {
@@ -83,10 +83,10 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
             }
             case TokenType::Control:
             case TokenType::Unknown:
-                if (!tokens_[i].empty()) specials.push_back({.id = id, .content = tokens_[i]});
+                if (!tokens_[i].empty()) specials_.push_back({id, tokens_[i], true});
                 break;
             case TokenType::UserDefined:
-                if (!tokens_[i].empty()) specials.push_back({.id = id, .content = tokens_[i]});
+                if (!tokens_[i].empty()) specials_.push_back({id, tokens_[i], false});
                 pieces_.emplace(tokens_[i], id);
                 break;
             case TokenType::Normal:
@@ -97,14 +97,15 @@ SpmTokenizer::SpmTokenizer(std::vector<std::string> tokens, std::vector<float> s
         }
     }
     has_byte_tokens_ = std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
-    // A single character is never the result of a merge, but must still be found as itself.
-    for (TokenId id : options_.never_merged) {
-        if (id < 0 || size_t(id) >= n) bad("never-merged token id " + std::to_string(id) + " is out of range");
-        const std::string& text = tokens_[size_t(id)];
-        auto it = pieces_.find(text);
-        if (it != pieces_.end() && it->second == id && utf8_char_len(text, 0) < text.size()) pieces_.erase(it);
+    // What llama.cpp overrides by text, and the per-model strip attributes.
+    for (LlamaSpecial& sp : specials_) {
+        if (llama_cpp_forces_control(sp.text)) sp.control = true;
+        if (llama_cpp_forces_user_defined(sp.text)) sp.control = false;
+        sp.lstrip = std::find(options_.lstrip.begin(), options_.lstrip.end(), sp.id) != options_.lstrip.end();
+        sp.rstrip = std::find(options_.rstrip.begin(), options_.rstrip.end(), sp.id) != options_.rstrip.end();
     }
-    specials_ = AddedTokenMatcher(std::move(specials));
+    std::stable_sort(specials_.begin(), specials_.end(),
+                     [](const LlamaSpecial& a, const LlamaSpecial& b) { return a.text.size() > b.text.size(); });
 }
 
 std::optional<TokenId> SpmTokenizer::piece_id(std::string_view piece) const {
@@ -120,34 +121,22 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool parse_spec
     auto flush_raw = [&](size_t end) {
         if (end == raw_start) return;
         std::string raw = replace_all(text.substr(raw_start, end - raw_start), " ", kSpace);
-        const bool prefix = after_special && options_.add_space_prefix &&
-                            !(options_.prefix_text_start_only && raw_start != 0) &&
-                            !(options_.prefix_unless_space && raw.starts_with(kSpace));
-        if (prefix) raw.insert(0, kSpace);
-        if (options_.split_words) {
-            // A word runs from one "▁" up to the next.
-            for (size_t start = 0; start < raw.size();) {
-                const size_t next = std::min(raw.find(kSpace, start + 1), raw.size());
-                encode_raw(std::string_view(raw).substr(start, next - start), out);
-                start = next;
-            }
-        } else {
-            encode_raw(raw, out);
-        }
+        if (after_special && options_.add_space_prefix) raw.insert(0, kSpace);
+        encode_raw(raw, out);
         after_special = false;
     };
-    if (parse_special && !specials_.empty()) {
-        std::vector<AddedTokenMatcher::Segment> segments;
-        specials_.split(text, true, segments);
-        for (const auto& seg : segments) {
-            if (!seg.token) continue;
-            flush_raw(seg.begin);
-            out.push_back(seg.token->id);
+    // Special tokens are cut out first (user-defined ones always, control ones when parsed), as
+    // llama.cpp's tokenizer_st_partition does.
+    for (const LlamaFragment& f : llama_cpp_partition(text, specials_, parse_special)) {
+        if (f.token < 0) {
+            raw_start = f.begin;
+            flush_raw(f.end);
+        } else {
+            out.push_back(f.token);
             after_special = true;
-            raw_start = seg.end;
         }
     }
-    flush_raw(text.size());
+    return out;
     return out;
 }
 
@@ -200,7 +189,6 @@ void SpmTokenizer::encode_raw(std::string_view text, std::vector<TokenId>& out) 
         try_pair(bg.left, l.next);
     }
 
-    bool after_unknown = false;
     for (int i = 0; i >= 0; i = sym[size_t(i)].next) {
         const std::string_view piece = text.substr(sym[size_t(i)].start, sym[size_t(i)].len);
         const auto id = piece_id(piece);
@@ -208,10 +196,9 @@ void SpmTokenizer::encode_raw(std::string_view text, std::vector<TokenId>& out) 
             out.push_back(*id);
         } else if (has_byte_tokens_) {
             for (unsigned char b : piece) out.push_back(byte_tokens_[b]);  // byte fallback
-        } else if (!(options_.fuse_unk && after_unknown)) {
-            out.push_back(options_.unk);  // one <unk> per unknown character, or per run of them
+        } else {
+            out.push_back(options_.unk);  // one <unk> per unknown character
         }
-        after_unknown = !id && !has_byte_tokens_;
     }
 }
 
@@ -234,8 +221,8 @@ std::string SpmTokenizer::decode(std::span<const TokenId> ids) const {
     for (TokenId id : ids) {
         std::string piece = token_bytes(id);
         if (types_[size_t(id)] == TokenType::Control) {
-            // ... and after each special token, unless it prefixes only the text's start
-            strip_space = options_.add_space_prefix && !options_.prefix_text_start_only;
+            // ... and after each special token
+            strip_space = options_.add_space_prefix;
             continue;
         }
         if (strip_space && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);

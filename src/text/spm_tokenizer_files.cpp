@@ -1,6 +1,8 @@
 // Building an SpmTokenizer from two of the places Llama vocabularies are stored: GGUF metadata
 // (tokenizer.ggml.*) and llama2.c's tokenizer.bin. (Hugging Face's tokenizer.json, the third,
-// is spm_tokenizer_json.cpp.)
+// is HfTokenizer's.)
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "journey/errors.h"
@@ -88,7 +90,21 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::from_gguf(const ModelFile& mf) {
     opt.eos = keys.id("tokenizer.ggml.eos_token_id", 2);
     opt.unk = keys.id("tokenizer.ggml.unknown_token_id", 0);
     opt.add_bos = keys.flag("tokenizer.ggml.add_bos_token", true);
+    opt.add_eos = keys.flag("tokenizer.ggml.add_eos_token", false);
     opt.add_space_prefix = keys.flag("tokenizer.ggml.add_space_prefix", true);
+    // llama.cpp's per-model attributes, by general.name: Phi-3's special tokens drop the white
+    // space after them, but for <unk>, <s> and <|endoftext|>.
+    std::string name;
+    if (const nlohmann::json* v = keys.find("general.name"); v && v->is_string()) name = v->get<std::string>();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+        for (size_t i = 0; i < n; ++i) {
+            const bool special = types[i] == TokenType::Control || types[i] == TokenType::UserDefined ||
+                                 types[i] == TokenType::Unknown || llama_cpp_forces_control(tokens[i]);
+            const bool kept = tokens[i] == "<unk>" || tokens[i] == "<s>" || tokens[i] == "<|endoftext|>";
+            if ((special || tokens[i] == "</s>") && !kept) opt.rstrip.push_back(TokenId(i));
+        }
+    }
     return std::make_unique<SpmTokenizer>(std::move(tokens), std::move(scores), std::move(types), opt,
                                           mf.path.string());
 }

@@ -3,9 +3,12 @@
 // by tokenizer.ggml.pre: here that choice becomes a tokenizer.json pipeline (a Split per regex
 // of llama.cpp's set for the value, then ByteLevel) run by HfTokenizer.
 #include <string_view>
+#include <unordered_set>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 #include "journey/text/hf_tokenizer.h"
+#include "journey/text/llama_vocab_rules.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/split_scanners.h"
 
@@ -15,35 +18,240 @@ namespace {
 
 using json = nlohmann::json;
 
-// llama.cpp's regex set for a tokenizer.ggml.pre value (llama-vocab.cpp, llm_tokenizer_bpe),
-// each applied to the pieces of the one before. Where llama.cpp adapted a tokenizer.json pattern
-// to its own engine it keeps the original in a comment; that original is used here (it is what
-// Oniguruma and Hugging Face run).
+// llama.cpp's pre-tokenizer for each tokenizer.ggml.pre value, as its llama-vocab.cpp (v0.5.0,
+// de3ff81) maps them: the value's type (llama_vocab_pre_type), the regexes llm_tokenizer_bpe runs
+// for that type, each on the pieces of the one before (the strings llama.cpp runs, not the
+// tokenizer.json originals it keeps in comments: where they differ, e.g. (?i:'s) against
+// '[sS], it is llama.cpp's behaviour that a GGUF file is read with), and the flags the value sets.
+// Types whose words llama.cpp does not byte-encode, or splits with hand-written code of its own
+// rather than its regexes, are refused with the reason.
 struct PreTokenizerSet {
     std::vector<std::string_view> names;
+    std::string_view type;
     std::vector<std::string_view> regexes;
     bool ignore_merges = false;
     bool add_bos = false;  // llama.cpp's default when the file does not say
+    bool no_bos = false;   // llama.cpp forgets the BOS id (chatglm)
+    std::string_view refused;
 };
-
-const std::string_view kGpt2NoTail = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
 
 const std::vector<PreTokenizerSet>& pre_tokenizer_sets() {
     static const std::vector<PreTokenizerSet> sets = {
-        {{"default"},
-         {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2NoTail, R"(\p{N}+)", R"([0-9][0-9][0-9])"}},
-        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "dbrx", "smaug-bpe"},
-         {kLlama3Pattern}, true, true},
-        {{"qwen2", "stablelm2", "hunyuan"}, {kQwen2Pattern}},
-        {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"}, {R"(\p{N})", kGpt2NoTail}},
-        {{"gpt-2", "phi-2", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de", "jina-v2-code", "mpt", "olmo", "jais",
-          "trillion", "granite-docling"},
-         {kGpt2NoTail}},
-        {{"falcon"}, {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2NoTail, R"([0-9][0-9][0-9])"}},
-        {{"deepseek-coder"}, {"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+", R"(\p{N})"}},
-        {{"tekken"},
-         {R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
-         true, true},
+        {{"default"}, "DEFAULT",
+         {"[\\p{P}\\$\\+<=>\\^~\\|]+",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)",
+          "\\p{N}+",
+          "[0-9][0-9][0-9]"},
+         false, false, false, {}},
+        {{"minicpm5"}, "MINICPM5",
+         {"\\p{N}{1,3}",
+          "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true, false, false, {}},
+        {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano"}, "LLAMA3",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true, true, false, {}},
+        {{"deepseek-llm"}, "DEEPSEEK_LLM",
+         {"[\r\n]",
+          "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+          "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
+          "\\s+$",
+          "[一-龥ࠀ-一가-퟿]+",
+          "\\p{N}+"},
+         false, false, false, {}},
+        {{"deepseek-coder"}, "DEEPSEEK_CODER",
+         {"[\r\n]",
+          "\\s?\\p{L}+",
+          "\\s?\\p{P}+",
+          "[一-龥ࠀ-一가-퟿]+",
+          "\\p{N}"},
+         false, false, false, {}},
+        {{"deepseek-v3"}, "DEEPSEEK3_LLM",
+         {"\\p{N}{1,3}",
+          "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"spark2_5"}, "SPARK2_5",
+         {"\\p{N}{1,3}",
+          "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
+          "\\p{N}"},
+         false, false, false, {}},
+        {{"youtu"}, "YOUTU",
+         {"[가-힣ㄱ-ㆎ]+|[！…“”‘’—：；，、-〿︰-﹏]+|[ㄅ-ㄯ]+|[一-龥぀-ゟ゠-ヿ]+",
+          "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true, false, false, {}},
+        {{"falcon"}, "FALCON",
+         {"[\\p{P}\\$\\+<=>\\^~\\|`]+",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)",
+          "[0-9][0-9][0-9]"},
+         false, false, false, {}},
+        {{"mpt"}, "MPT",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"starcoder"}, "STARCODER",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum", "modern-bert"}, "GPT2",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"jais-2"}, "JAIS2",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"},
+         false, false, false, {}},
+        {{"gemma4", "granite-embed-multi-311m"}, "GEMMA4",
+         {}, false, false, false, "spaces become U+2581 and the bytes are not byte-level-encoded (Gemma 4 GGUFs say tokenizer.ggml.model gemma4)"},
+        {{"sarvam-moe"}, "SARVAM_MOE",
+         {}, false, false, false, "spaces become U+2581 and the bytes are not byte-level-encoded"},
+        {{"jina-v1-en", "jina-v2-code", "roberta-bpe"}, "GPT2",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"whitespace"}, "WHITESPACE",
+         {}, false, false, false, "its words are not byte-level-encoded"},
+        {{"refact"}, "REFACT",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"command-r"}, "COMMAND_R",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2"}, "QWEN2",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"qwen35"}, "QWEN35",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"stablelm2"}, "STABLELM2",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"olmo"}, "OLMO",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"dbrx"}, "DBRX",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"smaug-bpe"}, "SMAUG",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"poro-chat"}, "PORO",
+         {" ?[^(\\s|.,!?…。，、।۔،)]+"},
+         false, false, false, {}},
+        {{"glm4", "chatglm-bpe"}, "CHATGLM4",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, true, {}},
+        {{"viking"}, "VIKING",
+         {" ?[^(\\s|.,!?…。，、।۔،)]+",
+          "\\p{N}"},
+         false, false, false, {}},
+        {{"jais"}, "JAIS",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"tekken"}, "TEKKEN",
+         {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true, true, false, {}},
+        {{"smollm"}, "SMOLLM",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"codeshell"}, "CODESHELL",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"bloom"}, "BLOOM",
+         {" ?[^(\\s|.,!?…。，、।۔،)]+"},
+         false, false, false, {}},
+        {{"gpt3-finnish"}, "GPT3_FINNISH",
+         {" ?[^(\\s|.,!?…。，、।۔،)]+"},
+         false, false, false, {}},
+        {{"exaone"}, "EXAONE",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"exaone4"}, "GPT2",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"exaone-moe"}, "EXAONE_MOE",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?(?:\\p{L}\\p{M}*(?: \\p{L}\\p{M}*)*)+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]?|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"chameleon"}, "CHAMELEON",
+         {"<sentinel:[0-9]+>",
+          "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z",
+          "([\\t\\n]|    |  )",
+          "\\p{N}",
+          "[\\p{P}!-/:-@\\[-`{-~]",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, true, false, {}},
+        {{"minerva-7b"}, "MINERVA",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"megrez"}, "QWEN2",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"gpt-4o", "llama4", "kanana2", "talkie"}, "GPT4O",
+         {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"granite-embed-multi-97m"}, "GRANITE_EMB_MULTI",
+         {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))*((?=[\\p{L}\\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}\\p{M}])([^a-z]))+((?=[\\p{L}\\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         true, false, false, {}},
+        {{"tiny_aya", "cohere2moe"}, "TINY_AYA",
+         {}, false, false, false, "llama.cpp groups its digits with a hand-written splitter of its own"},
+        {{"superbpe"}, "SUPERBPE",
+         {}, false, false, false, "its split is by an empty-match lookahead that llama.cpp's std::regex loop treats its own way"},
+        {{"trillion"}, "TRILLION",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"granite-docling"}, "GRANITE_DOCLING",
+         {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
+        {{"bailingmoe", "bailingmoe2", "llada-moe"}, "BAILINGMOE",
+         {"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"seed-coder"}, "SEED_CODER",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}| ?[^\\s\\p{L}\\p{N}\\r\\n]+|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"hunyuan"}, "HUNYUAN",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"hunyuan-dense"}, "HUNYUAN_DENSE",
+         {"\\p{N}{1,3}",
+          "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"hy_v4"}, "HY_V4",
+         {"\\p{N}{1,3}",
+          "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"joyai-llm"}, "JOYAI_LLM",
+         {"\\p{N}{1,3}",
+          "[一-龥぀-ゟ゠-ヿ]+",
+          "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"kimi-k2"}, "KIMI_K2",
+         {}, false, false, false, "llama.cpp splits it with a hand-written splitter of its own (Han runs)"},
+        {{"ufakzeka"}, "UFAKZEKA",
+         {"[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"grok-2"}, "GROK_2",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"afmoe"}, "AFMOE",
+         {}, false, false, false, "llama.cpp groups its digits with a hand-written splitter of its own"},
+        {{"laguna"}, "LAGUNA",
+         {"[^\\n]+|[\\n]+",
+          "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"minimax-m2"}, "MINIMAX_M2",
+         {"[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"solar-open"}, "SOLAR_OPEN",
+         {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         false, false, false, {}},
+        {{"mellum2"}, "MELLUM2",
+         {"\\p{N}",
+          "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"},
+         false, false, false, {}},
     };
     return sets;
 }
@@ -51,18 +259,12 @@ const std::vector<PreTokenizerSet>& pre_tokenizer_sets() {
 const PreTokenizerSet& pre_tokenizer_set(const std::string& pre, const std::string& file) {
     for (const PreTokenizerSet& s : pre_tokenizer_sets())
         for (std::string_view name : s.names)
-            if (name == pre) return s;
-    throw ModelError(file + ": tokenizer.ggml.pre \"" + pre + "\" is not a pre-tokenizer journey knows");
-}
-
-// End-of-generation texts that llama.cpp makes control tokens whatever their stored type ("its
-// type will be overridden"), so that they are recognised in text as specials.
-bool is_end_of_generation_text(std::string_view t) {
-    for (std::string_view e : {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>",
-                               "<|eom_id|>", "</s>", "<|end_of_text|>", "<end_of_utterance>",
-                               "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"})
-        if (t == e) return true;
-    return false;
+            if (name == pre) {
+                if (!s.refused.empty())
+                    throw ModelError(file + ": tokenizer.ggml.pre \"" + pre + "\" is not supported: " + std::string(s.refused));
+                return s;
+            }
+    throw ModelError(file + ": tokenizer.ggml.pre \"" + excerpt(pre, 40) + "\" is not a pre-tokenizer journey knows");
 }
 
 // GPT-2 byte-level BPE from tokenizer.ggml.tokens (byte-to-unicode form, index = id),
@@ -88,17 +290,40 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
     if (pre_value && !pre_value->is_string()) throw ModelError(file + ": tokenizer.ggml.pre is not a string");
     const PreTokenizerSet& pre = pre_tokenizer_set(pre_value ? pre_value->get<std::string>() : "default", file);
 
-    json vocab = json::object(), added = json::array();
-    for (size_t i = 0; i < tokens.size(); ++i) {
+    // The vocabulary and merges go to the model as tables (no JSON tree of 100k+ entries). A text
+    // held by two ids is the later id's, as llama.cpp's token_to_id keeps the last.
+    BpeTables tables;
+    tables.read = true;
+    json added = json::array();
+    std::unordered_set<std::string_view> seen;
+    std::vector<bool> in_vocab(tokens.size(), false);
+    for (size_t i = tokens.size(); i-- > 0;) {
         if (!tokens[i].is_string()) throw ModelError(file + ": tokenizer.ggml.tokens holds a non-string");
+        in_vocab[i] = seen.insert(tokens[i].get_ref<const std::string&>()).second;
+    }
+    for (size_t i = 0; i < tokens.size(); ++i) {
         const std::string& text = tokens[i].get_ref<const std::string&>();
         auto type = types && (*types)[i].is_number_integer() ? TokenType((*types)[i].get<int32_t>()) : TokenType::Normal;
-        if (is_end_of_generation_text(text)) type = TokenType::Control;
-        if (!vocab.contains(text)) vocab[text] = i;
+        if (llama_cpp_forces_control(text)) type = TokenType::Control;
+        if (llama_cpp_forces_user_defined(text)) type = TokenType::UserDefined;
+        if (in_vocab[i]) tables.vocab.emplace_back(text, TokenId(i));
         // Control tokens are recognised in text when special tokens are parsed; user-defined
         // ones always (llama.cpp's tokenizer_st_partition).
         if (type == TokenType::Control || type == TokenType::UserDefined)
             added.push_back({{"id", i}, {"content", text}, {"special", type == TokenType::Control}, {"normalized", false}});
+    }
+    // "left right", split at the first space after the first byte, as llama.cpp splits them.
+    // A repeated merge keeps its first rank (llama.cpp's bpe_ranks.emplace).
+    tables.merges.reserve(merges.size());
+    std::unordered_set<std::string_view> seen_merges;
+    seen_merges.reserve(merges.size());
+    for (const json& m : merges) {
+        if (!m.is_string()) throw ModelError(file + ": tokenizer.ggml.merges holds a non-string");
+        const std::string& word = m.get_ref<const std::string&>();
+        if (!seen_merges.insert(word).second) continue;
+        const size_t space = word.find(' ', 1);
+        if (space == std::string::npos) continue;  // llama.cpp ranks ("", ""), which never applies
+        else tables.merges.emplace_back(word.substr(0, space), word.substr(space + 1));
     }
     json splits = json::array();
     for (std::string_view regex : pre.regexes)
@@ -110,16 +335,18 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", splits}}},
         {"post_processor", nullptr},
         {"decoder", {{"type", "ByteLevel"}}},
-        {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"ignore_merges", pre.ignore_merges}}},
+        {"model", {{"type", "BPE"}, {"ignore_merges", pre.ignore_merges}}},
     };
     // BOS/EOS and whether a text gets them, as tokenizer_config.json would say.
-    json config = json::object();
-    auto token_name = [&](const char* key) -> std::optional<std::string> {
+    // BOS/EOS as llama.cpp sets them: its defaults for a "gpt2" vocabulary (id 11 for both; no BOS
+    // for chatglm), then the file's ids; add_bos by the pre-tokenizer type unless the file says.
+    auto token_id = [&](const char* key, std::optional<TokenId> fallback) -> std::optional<TokenId> {
         const json* v = find(key);
-        if (!v) return std::nullopt;
+        if (!v) return fallback;
         if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<uint64_t>() >= tokens.size())
-            throw ModelError(file + ": " + key + " is not a token id");
-        return tokens[v->get<size_t>()].get<std::string>();
+            throw ModelError(file + ": " + key + " " + json_excerpt(*v, 40) + " is not a token id (" +
+                             std::to_string(tokens.size()) + " tokens)");
+        return TokenId(v->get<int64_t>());
     };
     auto flag = [&](const char* key, bool fallback) {
         const json* v = find(key);
@@ -127,13 +354,18 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         if (!v->is_boolean()) throw ModelError(file + ": " + key + " is not a bool");
         return v->get<bool>();
     };
-    if (auto bos = token_name("tokenizer.ggml.bos_token_id")) config["bos_token"] = *bos;
-    if (auto eos = token_name("tokenizer.ggml.eos_token_id")) config["eos_token"] = *eos;
-    const bool add_bos = flag("tokenizer.ggml.add_bos_token", pre.add_bos) && config.contains("bos_token");
-    const bool add_eos = flag("tokenizer.ggml.add_eos_token", false) && config.contains("eos_token");
-    config["add_bos_token"] = add_bos;
-    config["add_eos_token"] = add_eos;
-    return std::make_unique<HfTokenizer>(root, config, file + " (tokenizer.ggml.*)");
+    const std::optional<TokenId> default_bos = pre.no_bos || tokens.size() <= 11 ? std::nullopt : std::optional<TokenId>(11);
+    const std::optional<TokenId> default_eos = tokens.size() <= 11 ? std::nullopt : std::optional<TokenId>(11);
+    const auto bos = token_id("tokenizer.ggml.bos_token_id", default_bos);
+    const auto eos = token_id("tokenizer.ggml.eos_token_id", default_eos);
+    const bool add_bos = flag("tokenizer.ggml.add_bos_token", pre.add_bos);
+    const bool add_eos = flag("tokenizer.ggml.add_eos_token", false);
+    if (add_bos && !bos) throw ModelError(file + ": tokenizer.ggml.add_bos_token is set but the file has no BOS token");
+    if (add_eos && !eos) throw ModelError(file + ": tokenizer.ggml.add_eos_token is set but the file has no EOS token");
+    auto tok = std::make_unique<HfTokenizer>(root, json(), file + " (tokenizer.ggml.*)", &tables);
+    tok->set_special_tokens(bos, eos, add_bos ? std::vector<TokenId>{*bos} : std::vector<TokenId>{},
+                            add_eos ? std::vector<TokenId>{*eos} : std::vector<TokenId>{});
+    return tok;
 }
 
 }  // namespace

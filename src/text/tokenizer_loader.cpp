@@ -13,6 +13,7 @@
 #include "journey/formats/mapped_file.h"
 #include "journey/text/hf_tokenizer.h"
 #include "journey/text/spm_tokenizer.h"
+#include "journey/text/tokenizer_json_reader.h"
 #include "journey/text/vocab_json.h"
 
 namespace journey {
@@ -191,9 +192,10 @@ std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& to
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json) {
     const std::string& file = tokenizer_json;
-    const json root = parse_json_file(file);
-    if (is_gpt2_form(root)) return bpe_from_tokenizer_json(root, file);
-    return std::make_unique<HfTokenizer>(root, config_beside(file), file);
+    const TokenizerJson parsed = read_tokenizer_json(file);
+    // GPT-2's own form reads its vocabulary from the tree (a small file: read it again whole).
+    if (is_gpt2_form(parsed.root)) return bpe_from_tokenizer_json(parsed.tables.read ? parse_json_file(file) : parsed.root, file);
+    return std::make_unique<HfTokenizer>(parsed.root, config_beside(file), file, &parsed.tables);
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {

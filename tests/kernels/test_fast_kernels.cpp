@@ -59,10 +59,17 @@ struct PortableScope {
     ~PortableScope() { force_portable_kernels(false); }
 };
 
+// Forces one stream shape (gemv.h) for a test's scope, then restores the automatic choice.
+struct ShapeScope {
+    explicit ShapeScope(StreamShape s) { force_stream_shape(s); }
+    ~ShapeScope() { force_stream_shape(std::nullopt); }
+};
+
 }  // namespace
 
 TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fast]") {
     INFO("kernels: " << kernel_isa());
+    for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential})  // each CPU's shape
     for (DType dtype : {DType::F32, DType::F16, DType::BF16})
         for (Layout layout : {Layout::Conv1D, Layout::Linear})
             for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{37, 53}, {768, 100}, {64, 2304}, {5, 3}}) {
@@ -70,12 +77,15 @@ TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fa
                 const Stored W = random_matrix(dtype, rows, cols, layout, 7);
                 const std::vector<float> x = random_vector(static_cast<size_t>(n_in), 11);
                 std::vector<float> fast(static_cast<size_t>(n_out)), port(fast.size()), ref(fast.size());
-                gemv(fast.data(), x.data(), W.m);
+                {
+                    ShapeScope s(shape);
+                    gemv(fast.data(), x.data(), W.m);
+                }
                 {
                     PortableScope p(true);
                     gemv(port.data(), x.data(), W.m);
                 }
-                INFO(dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out);
+                INFO(stream_shape_name() << " " << dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out);
                 CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
                 // and both are the product, to float accuracy (double reference)
                 for (int64_t o = 0; o < n_out; ++o) {
@@ -122,7 +132,7 @@ TEST_CASE("gemm: AVX-512 and portable kernels give the same bits, on any thread 
                     PortableScope p(true);
                     gemm(port.data(), x.data(), W.m, T);
                 }
-                INFO(dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", T " << T);
+                INFO(stream_shape_name() << " " << dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", T " << T);
                 CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
                 CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
                 // a chain of n_in fmas: each rounding at most 2^-24 of a partial sum <= sum |w x|

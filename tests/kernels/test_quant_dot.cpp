@@ -106,9 +106,11 @@ TEST_CASE("quantize_activations: per block d = max|x|/127 and q = round(x/d)", "
 
 TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+    for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential})  // each CPU's shape
     for (DType t : {DType::Q8_0, DType::Q4_0})
     for (auto [rows, n] : kShapes) {
-        INFO(dtype_name(t) << ": " << rows << " rows of " << n);
+        force_stream_shape(shape);
+        INFO(stream_shape_name() << " " << dtype_name(t) << ": " << rows << " rows of " << n);
         const Rows W = random_rows(t, rows, n, 7);
         QuantizedActivations xq;
         quantize_activations(random_activations(n, 11).data(), n, xq);
@@ -120,6 +122,7 @@ TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[qu
             PortableScope p(true);
             dot_rows(port.data(), W.m, xq, 0, rows);
         }
+        force_stream_shape(std::nullopt);
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), part.data(), fast.size() * 4) == 0);
     }

@@ -70,7 +70,7 @@ void check_family(const std::string& family) {
 }  // namespace
 
 TEST_CASE("tokenizer.json pipelines give Hugging Face's ids and decodes on every fixture case", "[hf-tokenizer][cases]") {
-    for (const char* family : {"llama3", "qwen2", "gptneox", "phi3", "mistral-v0.3", "starcoder"}) {
+    for (const char* family : {"llama3", "qwen2", "gptneox", "phi3", "mistral-v0.3", "starcoder", "gemma4"}) {
         SECTION(family) { check_family(family); }
     }
 }

@@ -66,7 +66,7 @@ std::vector<std::pair<size_t, size_t>> scanned(PieceScanner scan, std::string_vi
 
 TEST_CASE("the Split scanners cut exactly as Oniguruma on a generated corpus", "[hf-tokenizer][scanners]") {
     const auto texts = corpus(30000, 20240515);
-    for (const auto pattern : {kGpt2Pattern, kLlama3Pattern, kQwen2Pattern}) {
+    for (const auto pattern : {kGpt2Pattern, kLlama3Pattern, kQwen2Pattern, kLlama3CppPattern, kQwen2CppPattern}) {
         const PieceScanner scan = scanner_for_pattern(pattern);
         REQUIRE(scan != nullptr);
         const OnigRegex regex(pattern);

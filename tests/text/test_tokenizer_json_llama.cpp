@@ -332,6 +332,29 @@ TEST_CASE("tokenizer.json through the CLI: a bad file exits 2 naming it", "[cli]
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains(file) && Catch::Contains("zz"));
 
+    // Each kind of part journey cannot run, and an invalid regex: exit 2, one line on stderr
+    // naming the file and the part, nothing on stdout.
+    const std::vector<std::pair<json, std::string>> bad_parts = {
+        {{{"/normalizer", {{"type", "BertNormalizer"}}}}, "normalizer: normalizer type \"BertNormalizer\""},
+        {{{"/pre_tokenizer", {{"type", "UnicodeScripts"}}}}, "pre_tokenizer: pre_tokenizer type \"UnicodeScripts\""},
+        {{{"/pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Regex", "[a"}}}, {"behavior", "Isolated"}}}}, "pre_tokenizer.pattern: invalid regex \"[a\""},
+        {{{"/model/type", "WordLevel"}}, "model: model type \"WordLevel\""},
+        {{{"/post_processor", {{"type", "BertProcessing"}}}}, "post_processor: post_processor type \"BertProcessing\""},
+        {{{"/decoder", {{"type", "CTC"}}}}, "decoder: decoder type \"CTC\""},
+        {{{"/model/merges/0", "a q"}}, "model.merges[0]: merge \"a q\" names \"q\""},
+    };
+    for (const auto& [edits, part] : bad_parts) {
+        json bad = tiny();
+        for (const auto& [ptr, value] : edits.items()) bad[json::json_pointer(ptr)] = value;
+        const std::string bad_file = write_json(d, bad, "bad-part.json");
+        const auto b = run_journey({"tokenize", "--tokenizer-json", bad_file, "-p", "ab"});
+        INFO(part << "\n" << b.err);
+        CHECK(b.exit_code == 2);
+        CHECK(b.out.empty());
+        CHECK_THAT(b.err, Catch::StartsWith("journey: " + bad_file + ": " + part) || Catch::Contains(bad_file + ": " + part));
+        CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+    }
+
     std::ofstream(d / "tokenizer.json") << json{{"model", {{"type", "Unigram"}, {"vocab", json::array()}}}}.dump();
     r = run_journey({"tokenize", "-m", d.path.string(), "-p", "ab"});
     CHECK(r.exit_code == 2);

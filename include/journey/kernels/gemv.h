@@ -7,6 +7,7 @@
 // (y = Σ_i x[i] · W[i,:]).
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "journey/kernels/matrix.h"
 
@@ -17,6 +18,17 @@ namespace journey {
 void force_portable_kernels(bool on);
 // Which kernels run: "avx512" or "portable".
 const char* kernel_isa();
+
+// How the fast one-token kernels (gemv's Linear rows, the quantized dots) walk the weights;
+// the arithmetic, and so every bit of the result, is the same in both:
+//   interleaved: a few rows at once with software prefetching (best on Intel);
+//   sequential: one row after another, the hardware prefetcher alone (best on AMD Zen).
+// Chosen by the CPU's vendor at run time; JOURNEY_STREAM_SHAPE=interleaved|sequential in the
+// environment, or force_stream_shape (tests; nullopt: the automatic choice), overrides it.
+enum class StreamShape { interleaved, sequential };
+StreamShape stream_shape();
+void force_stream_shape(std::optional<StreamShape> shape);
+const char* stream_shape_name();
 
 // y[n_out] = x[n_in] · W on the thread pool: Linear split by outputs, Conv1D by slabs of inputs.
 //   Arithmetic, identical on both paths and on any thread count:

@@ -22,11 +22,20 @@
 
 namespace journey {
 
+// model.vocab and model.merges as read straight from the file (tokenizer_json_reader.h), when
+// `read`; otherwise the model reads them from its JSON part.
+struct BpeTables {
+    bool read = false;
+    std::vector<std::pair<std::string, TokenId>> vocab;         // in file order
+    std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+};
+
 class HfBpeModel {
 public:
     // part: tokenizer.json's "model". ModelError for a model type other than BPE (named), a merge
     // naming an unknown token, duplicate ids, an unk_token not in the vocabulary, dropout.
-    HfBpeModel(const HfPart& part, bool byte_level);
+    // tables: model.vocab and model.merges already read (then the part's own are not used).
+    HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tables = nullptr);
     HfBpeModel(const HfBpeModel&) = delete;
     HfBpeModel& operator=(const HfBpeModel&) = delete;
 

@@ -27,7 +27,9 @@ class HfTokenizer : public Tokenizer {
 public:
     // root: the parsed tokenizer.json; config: tokenizer_config.json (null when there is none);
     // file names the tokenizer.json in errors (ModelError naming the part at fault).
-    HfTokenizer(const nlohmann::json& root, const nlohmann::json& config, const std::string& file);
+    // tables: model.vocab / model.merges read beside the tree (tokenizer_json_reader.h).
+    HfTokenizer(const nlohmann::json& root, const nlohmann::json& config, const std::string& file,
+                const BpeTables* tables = nullptr);
 
     // Without the template's special tokens (HF's add_special_tokens=false). InputError for text
     // that is not valid UTF-8 (the library takes only Unicode strings).
@@ -45,6 +47,12 @@ public:
     std::vector<TokenId> special_prefix() const override { return prefix_; }
     std::vector<TokenId> special_suffix() const override { return suffix_; }
     std::string kind() const override { return "hf-bpe"; }
+
+    // BOS/EOS and the tokens around a text, set from elsewhere than the file (a GGUF's keys).
+    void set_special_tokens(std::optional<TokenId> bos, std::optional<TokenId> eos, std::vector<TokenId> prefix,
+                            std::vector<TokenId> suffix) {
+        bos_ = bos, eos_ = eos, prefix_ = std::move(prefix), suffix_ = std::move(suffix);
+    }
 
 private:
     // The token string HF decodes for an id; InputError when there is none.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "journey/formats/model_file.h"
-#include "journey/text/hf_added_tokens.h"
+#include "journey/text/llama_vocab_rules.h"
 #include "journey/text/tokenizer.h"
 
 namespace journey {
@@ -30,17 +30,11 @@ public:
         TokenId eos = 2;
         TokenId unk = 0;
         bool add_bos = true;           // callers put bos_id() before a prompt
+        bool add_eos = false;          // ... and eos_id() after it (add_special), as llama.cpp
         bool add_space_prefix = true;  // encode(" ..."), and decode drops that space again
-        // Where that prefix goes: before the text and after each special token, as SentencePiece,
-        // llama.cpp and Hugging Face's Prepend normalizer put it; HF's Metaspace pre-tokenizer
-        // differs in these ways.
-        bool prefix_text_start_only = false;  // prepend_scheme "first": not after special tokens
-        bool prefix_unless_space = false;     // none when the fragment starts with a space already
-        bool split_words = false;             // split=true: each "▁"-led word is merged on its own
-        bool fuse_unk = false;                // a run of unknown characters gives one unknown token
-        // Pieces that encode never forms by merging (from tokenizer.json: those no merge makes,
-        // which Hugging Face's BPE cannot make either). They still decode.
-        std::vector<TokenId> never_merged;
+        // Special tokens that drop ASCII white space before / after them in a text (llama.cpp
+        // sets these by model name: all of Phi-3's but <unk>, <s>, <|endoftext|> rstrip).
+        std::vector<TokenId> lstrip, rstrip;
     };
 
     // tokens use "▁" for spaces and "<0xNN>" for byte tokens. scores and types must have one
@@ -56,14 +50,14 @@ public:
     static std::unique_ptr<SpmTokenizer> from_llama2c(const std::filesystem::path& path,
                                                       std::optional<int32_t> vocab_size = std::nullopt);
 
-    // Never adds BOS (see add_bos()). parse_special: control, user-defined and unknown token
-    // texts (e.g. "<s>") in the text become those tokens.
+    // Never adds BOS (see add_bos()). User-defined token texts in the text become those tokens;
+    // control and unknown ones (e.g. "<s>") too when parse_special, as llama.cpp does.
     std::vector<TokenId> encode(std::string_view text, bool parse_special = true) const override;
     // Byte tokens give their byte, "▁" gives a space, control tokens give nothing, the unknown
     // token gives "▅" (as llama.cpp). Throws InputError for an id out of range.
     std::string token_bytes(TokenId id) const override;
     // Concatenated token_bytes, minus the space that add_space_prefix put at the start of the
-    // text and (unless prefix_text_start_only) after each control token, as llama2.c does after BOS.
+    // text and after each control token, as llama2.c does after BOS.
     std::string decode(std::span<const TokenId> ids) const override;
 
     int32_t n_vocab() const override { return int32_t(tokens_.size()); }
@@ -72,6 +66,9 @@ public:
     std::string kind() const override { return "llama-spm"; }
 
     bool add_bos() const override { return options_.add_bos; }
+    std::vector<TokenId> special_suffix() const override {
+        return options_.add_eos ? std::vector<TokenId>{options_.eos} : std::vector<TokenId>{};
+    }
     bool add_space_prefix() const { return options_.add_space_prefix; }
     const std::string& token_text(TokenId id) const { return tokens_.at(size_t(id)); }
     float score(TokenId id) const { return scores_.at(size_t(id)); }
@@ -93,9 +90,7 @@ private:
     std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>> pieces_;  // mergeable
     std::array<TokenId, 256> byte_tokens_{};     // <0xNN> ids
     bool has_byte_tokens_ = false;               // all 256 present: byte fallback, else <unk>
-    // Control, unknown and user-defined tokens, matched by parse_special (leftmost, then longest)
-    // by a trie: linear in the text however many there are.
-    AddedTokenMatcher specials_;
+    std::vector<LlamaSpecial> specials_;         // control, unknown, user-defined; longest text first
 };
 
 // The tokenizer stored in a GGUF file's metadata: tokenizer.ggml.model "llama" gives an

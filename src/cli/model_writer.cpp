@@ -1,0 +1,42 @@
+#include "model_writer.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "journey/kernels/quantize.h"
+#include "progress.h"
+
+namespace journey::cli {
+
+void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std::filesystem::path& out,
+                 const std::string& what) {
+    size_t total = 0;
+    for (const OutTensor& t : tensors) {
+        w.add_tensor(t.name, t.type, t.shape);
+        total += 1;
+    }
+    Progress progress(what, "tensors");
+    std::vector<float> row;
+    w.write(
+        out,
+        [&](size_t i, std::byte* dst, size_t nbytes) {
+            const OutTensor& t = tensors[i];
+            if (t.raw) {
+                std::memcpy(dst, t.raw, nbytes);
+                return;
+            }
+            const int64_t cols = t.shape.back();
+            int64_t rows = 1;
+            for (size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
+            const size_t row_bytes = dtype_bytes(t.type, uint64_t(cols));
+            if (row_bytes * size_t(rows) != nbytes) throw std::logic_error("write_model: row size mismatch");
+            row.resize(size_t(cols));
+            for (int64_t r = 0; r < rows; ++r) {
+                t.row(r, row.data());
+                quantize_row(t.type, row.data(), dst + size_t(r) * row_bytes, cols);
+            }
+        },
+        [&](size_t i) { progress.update(i + 1, total); });
+}
+
+}  // namespace journey::cli

@@ -1,0 +1,29 @@
+// Writing a model as GGUF one tensor at a time (journey convert / quantize): each output tensor
+// either copies its stored bytes or is produced row by row as floats and encoded into its type,
+// so memory holds one tensor's output bytes and one row of floats, never the model as floats.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "journey/formats/gguf_writer.h"
+#include "journey/formats/tensor.h"
+
+namespace journey::cli {
+
+struct OutTensor {
+    std::string name;              // GGUF name
+    std::vector<int64_t> shape;    // outermost first; rows = numel / shape.back()
+    DType type;                    // as written
+    const std::byte* raw = nullptr;  // when set: the bytes to copy as they are (already of `type`)
+    // Otherwise: writes row r (shape.back() floats) to dst.
+    std::function<void(int64_t r, float* dst)> row;
+};
+
+// Adds the tensors to w and writes the file (atomically); a progress bar on a terminal.
+void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std::filesystem::path& out,
+                 const std::string& what);
+
+}  // namespace journey::cli

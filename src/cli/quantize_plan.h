@@ -1,0 +1,46 @@
+// Which type each tensor of a model gets when it is quantized to a llama.cpp file type such as
+// Q4_K_M: llama-quantize's rules (llama.cpp src/llama-quant.cpp, without an importance matrix),
+// so that journey's files mix types the way llama.cpp's do.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "journey/formats/tensor.h"
+
+namespace journey::cli {
+
+// A llama.cpp file type (LLAMA_FTYPE_*): its name, its number (general.file_type) and the type
+// most tensors get.
+struct QuantTarget {
+    std::string_view name;  // "Q4_K_M"
+    uint32_t ftype;
+    DType base;
+};
+
+// The target named (any case: "q4_k_m"), or nullptr.
+const QuantTarget* find_quant_target(std::string_view name);
+// "F32, F16, BF16, Q8_0, ...": for messages.
+std::string quant_target_names();
+
+// What the rules look at: the tensor's GGUF name, shape (outermost first) and the model's shape.
+struct PlanTensor {
+    std::string name;
+    std::vector<int64_t> shape;
+    DType type;  // as stored (kept when the tensor is not quantized)
+};
+struct PlanModel {
+    std::string arch;  // GGUF general.architecture
+    int64_t n_layer = 0, n_head = 0, n_head_kv = 0;
+};
+
+// llama-quantize's tensor order: tensors outside the blocks first, then block by block, by name
+// within each (it writes them in this order, and its per-layer counters run in it).
+void sort_like_llama_quantize(std::vector<PlanTensor>& tensors);
+
+// The type of each tensor (tensors in llama-quantize's order).
+std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model, const std::vector<PlanTensor>& tensors);
+
+}  // namespace journey::cli

@@ -1,0 +1,309 @@
+// journey convert and journey quantize against llama.cpp's own tools (tests/data/README.md,
+// "convert/"): convert_hf_to_gguf.py's F32 files of the family fixtures, and llama-quantize's
+// files of the TinyLlama-shaped base-F32.gguf (kept as FNV-1a hashes per file and per tensor).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "gguf_writer.h"
+#include "journey/formats/ggml_types.h"
+#include "journey/formats/gguf_reader.h"
+#include "journey/model/model.h"
+#include "journey/model/session.h"
+#include "terminal_run.h"
+
+using namespace journey;
+using namespace journey::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2"};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string fnv1a64(const std::string& bytes) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+// A Hugging Face directory named "hf" (the converter names the model after its directory):
+// config.json and weights from models/<family>/, the tokenizer files from convert/<family>/.
+fs::path hf_dir(const std::string& family) {
+    const fs::path dir = temp_dir() / ("convert-" + family) / "hf";
+    if (fs::exists(dir / "model.safetensors")) return dir;
+    fs::create_directories(dir);
+    const fs::path models = fs::path(data_dir()) / "models" / family / "hf";
+    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(models / f, dir / f, fs::copy_options::overwrite_existing);
+    for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "convert" / family))
+        fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    return dir;
+}
+
+fs::path converted(const std::string& family, const std::string& type) {
+    const fs::path out = temp_dir() / ("convert-" + family) / (family + "-" + type + ".gguf");
+    if (fs::exists(out)) return out;
+    const RunResult r = run_journey({"convert", "-m", hf_dir(family).string(), "-o", out.string(), "--type", type});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.empty());
+    CHECK(r.err.empty());  // no progress bar when stderr is not a terminal
+    return out;
+}
+
+// Where two GGUF files differ: metadata keys/values and tensors (name, type, shape, bytes).
+void explain_difference(const fs::path& ours, const fs::path& theirs) {
+    const ModelFile a = read_gguf(ours), b = read_gguf(theirs);
+    for (const auto& [k, v] : b.metadata.items()) {
+        INFO("key " << k);
+        CHECK(a.metadata.contains(k));
+        if (a.metadata.contains(k)) CHECK(a.metadata[k] == v);
+    }
+    for (const auto& [k, v] : a.metadata.items()) {
+        INFO("key " << k << " is only in journey's file");
+        CHECK(b.metadata.contains(k));
+    }
+    for (const auto& [name, t] : b.tensors) {
+        INFO("tensor " << name);
+        const TensorInfo* u = a.find(name);
+        REQUIRE(u);
+        CHECK(u->dtype == t.dtype);
+        CHECK(u->shape == t.shape);
+        if (u->nbytes == t.nbytes) CHECK(std::equal(u->data, u->data + u->nbytes, t.data));
+    }
+    CHECK(a.tensors.size() == b.tensors.size());
+}
+
+std::vector<double> log_softmax(std::span<const float> logits) {
+    const double mx = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float l : logits) sum += std::exp(double(l) - mx);
+    std::vector<double> out(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - mx - std::log(sum);
+    return out;
+}
+
+// Next-token log-probabilities of two models over the same ids (each position of the 12-token
+// case): the largest |difference| over the whole vocabulary and over a's top 20, and whether
+// the top-1 agrees at every position.
+struct Gap {
+    double all = 0, top20 = 0;
+    bool same_top1 = true;
+};
+Gap logprob_gap(const Model& a, const Model& b, const std::vector<TokenId>& ids) {
+    Session sa(a), sb(b);
+    Gap g;
+    for (TokenId id : ids) {
+        const std::vector<double> la = log_softmax(sa.eval(std::span(&id, 1)));
+        const std::vector<double> lb = log_softmax(sb.eval(std::span(&id, 1)));
+        std::vector<size_t> order(la.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::partial_sort(order.begin(), order.begin() + 20, order.end(), [&](size_t x, size_t y) { return la[x] > la[y]; });
+        for (size_t i = 0; i < la.size(); ++i) g.all = std::max(g.all, std::abs(la[i] - lb[i]));
+        for (size_t r = 0; r < 20; ++r) g.top20 = std::max(g.top20, std::abs(la[order[r]] - lb[order[r]]));
+        g.same_top1 &= size_t(std::max_element(lb.begin(), lb.end()) - lb.begin()) == order[0];
+    }
+    return g;
+}
+
+std::vector<TokenId> case_ids(const std::string& family) {
+    const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "models" / family / "expect.json"));
+    for (const auto& cs : expect["cases"])
+        if (cs["name"] == "len12") return cs["ids"].get<std::vector<TokenId>>();
+    FAIL("no len12 case");
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("convert: each family's HF directory at f32 is llama.cpp's convert_hf_to_gguf.py file, byte for byte", "[convert]") {
+    for (const char* family : kFamilies) {
+        INFO("family " << family);
+        const fs::path ours = converted(family, "f32");
+        const fs::path theirs = fs::path(data_dir()) / "models" / family / (std::string(family) + "-F32.gguf");
+        const bool same = slurp(ours) == slurp(theirs);
+        CHECK(same);
+        if (!same) explain_difference(ours, theirs);
+    }
+}
+
+TEST_CASE("convert: journey on the directory and on its converted files gives the same next-token distributions", "[convert]") {
+    // f32 holds the checkpoint's numbers exactly, and so does f16 for the BF16 checkpoints (all
+    // but gemma2 and gpt2, whose stand-ins are F32): the only freedom left is the order of float
+    // operations between the HF and GGUF paths (the rope pairing of permuted Llama rows), 1e-4
+    // nats over the whole vocabulary, same top-1. The lossy types (f16 of F32 weights, q8_0)
+    // are checked for what they are (a near-tie may flip the top-1): the directory's
+    // top 20 within 1.5 nats (random weights are sensitive: llama.cpp's own F32 and Q8_0 files
+    // of gemma2 differ by 0.86 nats over the top 20 of these 12 positions, journey's by 1.0).
+    for (const char* family : kFamilies) {
+        INFO("family " << family);
+        const auto dir_model = Model::load(hf_dir(family), LoadOptions{.tokenizer = false});
+        const std::vector<TokenId> ids = case_ids(family);
+        const bool f32_checkpoint = std::string(family) == "gemma2" || std::string(family) == "gpt2";
+        for (const std::string type : {"f32", "f16", "q8_0"}) {
+            INFO("type " << type);
+            const auto gguf_model = Model::load(converted(family, type), LoadOptions{.tokenizer = false});
+            const Gap gap = logprob_gap(*dir_model, *gguf_model, ids);
+            if (std::getenv("JOURNEY_TEST_REPORT"))
+                std::fprintf(stderr, "convert %-8s %-5s dir vs gguf: worst |dlogprob| %.2e (top-20 %.2e)\n", family,
+                             type.c_str(), gap.all, gap.top20);
+            const bool lossless = type == "f32" || (type == "f16" && !f32_checkpoint);
+            if (lossless) {
+                CHECK(gap.all <= 1e-4);
+                CHECK(gap.same_top1);
+            } else {
+                CHECK(gap.top20 <= 1.5);
+            }
+        }
+    }
+}
+
+TEST_CASE("convert: the tokenizer of a converted file loads and encodes as the directory's", "[convert]") {
+    for (const char* family : kFamilies) {
+        INFO("family " << family);
+        const RunResult a = run_journey({"tokenize", "-m", hf_dir(family).string(), "-p", "Hello world, 123 tokens!"});
+        const RunResult b = run_journey({"tokenize", "-m", converted(family, "f32").string(), "-p", "Hello world, 123 tokens!"});
+        INFO(a.err << b.err);
+        CHECK(a.exit_code == 0);
+        CHECK(b.exit_code == 0);
+        CHECK(a.out == b.out);
+    }
+}
+
+TEST_CASE("quantize: base-F32 gives llama-quantize's files byte for byte, type choices included", "[convert]") {
+    const fs::path base = fs::path(data_dir()) / "convert" / "base-F32.gguf";
+    const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_expect.json"));
+    for (const auto& [type, want] : expect.items()) {
+        INFO("type " << type);
+        const fs::path out = temp_dir() / ("quantize-" + type + ".gguf");
+        const RunResult r = run_journey({"quantize", base.string(), out.string(), type});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.out.empty());
+        const std::string bytes = slurp(out);
+        CHECK(fnv1a64(bytes) == want["file_fnv1a64"].get<std::string>());
+        // Per tensor: llama-quantize's type and bytes (names the tensor when the file differs).
+        const ModelFile mf = read_gguf(out);
+        CHECK(mf.tensors.size() == want["tensors"].size());
+        for (const auto& [name, t] : want["tensors"].items()) {
+            INFO("tensor " << name);
+            const TensorInfo* got = mf.find(name);
+            REQUIRE(got);
+            CHECK(ggml_type_of(got->dtype).id == t["type"].get<uint32_t>());
+            CHECK(fnv1a64(std::string(reinterpret_cast<const char*>(got->data), got->nbytes)) == t["fnv1a64"].get<std::string>());
+        }
+        fs::remove(out);
+    }
+}
+
+TEST_CASE("convert: --type q4_k_m is llama-quantize's Q4_K_M of the F32 conversion", "[convert]") {
+    for (const char* family : {"llama3", "phi3", "gemma2"}) {  // tied, fused qkv with fallbacks, (1+w) norms
+        INFO("family " << family);
+        const fs::path direct = converted(family, "q4_k_m");
+        const fs::path two_step = temp_dir() / ("two-step-" + std::string(family) + ".gguf");
+        const RunResult r = run_journey({"quantize", converted(family, "f32").string(), two_step.string(), "Q4_K_M"});
+        REQUIRE(r.exit_code == 0);
+        CHECK(slurp(direct) == slurp(two_step));
+        // And journey runs it, not far from the directory on the 12 ids.
+        const auto q = Model::load(direct, LoadOptions{.tokenizer = false});
+        const auto d = Model::load(hf_dir(family), LoadOptions{.tokenizer = false});
+        const Gap gap = logprob_gap(*d, *q, case_ids(family));
+        if (std::getenv("JOURNEY_TEST_REPORT"))
+            std::fprintf(stderr, "convert %-8s q4_k_m dir vs gguf: worst |dlogprob| %.2e (top-20 %.2e)\n", family, gap.all, gap.top20);
+        // Random weights at ~4.5 bits move these distributions by up to ~3 nats (gemma2): the
+        // accuracy of quantized files is issue 17's quantization tests' business (against
+        // llama.cpp on the same files); here, only that journey runs what it wrote.
+        CHECK(std::isfinite(gap.all));
+    }
+}
+
+TEST_CASE("convert: a progress bar on a terminal only", "[convert]") {
+    const fs::path out = temp_dir() / "tty-convert.gguf";
+    const TtyResult t = run_on_tty({"convert", "-m", hf_dir("llama3").string(), "-o", out.string(), "--type", "q8_0"});
+    INFO(t.screen);
+    CHECK(t.exit_code == 0);
+    CHECK(t.screen.find("convert [") != std::string::npos);
+    CHECK(t.screen.find("tensors/s") != std::string::npos);
+}
+
+TEST_CASE("convert/quantize: bad input is one line, a non-zero exit and no output file", "[convert]") {
+    const fs::path out = temp_dir() / "bad-out.gguf";
+    auto refused = [&](const std::vector<std::string>& args, int code, const std::string& says) {
+        fs::remove(out);
+        const RunResult r = run_journey(args);
+        INFO(r.err);
+        CHECK(r.exit_code == code);
+        CHECK(r.out.empty());
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(r.err.find(says) != std::string::npos);
+        CHECK(!fs::exists(out));
+        for (const auto& e : fs::directory_iterator(out.parent_path()))  // no temporary file left behind
+            CHECK(e.path().filename().string().find("bad-out.gguf.tmp") == std::string::npos);
+    };
+    const std::string hf = hf_dir("qwen2").string();
+    refused({"convert", "-m", (temp_dir() / "no-such-dir").string(), "-o", out.string()}, 1, "is not a directory");
+    refused({"convert", "-m", temp_dir().string(), "-o", out.string()}, 2, "no config.json");
+    refused({"convert", "-m", hf, "-o", out.string(), "--type", "q3_x"}, 1, "--type: unknown type 'q3_x'");
+    refused({"convert", "-m", hf, "-o", (temp_dir() / "no-such-dir" / "x.gguf").string()}, 1, "cannot write");
+    refused({"quantize", converted("qwen2", "f32").string(), out.string(), "IQ2_XXS"}, 1, "TYPE: unknown type 'IQ2_XXS'");
+
+    // A directory journey does not convert: an unknown model_type, and a tokenizer it cannot read.
+    const fs::path odd = temp_dir() / "convert-odd" / "hf";
+    fs::create_directories(odd);
+    for (const auto& e : fs::directory_iterator(hf)) fs::copy_file(e.path(), odd / e.path().filename(), fs::copy_options::overwrite_existing);
+    auto config = nlohmann::json::parse(std::ifstream(odd / "config.json"));
+    config["model_type"] = "mamba";
+    std::ofstream(odd / "config.json") << config.dump();
+    refused({"convert", "-m", odd.string(), "-o", out.string()}, 2, "model_type 'mamba' is not one journey converts");
+    config["model_type"] = "qwen2";
+    std::ofstream(odd / "config.json") << config.dump();
+    std::ofstream(odd / "tokenizer.json") << R"({"model": {"type": "Unigram", "vocab": []}})";
+    // An earlier file at OUT stays as it was when the conversion fails.
+    std::ofstream(out) << "earlier";
+    const RunResult r = run_journey({"convert", "-m", odd.string(), "-o", out.string()});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("tokenizer.json") != std::string::npos);
+    CHECK(slurp(out) == "earlier");
+    fs::remove(out);
+
+    // The GGUF reader's refusals, through journey quantize: the tensor, its type by name, the problem.
+    auto small = [] {
+        GgufBuilder b;
+        b.kv_str("general.architecture", "llama");
+        return b;
+    };
+    GgufBuilder size = small();
+    size.tensor({"q8", {64}, gguf::kTypeQ8_0, std::string(34, '\0'), std::nullopt}).tensor_f32("z", {16});
+    refused({"quantize", write_temp("bad-size.gguf", size.build()).string(), out.string(), "Q8_0"}, 2,
+            "tensor 'q8': Q8_0 of shape [64] takes 68 bytes");
+    GgufBuilder tail = small();
+    tail.tensor({"q6", {256, 2}, 14, std::string(210, '\0'), std::nullopt});
+    refused({"quantize", write_temp("bad-tail.gguf", tail.build()).string(), out.string(), "Q8_0"}, 2,
+            "tensor 'q6': data (Q6_K of shape [2, 256]");
+    GgufBuilder type = small();
+    type.tensor({"t", {32}, 99, std::string(22, '\0'), std::nullopt});
+    refused({"quantize", write_temp("bad-type.gguf", type.build()).string(), out.string(), "Q8_0"}, 2,
+            "tensor 't': unknown ggml type number 99");
+    GgufBuilder blocks = small();
+    blocks.tensor({"k", {128, 2}, 12, std::string(288, '\0'), std::nullopt});
+    refused({"quantize", write_temp("bad-blocks.gguf", blocks.build()).string(), out.string(), "Q8_0"}, 2,
+            "tensor 'k': Q4_K row length 128 is not a whole number of 256-element blocks");
+    GgufBuilder iq = small();
+    iq.tensor({"iq", {256}, 16, std::string(66, '\0'), std::nullopt});
+    refused({"quantize", write_temp("bad-iq.gguf", iq.build()).string(), out.string(), "Q8_0"}, 2,
+            "tensor 'iq': type IQ2_XXS is not supported");
+}
