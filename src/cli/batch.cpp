@@ -24,7 +24,7 @@ std::string prompt_of(const std::string& line) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number too large (1e400)
         throw InputError(std::string("invalid JSON: ") + excerpt(e.what(), 160));
     }
     if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string())

@@ -40,8 +40,10 @@ nlohmann::json parse_json(std::string_view text, const std::string& source) {
         throw ModelError(source + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     try {
         return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        // nlohmann's message quotes the token it read last, which may be a whole 20 KB string.
+    } catch (const nlohmann::json::exception& e) {
+        // A syntax error (parse_error), or a number too large for a double (out_of_range.406,
+        // "number overflow parsing '1e363'"). nlohmann's message quotes the token it read last,
+        // which may be a whole 20 KB string.
         std::string_view what = e.what();
         if (const size_t id_end = what.find("] "); id_end != std::string_view::npos)
             what.remove_prefix(id_end + 2);  // "[json.exception.parse_error.101] "

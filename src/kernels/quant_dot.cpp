@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cpuid.h>
 #include <cstring>
 #include <immintrin.h>
 #include <limits>
@@ -82,10 +83,15 @@ float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
 
 // ---- AVX-512 VNNI ----------------------------------------------------------------------------
 
+// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
+bool cpu_f16c() {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
 bool cpu_avx512vnni() {
     static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-                           __builtin_cpu_supports("f16c");
+                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") && cpu_f16c();
     return ok;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 
 namespace journey {
 namespace fs = std::filesystem;
@@ -24,11 +25,7 @@ std::optional<std::string> read_text(const fs::path& p) {
 json read_json(const fs::path& p) {
     auto text = read_text(p);
     if (!text) return nullptr;
-    try {
-        return json::parse(*text);
-    } catch (const json::exception& e) {
-        throw ModelError(p.string() + ": not JSON: " + e.what());
-    }
+    return parse_json(*text, p.string());  // depth-limited; a short excerpt of what is wrong
 }
 
 // A special token in tokenizer_config.json: "<s>" or {"content": "<s>", ...} (an AddedToken).

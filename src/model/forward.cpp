@@ -73,14 +73,14 @@ struct Buffers {
 struct KvLayer {
     float* k;
     float* v;
-    _Float16* k16 = nullptr;  // F16 storage of this layer, or null (F32: k and v are the cache)
-    _Float16* v16 = nullptr;
+    KvHalf* k16 = nullptr;  // F16 storage of this layer, or null (F32: k and v are the cache)
+    KvHalf* v16 = nullptr;
 
     void store_new(int P, int T, int64_t KD) const {
         if (!k16) return;
         for (int64_t i = P * KD; i < (P + T) * KD; ++i) {
-            k16[i] = static_cast<_Float16>(k[i]);
-            v16[i] = static_cast<_Float16>(v[i]);
+            k16[i] = static_cast<KvHalf>(k[i]);
+            v16[i] = static_cast<KvHalf>(v[i]);
             k[i] = static_cast<float>(k16[i]);
             v[i] = static_cast<float>(v16[i]);
         }

@@ -21,8 +21,8 @@ Session::Session(const Model& model, const SessionOptions& opts) : model_(model)
         k_cache_.assign(all, 0.0f);
         v_cache_.assign(all, 0.0f);
     } else {
-        k16_.assign(all, _Float16{});
-        v16_.assign(all, _Float16{});
+        k16_.assign(all, KvHalf{});
+        v16_.assign(all, KvHalf{});
         kv_scratch_.assign(2 * per_layer, 0.0f);
     }
 }

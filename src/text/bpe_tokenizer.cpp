@@ -90,11 +90,17 @@ BpeTokenizer::BpeTokenizer(const BpeVocab& vocab, const std::vector<BpeMerge>& m
     }
 
     // Added tokens stand for their content as written, and are matched before BPE.
+    std::vector<HfAddedToken> all, plain;
     for (const AddedToken& a : added) {
         set_bytes(a.id, std::copy(a.content.begin(), a.content.end(), bytes_.data() + used));
-        if (!a.content.empty()) added_.push_back(a);
+        if (!a.content.empty()) {
+            all.push_back({.id = a.id, .content = a.content});
+            if (!a.special) plain.push_back(all.back());
+        }
         if (a.content == "<|endoftext|>") eos_id_ = a.id;
     }
+    added_all_ = AddedTokenMatcher(std::move(all));
+    added_plain_ = AddedTokenMatcher(std::move(plain));
     if (!eos_id_) {
         if (const TokenId* id = id_of.find("<|endoftext|>")) eos_id_ = *id;
     }
@@ -180,33 +186,18 @@ void BpeTokenizer::encode_ordinary(std::string_view text, PieceCache& seen, std:
 std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool parse_special) const {
     std::vector<TokenId> ids;
     ids.reserve(text.size() / 3 + 1);
-    // Where each added token next occurs at or after `pos` (npos: nowhere).
-    std::vector<size_t> next(added_.size());
-    for (size_t k = 0; k < added_.size(); ++k) next[k] = text.find(added_[k].content);
     PieceCache cache;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        // The leftmost added token from pos; the longest one among those starting there.
-        size_t best = std::string_view::npos, best_len = 0;
-        TokenId best_id = -1;
-        for (size_t k = 0; k < added_.size(); ++k) {
-            const AddedToken& a = added_[k];
-            if (a.special && !parse_special) continue;
-            if (next[k] != std::string_view::npos && next[k] < pos) next[k] = text.find(a.content, pos);
-            size_t at = next[k];
-            if (at == std::string_view::npos) continue;
-            if (at < best || (at == best && a.content.size() > best_len)) {
-                best = at;
-                best_len = a.content.size();
-                best_id = a.id;
-            }
-        }
-        if (best == std::string_view::npos) break;
-        encode_ordinary(text.substr(pos, best - pos), cache, ids);
-        ids.push_back(best_id);
-        pos = best + best_len;
+    const AddedTokenMatcher& added = parse_special ? added_all_ : added_plain_;
+    if (added.empty()) {
+        encode_ordinary(text, cache, ids);
+        return ids;
     }
-    if (pos < text.size()) encode_ordinary(text.substr(pos), cache, ids);
+    std::vector<AddedTokenMatcher::Segment> segments;
+    added.split(text, true, segments);
+    for (const auto& s : segments) {
+        if (s.token) ids.push_back(s.token->id);
+        else encode_ordinary(text.substr(s.begin, s.end - s.begin), cache, ids);
+    }
     return ids;
 }
 

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include <catch2/catch.hpp>
 
@@ -256,4 +258,216 @@ TEST_CASE("hostile: GGUF headers that claim more than the file holds", "[hostile
         b.kv_raw("big", journey::gguf::ValueType::ARRAY, big);
     }));
     check_refused(info(big_array.string()), 2, "hostile_array.gguf", "values in all");
+}
+
+namespace {
+
+// A usable 1-layer Llama directory (C = 4, 2 heads, FFN 16) with ModelDir's byte-level tokenizer;
+// config.json is the hostile file `config`.
+struct LlamaDir {
+    ModelDir base;  // for its vocab.json and merges.txt
+    LlamaDir(const std::string& config) {
+        const int64_t C = 4, F = 16, V = 257;
+        std::vector<FakeTensor> ts;
+        auto add = [&](std::string name, std::vector<int64_t> shape) {
+            int64_t n = 1;
+            for (auto d : shape) n *= d;
+            ts.push_back({name, "F32", shape, std::vector<float>(size_t(n), 0.01f), ""});
+        };
+        add("model.embed_tokens.weight", {V, C});
+        add("lm_head.weight", {V, C});
+        add("model.norm.weight", {C});
+        const std::string l = "model.layers.0.";
+        add(l + "input_layernorm.weight", {C});
+        add(l + "post_attention_layernorm.weight", {C});
+        for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) add(l + "self_attn." + p + ".weight", {C, C});
+        add(l + "mlp.gate_proj.weight", {F, C});
+        add(l + "mlp.up_proj.weight", {F, C});
+        add(l + "mlp.down_proj.weight", {C, F});
+        write_safetensors(base / "model.safetensors", ts);
+        base.put("config.json", config);
+    }
+    std::string path() const { return base.path(); }
+};
+
+nlohmann::json info_json(const std::string& model) {
+    auto r = info(model, {"--json"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.max_rss_kib < kLimitMib * 1024);
+    return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("hostile: a layer count of 10^9 in config.json or GGUF block_count allocates nothing", "[hostile]") {
+    ModelDir m;
+    m.put("config.json", "config_n_layer_1e9.json");
+    check_refused(info(m.path()), 2, "model.safetensors", "1000000000 layers but the file holds only 16 tensors");
+    check_refused(info((kHostile / "gguf_block_count_1e9.gguf").string()), 2, "gguf_block_count_1e9.gguf",
+                  "1000000000 layers but the file holds only 1 tensors");
+    check_refused(info((kHostile / "gguf_block_count_5e6.gguf").string()), 2, "gguf_block_count_5e6.gguf",
+                  "5000000 layers but the file holds only 1 tensors");
+}
+
+TEST_CASE("hostile: a context of 2^26 positions in a header does not size the KV cache", "[hostile]") {
+    // HF max_position_embeddings and GGUF context_length of 2^26: 2 GiB of cache per layer at
+    // this width if reserved by the claim. The session takes the capped default instead, and a
+    // prompt runs under the 2 GiB limit.
+    LlamaDir hf("config_llama_ctx_2p26.json");
+    const std::string gguf = (kHostile / "gguf_llama_ctx_2p26.gguf").string();
+    for (const std::string& model : {hf.path(), gguf}) {
+        INFO(model);
+        const auto j = info_json(model);
+        CHECK(j["n_ctx"] == 1 << 26);
+        CHECK(j["ctx_in_use"] == 4096);
+        auto r = run_journey_limited({"next", "-m", model, "-p", "ab", "--top-k", "1"}, kLimitMib);
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.max_rss_kib < kLimitMib * 1024);
+    }
+}
+
+TEST_CASE("hostile: llama2.c headers whose seq_len x n_layers claim gigabytes", "[hostile]") {
+    // 2^26 positions x 1 layer, and 2^16 positions x 4096 layers, over a 19 KB body.
+    const std::string tok = std::string(JOURNEY_TEST_DATA) + "/models/stories260K/tok512.bin";
+    check_refused(info((kHostile / "llama2c_seq_len_2p26.bin").string(), {"--tokenizer", tok}), 2,
+                  "llama2c_seq_len_2p26.bin", "header values out of range");
+    check_refused(info((kHostile / "llama2c_layers_seq_1e9.bin").string(), {"--tokenizer", tok}), 2,
+                  "llama2c_layers_seq_1e9.bin", "truncated");
+}
+
+TEST_CASE("hostile: 30,000 control tokens and a 100 KB prompt: special-token matching stays linear", "[hostile]") {
+    // Every token starts "<|ctrl_" and the prompt repeats that prefix 14,286 times before the last
+    // token: matching each token at each position is 100 KB x 30,000 (minutes); a trie is
+    // instant. The CPU limit (generous, for the sanitizer build too) turns the first into a failure.
+    constexpr int kSpecials = 30000;
+    constexpr long kCpuSeconds = 10;
+    auto special = [](int i) {
+        char b[32];
+        std::snprintf(b, sizeof b, "<|ctrl_%05d|>", i);
+        return std::string(b);
+    };
+    std::string prompt;
+    while (prompt.size() < 100000) prompt += "<|ctrl_";
+    prompt += special(kSpecials - 1);
+    auto last_ids = [&](const RunResult& r) {
+        INFO("stderr: " << r.err.substr(0, 400));
+        CHECK(r.exit_code == 0);  // SIGXCPU would show as 152
+        std::vector<long> ids;
+        std::istringstream in(r.out);
+        for (long id; in >> id;) ids.push_back(id);
+        CHECK(ids.size() > 100000);
+        return ids.empty() ? -1 : ids.back();
+    };
+    TempDir dir;
+
+    // Byte-level BPE in GPT-2's form (BpeTokenizer): byte tokens 0-255, the specials from 256.
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) vocab[journey::bytes_to_unicode(std::string(1, char(b)))] = b;
+    nlohmann::json added = nlohmann::json::array();
+    for (int i = 0; i < kSpecials; ++i) added.push_back({{"id", 256 + i}, {"content", special(i)}, {"special", true}});
+    nlohmann::json gpt2 = {{"added_tokens", added},
+                           {"normalizer", nullptr},
+                           {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                           {"decoder", {{"type", "ByteLevel"}}},
+                           {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}};
+    write(dir / "gpt2.json", gpt2.dump());
+    CHECK(last_ids(run_journey_limited({"tokenize", "--tokenizer-json", (dir / "gpt2.json").string(), "-f", "-"},
+                                       kLimitMib, prompt, kCpuSeconds)) == 256 + kSpecials - 1);
+
+    // SentencePiece-style BPE with byte fallback (the tokenizer.json pipeline, HfTokenizer).
+    nlohmann::json spm_vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        spm_vocab[name] = 3 + b;
+    }
+    spm_vocab["\xe2\x96\x81"] = 259;
+    added = nlohmann::json::array();
+    for (int i = 0; i < kSpecials; ++i) added.push_back({{"id", 260 + i}, {"content", special(i)}, {"special", true}});
+    nlohmann::json spm = {
+        {"added_tokens", added},
+        {"normalizer", {{"type", "Sequence"}, {"normalizers", {{{"type", "Prepend"}, {"prepend", "\xe2\x96\x81"}},
+                                                               {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}}}}}},
+        {"pre_tokenizer", nullptr},
+        {"decoder", nullptr},
+        {"model", {{"type", "BPE"}, {"unk_token", "<unk>"}, {"byte_fallback", true}, {"vocab", spm_vocab},
+                   {"merges", nlohmann::json::array()}}}};
+    write(dir / "spm.json", spm.dump());
+    CHECK(last_ids(run_journey_limited({"tokenize", "--tokenizer-json", (dir / "spm.json").string(), "-f", "-"},
+                                       kLimitMib, prompt, kCpuSeconds)) == 260 + kSpecials - 1);
+
+    // A GGUF Llama whose SentencePiece vocabulary holds them as control tokens (SpmTokenizer).
+    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+    std::vector<int32_t> types = {2, 3, 3};
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        tokens.push_back(name);
+        types.push_back(6);
+    }
+    tokens.push_back("\xe2\x96\x81");
+    types.push_back(1);
+    for (int i = 0; i < kSpecials; ++i) tokens.push_back(special(i)), types.push_back(3);
+    const uint64_t C = 4, F = 16, V = tokens.size();
+    GgufBuilder b;
+    b.kv_str("general.architecture", "llama")
+        .kv_u32("llama.embedding_length", C)
+        .kv_u32("llama.block_count", 1)
+        .kv_u32("llama.feed_forward_length", F)
+        .kv_u32("llama.context_length", 64)
+        .kv_u32("llama.attention.head_count", 2)
+        .kv_u32("llama.attention.head_count_kv", 2)
+        .kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
+        .kv_str("tokenizer.ggml.model", "llama")
+        .kv_strs("tokenizer.ggml.tokens", tokens)
+        .kv_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f))
+        .kv_i32s("tokenizer.ggml.token_type", types);
+    b.tensor_f32("token_embd.weight", {C, V}).tensor_f32("output_norm.weight", {C});
+    b.tensor_f32("blk.0.attn_norm.weight", {C}).tensor_f32("blk.0.ffn_norm.weight", {C});
+    for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) b.tensor_f32(std::string("blk.0.") + t + ".weight", {C, C});
+    b.tensor_f32("blk.0.ffn_gate.weight", {C, F}).tensor_f32("blk.0.ffn_up.weight", {C, F}).tensor_f32("blk.0.ffn_down.weight", {F, C});
+    write(dir / "controls.gguf", b.build());
+    CHECK(last_ids(run_journey_limited({"tokenize", "-m", (dir / "controls.gguf").string(), "-f", "-"}, kLimitMib, prompt,
+                                       kCpuSeconds)) == 260 + kSpecials - 1);
+}
+
+TEST_CASE("hostile: a number too large for a double is invalid JSON, not nlohmann's exception", "[hostile]") {
+    // Found by fuzz_config_json ("1e363{..."): nlohmann throws out_of_range.406, not parse_error,
+    // and it escaped the parse as "terminate called after throwing ...".
+    ModelDir m;
+    m.put("config.json", "config_number_overflow.json");
+    check_refused(info(m.path()), 2, "config.json", "invalid JSON: number overflow parsing '1e400'");
+    // The same in tokenizer_config.json, now read depth-limited like every other JSON file.
+    ModelDir ok;
+    fs::copy_file(kHostile / "config_number_overflow.json", ok / "tokenizer_config.json");
+    auto chat = [&] { return run_journey_limited({"generate", "-m", ok.path(), "--chat", "-p", "x", "-n", "1"}, kLimitMib); };
+    check_refused(chat(), 2, "tokenizer_config.json", "invalid JSON: number overflow parsing '1e400'");
+    write(ok / "tokenizer_config.json", nested("{\"a\":", "}", 100000));
+    check_refused(chat(), 2, "tokenizer_config.json", "JSON nested deeper than 256 levels");
+    // In a safetensors header, and in a sharded checkpoint's index (found by fuzz_safetensors and
+    // fuzz_safetensors_index as 41e308 and 5e308).
+    ModelDir st;
+    st.put("model.safetensors", "header_number_overflow.safetensors");
+    check_refused(info(st.path()), 2, "model.safetensors header", "invalid JSON: number overflow parsing '1e400'");
+    fs::remove(st / "model.safetensors");
+    st.put("model.safetensors.index.json", "index_number_overflow.json");
+    check_refused(info(st.path()), 2, "model.safetensors.index.json", "invalid JSON: number overflow parsing '1e400'");
+    // In a tokenizer.json (found by fuzz_tokenizer_json as 131e308).
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (kHostile / "tokenizer_number_overflow.json").string(),
+                                       "-p", "x"}, kLimitMib),
+                  2, "tokenizer_number_overflow.json", "invalid JSON: number overflow parsing '1e400'");
+    // And a --batch line: that line's error object, the run goes on.
+    fs::remove(ok / "tokenizer_config.json");
+    auto r = run_journey_limited({"next", "-m", ok.path(), "--batch", "-", "--top-k", "1"}, kLimitMib,
+                            "a\n{\"prompt\": \"b\", \"x\": 1e400}\nc\n");
+    INFO(r.err);
+    CHECK(r.exit_code == 3);
+    std::vector<nlohmann::json> lines;
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);) lines.push_back(nlohmann::json::parse(line));
+    REQUIRE(lines.size() == 3);
+    CHECK_THAT(lines[1].value("error", ""), Contains("number overflow"));
+    CHECK_FALSE(lines[2].contains("error"));
 }

@@ -145,3 +145,30 @@ for harness in ("fuzz_bpe_gpt2", "fuzz_spm"):
     put(harness, "special", "<|endoftext|><s></s> <unk>\u2581x")
     put(harness, "unicode", "na\u00efve caf\u00e9 \u65e5\u672c\u8a9e \U0001f600 \u00a0\u2028\r\n\t  x")
     put(harness, "bytes", b"\xff\xfe\x00\x80abc\xe2\x82")
+
+# Chat templates: the real templates of tests/data/chat_templates (Llama 3.x, Qwen, Gemma, Phi,
+# Mistral, Granite, SmolLM, DeepSeek, Zephyr), plus a few small ones that use each construct.
+tdir = os.path.join(repo, "tests/data/chat_templates/templates")
+for name in sorted(os.listdir(tdir)):
+    with open(os.path.join(tdir, name), "rb") as f:
+        put("fuzz_chat_template", name, f.read())
+put("fuzz_chat_template", "constructs",
+    "{%- macro m(a, b=2) -%}{{ a ~ b }}{%- endmacro -%}{% set ns = namespace(n=0) %}"
+    "{% for x in messages if x.role != 'tool' %}{% set ns.n = ns.n + 1 %}{{ loop.index }}:{{ m(x.role) }}"
+    "{{ x.content | tojson if x.content is not string else x.content | trim | upper }}"
+    "{% if loop.last %}{{ '!' * 3 }}{% elif loop.first %}{% continue %}{% else %}{{ [1, 2][0] }}{% endif %}{% endfor %}"
+    "{{ ns.n }}{{ messages | length }}{{ messages[0]['content'][2:5] }}{{ 'a,b' .split(',') | join('-') }}"
+    "{% if add_generation_prompt %}{{ bos_token }}{% endif %}{{ raise_exception('x') if false }}{{ strftime_now('%Y') }}")
+put("fuzz_chat_template", "calls",
+    "{% filter upper %}{% call(x) m2() %}{{ x }}{% endcall %}{% endfilter %}{% macro m2() %}{{ caller(1) }}{% endmacro %}"
+    "{{ {'a': 1, 'b': [1, 2.5, none, true]} | tojson(indent=2) }}{{ range(3) | list | sum }}{{ 'x' in 'xy' }}"
+    "{{ messages | selectattr('role', 'equalto', 'user') | map(attribute='content') | first }}{% generation %}g{% endgeneration %}")
+
+# Hugging Face pipelines with real vocabularies: the first byte picks the tokenizer (the order of
+# fuzz_hf_pipeline.cpp), the texts are those of each tokenizer's reference cases.
+import tarfile
+for index, name in enumerate(["llama3", "qwen2", "mistral-v0.3", "gptneox", "starcoder"]):
+    with tarfile.open(os.path.join(repo, "tests/data/tokenizers", name + ".tar.xz")) as tar:
+        cases = json.load(tar.extractfile(name + "/cases.json"))["cases"]
+    for k, case in enumerate(cases[:12]):
+        put("fuzz_hf_pipeline", "%s_%02d" % (name, k), bytes([index]) + case["text"].encode())

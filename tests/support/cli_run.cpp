@@ -17,7 +17,8 @@ static std::string slurp(const std::string& path) {
 
 namespace {
 
-RunResult run(const std::vector<std::string>& args, const std::string& stdin_text, bool feed_stdin, long limit_mib) {
+RunResult run(const std::vector<std::string>& args, const std::string& stdin_text, bool feed_stdin, long limit_mib,
+              long cpu_seconds = 0) {
     char dir_template[] = "/tmp/journey-test-XXXXXX";
     std::string dir = mkdtemp(dir_template);
     std::string in_path = dir + "/in", out_path = dir + "/out", err_path = dir + "/err";
@@ -34,6 +35,10 @@ RunResult run(const std::vector<std::string>& args, const std::string& stdin_tex
             const rlimit lim{rlim_t(limit_mib) << 20, rlim_t(limit_mib) << 20};
             setrlimit(RLIMIT_AS, &lim);
 #endif
+        }
+        if (cpu_seconds > 0) {
+            const rlimit cpu{rlim_t(cpu_seconds), rlim_t(cpu_seconds)};
+            setrlimit(RLIMIT_CPU, &cpu);
         }
         if (feed_stdin) freopen(in_path.c_str(), "rb", stdin);
         freopen(out_path.c_str(), "wb", stdout);
@@ -67,8 +72,9 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
     return run(args, stdin_text, feed_stdin, 0);
 }
 
-RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text) {
-    return run(args, stdin_text, true, limit_mib);
+RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text,
+                              long cpu_seconds) {
+    return run(args, stdin_text, true, limit_mib, cpu_seconds);
 }
 
 }  // namespace journey::test

@@ -21,7 +21,10 @@ RunResult run_journey(const std::vector<std::string>& args, const std::string& s
 // whose header makes journey reserve gigabytes fails the test instead of the machine. Under
 // AddressSanitizer, whose shadow memory needs terabytes of address space, the limit is ASan's
 // own instead (hard_rss_limit_mb, max_allocation_size_mb).
-RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text = "");
+// cpu_seconds > 0 also caps the child's CPU time (RLIMIT_CPU: SIGXCPU, exit 152), for inputs
+// that must not make journey's work grow faster than their size.
+RunResult run_journey_limited(const std::vector<std::string>& args, long limit_mib, const std::string& stdin_text = "",
+                              long cpu_seconds = 0);
 
 // The tests' data: tests/data/, mirrored into the build (see tests/data/README.md).
 inline std::string data_dir() { return JOURNEY_TEST_DATA; }

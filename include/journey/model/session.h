@@ -10,6 +10,14 @@
 
 namespace journey {
 
+// IEEE half precision for the F16 KV cache (conversions round to nearest even). clang before 15
+// has no _Float16 on x86 (the fuzz build uses Debian's clang 14); its __fp16 is the same format.
+#if defined(__clang__) && __clang_major__ < 15
+using KvHalf = __fp16;
+#else
+using KvHalf = _Float16;
+#endif
+
 enum class LogitsFor { last, all };
 
 // How the KV cache stores keys and values: F32 (exact), or F16 (half the memory; llama.cpp's
@@ -56,7 +64,7 @@ private:
     int n_past_ = 0;
     Observer* observer_ = nullptr;
     std::vector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
-    std::vector<_Float16> k16_, v16_;           // F16: [n_layer][n_ctx][Hkv*D]
+    std::vector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
     std::vector<float> kv_scratch_;             // F16: one layer's keys and values as float, [2][n_ctx][Hkv*D]
     std::vector<float> logits_;
     std::vector<float> work_;               // activations of one eval, carved per call

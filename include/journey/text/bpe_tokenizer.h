@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "journey/text/flat_map.h"
+#include "journey/text/hf_added_tokens.h"
 #include "journey/text/tokenizer.h"
 
 namespace journey {
@@ -81,7 +82,9 @@ private:
     std::vector<bool> present_;                        // id -> is in the vocabulary
     std::array<TokenId, 256> byte_token_{};            // byte -> id of its one-byte token
     FlatMap<uint64_t, Merge, IntHash> merges_;         // (left id, right id) -> rank, merged id
-    std::vector<AddedToken> added_;                    // matched in the text before BPE
+    // The added tokens, matched in the text before BPE (leftmost, then longest) by a trie, so that
+    // the work stays linear in the text however many there are: all of them, and the non-special ones.
+    AddedTokenMatcher added_all_, added_plain_;
     std::optional<TokenId> eos_id_;
 };
 

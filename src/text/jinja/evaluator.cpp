@@ -287,10 +287,11 @@ Value Renderer::make_macro(const Node& n, const FramePtr& frame, const std::stri
             else if (def) f->vars[pname] = eval(*def, f);
             else f->vars[pname] = Undefined{"'" + pname + "' is undefined"};
         }
-        for (const auto& [k, v] : a.kw) {
+        for (const auto& kv : a.kw) {  // not a structured binding: clang 14 cannot capture one
+            const std::string& k = kv.first;
             const bool known = k == "caller" || std::any_of(node->params.begin(), node->params.end(), [&](const auto& p) { return p.first == k; });
             if (!known) throw RenderError("macro '" + name + "' takes no keyword argument '" + k + "'");
-            f->vars[k] = v;
+            f->vars[k] = kv.second;
         }
         std::string out;
         render(node->body, f, out);

@@ -37,7 +37,7 @@ public:
     const Value* find(std::string_view key) const;
     void set(const std::string& key, Value v);  // throws std::length_error past kMaxNesting
     const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
-    size_t size() const { return items_.size(); }
+    size_t size() const;  // defined below Value (clang needs Value complete here)
     int depth() const { return depth_; }
 
 private:
@@ -102,6 +102,8 @@ struct Value {
     Dict& dict() const { return *std::get<DictPtr>(v); }
     const Callable& callable() const { return *std::get<CallablePtr>(v); }
 };
+
+inline size_t Dict::size() const { return items_.size(); }
 
 // Python's truth value (Undefined is false).
 bool truthy(const Value& v);
