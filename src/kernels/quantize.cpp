@@ -87,16 +87,22 @@ void quantize_q8_0(const float* x, unsigned char* out, int64_t nb) {
     }
 }
 
+// The element of largest magnitude, with its sign (the first such, as ggml keeps it).
+float signed_absmax(const float* x, int n) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        if (amax < std::fabs(x[j])) {
+            amax = std::fabs(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
 void quantize_q4_0(const float* x, unsigned char* out, int64_t nb) {
     constexpr int qk = 32;
     for (int64_t i = 0; i < nb; ++i, x += qk, out += 18) {
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < qk; ++j) {
-            if (amax < std::fabs(x[j])) {
-                amax = std::fabs(x[j]);
-                max = x[j];
-            }
-        }
+        const float max = signed_absmax(x, qk);
         const float d = max / -8;
         const float id = d ? 1.0f / d : 0.0f;
         put_f16(out, d);
@@ -114,13 +120,7 @@ void quantize_q4_0(const float* x, unsigned char* out, int64_t nb) {
 void quantize_q5_0(const float* x, unsigned char* out, int64_t nb) {
     constexpr int qk = 32;
     for (int64_t i = 0; i < nb; ++i, x += qk, out += 22) {
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < qk; ++j) {
-            if (amax < std::fabs(x[j])) {
-                amax = std::fabs(x[j]);
-                max = x[j];
-            }
-        }
+        const float max = signed_absmax(x, qk);
         const float d = max / -16;
         const float id = d ? 1.0f / d : 0.0f;
         put_f16(out, d);
