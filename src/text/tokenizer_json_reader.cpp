@@ -176,6 +176,9 @@ TokenizerJson parse_tokenizer_json(std::string_view text, const std::string& fil
     }
     out.tables = BpeTables();
     out.root = parse_json(text, file);
+    // Every reader below takes the root for an object (found by fuzz_tokenizer_json: a bare number
+    // reached nlohmann's value(), whose type_error escaped as "terminate called").
+    if (!out.root.is_object()) throw ModelError(file + ": not a JSON object");
     return out;
 }
 

@@ -149,6 +149,9 @@ TEST_CASE("hostile: a value of the wrong type names the file and the key", "[hos
                   "\"add_prefix_space\" is not a boolean");
     check_refused(tokenize("tokenizer_special_number.json"), 2, "tokenizer_special_number.json",
                   "\"special\" must be a boolean, not an integer");
+    // A root that is not an object (found by fuzz_tokenizer_json: a bare number reached
+    // nlohmann's value() and its type_error escaped).
+    check_refused(tokenize("tokenizer_root_number.json"), 2, "tokenizer_root_number.json", "not a JSON object");
 }
 
 TEST_CASE("hostile: configurations the math does not admit are refused", "[hostile]") {
