@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "journey/text/byte_unicode.h"
 #include "journey/text/tokenizer_loader.h"
@@ -10,9 +11,8 @@
 namespace journey {
 namespace {
 
-// Whether every character of a vocabulary string is in GPT-2's byte-to-unicode map, i.e. the
-// string can come out of the ByteLevel pre-tokenizer.
-bool is_byte_level_text(std::string_view s) { return bytes_to_unicode(unicode_to_bytes(s)) == s; }
+// Lookups run in batches of this many: hashed and prefetched first, then done.
+constexpr size_t kBatch = 16;
 
 }  // namespace
 
@@ -35,47 +35,83 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
     const HfPart vocab_part = from_tables ? HfPart{part.file, part.path + ".vocab", no_json} : part.at("vocab");
     BpeVocab vocab;
     if (from_tables) {
-        vocab.reserve(tables->vocab.size());
-        for (const auto& [text, id] : tables->vocab) vocab.emplace_back(text, id);
+        vocab.reserve(tables->n_tokens());
+        for (size_t i = 0; i < tables->n_tokens(); ++i) vocab.emplace_back(tables->token(i), tables->vocab_ids[i]);
     } else {
         vocab = parse_vocab_json(vocab_part.j, part.file);
     }
     TokenId max_id = -1;
-    for (const auto& [text, id] : vocab) max_id = std::max(max_id, id);
-    // Gaps are allowed (a vocabulary cut down to what some texts use keeps its ids), within reason:
-    // the id table costs 40 bytes an id.
+    size_t total = 0;
+    for (const auto& [text, id] : vocab) max_id = std::max(max_id, id), total += text.size();
+    // Gaps are allowed (a vocabulary cut down to what some texts use keeps its ids), within reason.
     if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + (size_t(1) << 20))
         vocab_part.fail("id " + std::to_string(max_id) + " is far beyond the " + std::to_string(vocab.size()) + " tokens");
-    tokens_.resize(static_cast<size_t>(max_id + 1));
-    present_.assign(tokens_.size(), false);
+    if (total > UINT32_MAX) vocab_part.fail("holds more than 4 GiB of text");
+    // The strings in id order, in one arena: each id's length, then where it starts.
+    const size_t n_ids = static_cast<size_t>(max_id + 1);
+    present_.assign(n_ids, false);
+    text_at_.assign(n_ids + 1, 0);
     for (const auto& [text, id] : vocab) {
-        if (present_[id])
-            vocab_part.fail("id " + std::to_string(id) + " is used by both " + HfPart::shown(tokens_[id]) + " and " +
-                            HfPart::shown(std::string(text)));
-        tokens_[id] = text;
-        present_[id] = true;
+        if (present_[size_t(id)]) {
+            const auto first = std::find_if(vocab.begin(), vocab.end(), [&](const auto& v) { return v.second == id; });
+            vocab_part.fail("id " + std::to_string(id) + " is used by both " + HfPart::shown(std::string(first->first)) +
+                            " and " + HfPart::shown(std::string(text)));
+        }
+        present_[size_t(id)] = true;
+        text_at_[size_t(id) + 1] = uint32_t(text.size());
     }
+    for (size_t id = 0; id < n_ids; ++id) text_at_[id + 1] += text_at_[id];
+    text_.resize(total);
+    for (const auto& [text, id] : vocab) std::copy(text.begin(), text.end(), text_.data() + text_at_[size_t(id)]);
+
+    // string -> id, inserted in batches (the table is bigger than the cache).
     ids_ = decltype(ids_)(vocab.size());
-    for (size_t id = 0; id < tokens_.size(); ++id)
-        if (present_[id]) ids_.insert_or_assign(tokens_[id], TokenId(id));  // views tokens_, sized for good
+    // Absent ids have empty strings: only ids that are present go in (an empty token may be one).
+    std::vector<uint32_t> present_ids;
+    present_ids.reserve(vocab.size());
+    for (size_t id = 0; id < n_ids; ++id)
+        if (present_[id]) present_ids.push_back(uint32_t(id));
+    {
+        uint64_t h[kBatch];
+        for (size_t base = 0; base < present_ids.size(); base += kBatch) {
+            const size_t m = std::min(kBatch, present_ids.size() - base);
+            for (size_t i = 0; i < m; ++i) ids_.prefetch(h[i] = ids_.hash(text_of(present_ids[base + i])));
+            for (size_t i = 0; i < m; ++i) {
+                const uint32_t id = present_ids[base + i];
+                ids_.insert_or_assign(text_of(id), TokenId(id), h[i]);
+            }
+        }
+    }
     if (ids_.size() != vocab.size())  // only the file's own order can hold a key twice (a tree keeps one)
         vocab_part.fail("holds a token twice");
 
     if (byte_level_) {
-        size_t total = 0;
-        for (const std::string& t : tokens_) total += t.size();
         raw_.resize(total);
         raw_ids_ = decltype(raw_ids_)(vocab.size());
         char* w = raw_.data();
-        for (size_t id = 0; id < tokens_.size(); ++id) {
-            if (!present_[id] || !is_byte_level_text(tokens_[id])) continue;
-            char* end = unicode_to_bytes(tokens_[id], w);
-            raw_ids_.insert_or_assign(std::string_view(w, size_t(end - w)), TokenId(id));
+        std::vector<std::string_view> raw_of;  // present id -> its raw bytes (empty view: not byte-level text)
+        raw_of.reserve(present_ids.size());
+        std::vector<uint32_t> raw_id;
+        raw_id.reserve(present_ids.size());
+        for (const uint32_t id : present_ids) {
+            char* end = byte_level_to_bytes(text_of(id), w);
+            if (!end) continue;
+            raw_of.emplace_back(w, size_t(end - w));
+            raw_id.push_back(id);
             w = end;
         }
+        uint64_t h[kBatch];
+        for (size_t base = 0; base < raw_of.size(); base += kBatch) {
+            const size_t m = std::min(kBatch, raw_of.size() - base);
+            for (size_t i = 0; i < m; ++i) raw_ids_.prefetch(h[i] = raw_ids_.hash(raw_of[base + i]));
+            for (size_t i = 0; i < m; ++i) raw_ids_.insert_or_assign(raw_of[base + i], TokenId(raw_id[base + i]), h[i]);
+        }
         auto to_raw = [&](std::string& s, const char* key) {
-            if (!is_byte_level_text(s)) part.fail(std::string(key) + " " + HfPart::shown(s) + " is not byte-level text");
-            s = unicode_to_bytes(s);
+            std::string raw(s.size(), '\0');
+            char* end = byte_level_to_bytes(s, raw.data());
+            if (!end) part.fail(std::string(key) + " " + HfPart::shown(s) + " is not byte-level text");
+            raw.resize(size_t(end - raw.data()));
+            s = std::move(raw);
         };
         to_raw(prefix_, "continuing_subword_prefix");
         to_raw(suffix_, "end_of_word_suffix");
@@ -97,38 +133,76 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
 
     // Merges in rank order; a repeated pair takes the later rank, as in HF.
     const HfPart merges_part = from_tables ? HfPart{part.file, part.path + ".merges", no_json} : part.at("merges");
-    std::vector<BpeMerge> merges;
-    if (from_tables) {
-        merges.reserve(tables->merges.size());
-        for (const auto& [left, right] : tables->merges) merges.push_back({left, right});
-    } else {
-        merges = parse_merges_json(merges_part.j, part.file);
-    }
-    merges_ = decltype(merges_)(merges.size());
-    std::string joined;
+    std::vector<BpeMerge> parsed;
+    if (!from_tables) parsed = parse_merges_json(merges_part.j, part.file);
+    const size_t n_merges = from_tables ? tables->n_merges() : parsed.size();
+    auto merge_at = [&](size_t rank) {
+        return from_tables ? std::pair{tables->merge_left(rank), tables->merge_right(rank)} : std::pair{parsed[rank].left, parsed[rank].right};
+    };
+    merges_ = PairMap(n_merges);
     const std::string prefix_text = part.string("continuing_subword_prefix", "");  // vocabulary form
-    for (size_t rank = 0; rank < merges.size(); ++rank) {
-        const BpeMerge& m = merges[rank];
-        auto lookup = [&](std::string_view s) {
-            const TokenId* id = ids_.find(s);
-            if (!id)
-                HfPart{part.file, merges_part.path + "[" + std::to_string(rank) + "]", no_json}.fail("merge " + HfPart::shown(std::string(m.left) + " " + std::string(m.right)) +
-                                          " names " + HfPart::shown(std::string(s)) + ", which is not in model.vocab");
-            return *id;
-        };
-        // The right part loses its continuing_subword_prefix in the merged token (HF's rule).
-        std::string_view right = m.right;
-        if (!prefix_text.empty() && right.starts_with(prefix_text)) right.remove_prefix(prefix_text.size());
-        joined.assign(m.left);
-        joined += right;
-        const TokenId l = lookup(m.left), r = lookup(m.right), merged = lookup(joined);
-        merges_.insert_or_assign(pair_key(l, r), Merge{int32_t(rank), merged});
+    // Most vocabularies were made by their merges: merge r made token r + 256 or so. The next
+    // new token is tried first (one string compare, no hash lookup); the strings are distinct, so
+    // an equal string is the token.
+    size_t guess = 0;
+    struct Pending {
+        std::string_view left, right, joined;
+        uint64_t h_left, h_right, h_joined;
+    };
+    Pending batch[kBatch];
+    std::string joined;  // the batch's merged strings
+    uint64_t keys[kBatch];
+    TokenId merged_ids[kBatch];
+    for (size_t base = 0; base < n_merges; base += kBatch) {
+        const size_t m = std::min(kBatch, n_merges - base);
+        joined.clear();
+        size_t joined_size = 0;
+        for (size_t i = 0; i < m; ++i) {
+            const auto [l, r] = merge_at(base + i);
+            joined_size += l.size() + r.size();
+        }
+        joined.reserve(joined_size);  // the views below stay valid
+        for (size_t i = 0; i < m; ++i) {
+            Pending& p = batch[i];
+            std::tie(p.left, p.right) = merge_at(base + i);
+            // The right part loses its continuing_subword_prefix in the merged token (HF's rule).
+            std::string_view right = p.right;
+            if (!prefix_text.empty() && right.starts_with(prefix_text)) right.remove_prefix(prefix_text.size());
+            const size_t at = joined.size();
+            joined += p.left;
+            joined += right;
+            p.joined = std::string_view(joined).substr(at);
+            ids_.prefetch(p.h_left = ids_.hash(p.left));
+            ids_.prefetch(p.h_right = ids_.hash(p.right));
+            p.h_joined = ids_.hash(p.joined);
+        }
+        for (size_t i = 0; i < m; ++i) {
+            const Pending& p = batch[i];
+            const size_t rank = base + i;
+            auto lookup = [&](std::string_view s, uint64_t h) {
+                const TokenId* id = ids_.find(s, h);
+                if (!id)
+                    HfPart{part.file, merges_part.path + "[" + std::to_string(rank) + "]", no_json}.fail(
+                        "merge " + HfPart::shown(std::string(p.left) + " " + std::string(p.right)) + " names " +
+                        HfPart::shown(std::string(s)) + ", which is not in model.vocab");
+                return *id;
+            };
+            const TokenId l = lookup(p.left, p.h_left), r = lookup(p.right, p.h_right);
+            TokenId merged;
+            while (guess < n_ids && !present_[guess]) ++guess;
+            if (guess < n_ids && text_of(guess) == p.joined) merged = TokenId(guess++);
+            else merged = lookup(p.joined, p.h_joined);
+            keys[i] = PairMap::key(l, r);
+            merged_ids[i] = merged;
+            merges_.prefetch(keys[i]);
+        }
+        for (size_t i = 0; i < m; ++i) merges_.insert_or_assign(keys[i], int32_t(base + i), merged_ids[i]);
     }
 }
 
-const std::string* HfBpeModel::token(TokenId id) const {
-    if (id < 0 || size_t(id) >= tokens_.size() || !present_[size_t(id)]) return nullptr;
-    return &tokens_[size_t(id)];
+std::optional<std::string_view> HfBpeModel::token(TokenId id) const {
+    if (id < 0 || size_t(id) >= present_.size() || !present_[size_t(id)]) return std::nullopt;
+    return text_of(size_t(id));
 }
 
 std::optional<TokenId> HfBpeModel::id_of(std::string_view token) const {
@@ -190,8 +264,8 @@ void HfBpeModel::merge_all(Scratch& s) const {
     auto consider = [&](int left) {
         const int right = s.symbols[size_t(left)].next;
         if (right < 0) return;
-        if (const Merge* m = merges_.find(pair_key(s.symbols[size_t(left)].id, s.symbols[size_t(right)].id))) {
-            queue.push_back({m->rank, left, m->merged});
+        if (const PairMap::Entry* m = merges_.find(PairMap::key(s.symbols[size_t(left)].id, s.symbols[size_t(right)].id))) {
+            queue.push_back({m->a, left, m->b});
             std::push_heap(queue.begin(), queue.end(), std::greater<>{});
         }
     };
@@ -204,8 +278,8 @@ void HfBpeModel::merge_all(Scratch& s) const {
         queue.pop_back();
         auto& left = s.symbols[size_t(c.pos)];
         if (dead[size_t(c.pos)] || left.next < 0) continue;
-        const Merge* m = merges_.find(pair_key(left.id, s.symbols[size_t(left.next)].id));
-        if (!m || m->merged != c.merged) continue;
+        const PairMap::Entry* m = merges_.find(PairMap::key(left.id, s.symbols[size_t(left.next)].id));
+        if (!m || m->b != c.merged) continue;
         const int right = left.next;
         left.id = c.merged;
         dead[size_t(right)] = 1;

@@ -221,14 +221,14 @@ std::vector<TokenId> HfTokenizer::encode(std::string_view text, bool parse_speci
     return ids;
 }
 
-const std::string& HfTokenizer::token_string(TokenId id) const {
+std::string_view HfTokenizer::token_string(TokenId id) const {
     if (auto it = added_.find(id); it != added_.end()) return it->second.content;
-    if (const std::string* t = model_->token(id)) return *t;
+    if (const auto t = model_->token(id)) return *t;
     throw InputError("token id " + std::to_string(id) + " is not in the vocabulary (" + std::to_string(n_vocab_) + " ids)");
 }
 
 std::string HfTokenizer::token_bytes(TokenId id) const {
-    std::vector<std::string> tokens{token_string(id)};
+    std::vector<std::string> tokens{std::string(token_string(id))};
     if (decoder_) decoder_->decode_chain(tokens, /*continuation=*/true);
     std::string out;
     for (const auto& t : tokens) out += t;
@@ -243,7 +243,7 @@ std::string HfTokenizer::decode(std::span<const TokenId> ids, bool skip_special)
             auto it = added_.find(id);
             if (it != added_.end() && it->second.special) continue;
         }
-        tokens.push_back(token_string(id));
+        tokens.emplace_back(token_string(id));
     }
     std::string out;
     if (!decoder_) {  // HF joins the tokens with spaces

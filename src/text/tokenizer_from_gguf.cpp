@@ -306,7 +306,7 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         auto type = types && (*types)[i].is_number_integer() ? TokenType((*types)[i].get<int32_t>()) : TokenType::Normal;
         if (llama_cpp_forces_control(text)) type = TokenType::Control;
         if (llama_cpp_forces_user_defined(text)) type = TokenType::UserDefined;
-        if (in_vocab[i]) tables.vocab.emplace_back(text, TokenId(i));
+        if (in_vocab[i] && !tables.add_token(text, TokenId(i))) throw ModelError(file + ": tokenizer.ggml.tokens holds more than 4 GiB of text");
         // Control tokens are recognised in text when special tokens are parsed; user-defined
         // ones always (llama.cpp's tokenizer_st_partition).
         if (type == TokenType::Control || type == TokenType::UserDefined)
@@ -314,7 +314,7 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
     }
     // "left right", split at the first space after the first byte, as llama.cpp splits them.
     // A repeated merge keeps its first rank (llama.cpp's bpe_ranks.emplace).
-    tables.merges.reserve(merges.size());
+    tables.merge_ends.reserve(2 * merges.size());
     std::unordered_set<std::string_view> seen_merges;
     seen_merges.reserve(merges.size());
     for (const json& m : merges) {
@@ -323,7 +323,9 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         if (!seen_merges.insert(word).second) continue;
         const size_t space = word.find(' ', 1);
         if (space == std::string::npos) continue;  // llama.cpp ranks ("", ""), which never applies
-        else tables.merges.emplace_back(word.substr(0, space), word.substr(space + 1));
+        const std::string_view w(word);
+        if (!tables.add_merge(w.substr(0, space), w.substr(space + 1)))
+            throw ModelError(file + ": tokenizer.ggml.merges holds more than 4 GiB of text");
     }
     json splits = json::array();
     for (std::string_view regex : pre.regexes)

@@ -36,15 +36,13 @@ public:
             case Mode::Merges: {  // "a b"
                 const size_t space = s.find(' ');
                 if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos) return refuse();
-                tables_.merges.emplace_back(s.substr(0, space), s.substr(space + 1));
-                return true;
+                const std::string_view v(s);
+                return tables_.add_merge(v.substr(0, space), v.substr(space + 1)) || refuse();
             }
             case Mode::Merge:  // ["a", "b"]
-                if (merge_parts_ == 0) tables_.merges.emplace_back(std::move(s), std::string());
-                else if (merge_parts_ == 1) tables_.merges.back().second = std::move(s);
-                else return refuse();
+                if (merge_parts_ >= 2) return refuse();
                 ++merge_parts_;
-                return true;
+                return tables_.add_merge_part(s) || refuse();
             case Mode::Vocab: return refuse();
             case Mode::Tree: return value(json(std::move(s)));
         }
@@ -61,7 +59,7 @@ public:
         return open(json::object());
     }
     bool key(string_t& k) override {
-        if (mode_ == Mode::Vocab) vocab_key_ = std::move(k);
+        if (mode_ == Mode::Vocab) vocab_key_.swap(k);
         else key_ = std::move(k);
         return true;
     }
@@ -116,8 +114,7 @@ private:
     bool at_model() const { return stack_.size() == 2 && model_ == stack_[1] && model_->is_object(); }
     bool vocab_id(int64_t id) {
         if (id < 0 || id > INT32_MAX) return refuse();
-        tables_.vocab.emplace_back(std::move(vocab_key_), TokenId(id));
-        return true;
+        return tables_.add_token(vocab_key_, TokenId(id)) || refuse();
     }
     // A scalar in the tree.
     bool value(json v) {

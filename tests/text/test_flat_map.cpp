@@ -1,6 +1,7 @@
 // FlatMap and its hashes: every byte of a key counts, and lookups survive growth.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -46,4 +47,28 @@ TEST_CASE("FlatMap finds what it holds, replaces values, and keeps them as it gr
     for (uint64_t k = 0; k < 1000; ++k) ints.insert_or_assign(k << 32 | (k * 3), int(k));
     for (uint64_t k = 0; k < 1000; ++k) CHECK(*ints.find(k << 32 | (k * 3)) == int(k));
     CHECK_FALSE(ints.find(1));
+}
+
+TEST_CASE("PairMap holds (left, right) -> two values as std::map does, through growth and replacement", "[tokenizer][flat_map]") {
+    PairMap map(3);  // grows many times
+    std::map<uint64_t, std::pair<int32_t, int32_t>> expected;
+    uint64_t x = 12345;
+    for (int i = 0; i < 20000; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        // Ids from a small range, so that pairs repeat and replace; (0, 0) and the largest ids too.
+        const int32_t left = i == 0 ? 0 : i == 1 ? INT32_MAX : int32_t((x >> 33) % 300);
+        const int32_t right = i == 0 ? 0 : i == 1 ? INT32_MAX : int32_t((x >> 13) % 300);
+        map.insert_or_assign(PairMap::key(left, right), i, -i);
+        expected[PairMap::key(left, right)] = {i, -i};
+    }
+    CHECK(map.size() == expected.size());
+    for (int32_t left = 0; left < 300; ++left)
+        for (int32_t right = 0; right < 300; ++right) {
+            const auto it = expected.find(PairMap::key(left, right));
+            const PairMap::Entry* e = map.find(PairMap::key(left, right));
+            REQUIRE((e != nullptr) == (it != expected.end()));
+            if (e) CHECK((std::pair{e->a, e->b}) == it->second);
+        }
+    CHECK(map.find(PairMap::key(INT32_MAX, INT32_MAX)));
+    CHECK_FALSE(map.find(PairMap::key(INT32_MAX, 0)));
 }

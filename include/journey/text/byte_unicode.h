@@ -14,5 +14,8 @@ std::string unicode_to_bytes(std::string_view text);
 // The same, written to `out`, which has room for text.size() bytes (the raw bytes are never
 // longer); returns the end of what it wrote.
 char* unicode_to_bytes(std::string_view text, char* out);
+// The same for text whose every character is in the map (text bytes_to_unicode() can give);
+// nullptr, with `out` partly written, for any other text.
+char* byte_level_to_bytes(std::string_view text, char* out);
 
 }  // namespace journey

@@ -10,6 +10,7 @@
 // undone), and a token holding a character outside that map can only be an added token.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <queue>
 #include <string>
@@ -23,11 +24,44 @@
 namespace journey {
 
 // model.vocab and model.merges as read straight from the file (tokenizer_json_reader.h), when
-// `read`; otherwise the model reads them from its JSON part.
+// `read`; otherwise the model reads them from its JSON part. The strings are packed in two
+// arenas (no allocation per token or merge): token i is vocab_text up to vocab_ends[i] from the
+// previous end, with id vocab_ids[i]; merge i is the parts 2i and 2i+1 of merge_text cut at
+// merge_ends. Offsets are 32-bit: add_*() refuse (false) a table that would pass 4 GiB.
 struct BpeTables {
     bool read = false;
-    std::vector<std::pair<std::string, TokenId>> vocab;         // in file order
-    std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+    std::string vocab_text;
+    std::vector<uint32_t> vocab_ends;
+    std::vector<TokenId> vocab_ids;  // in file order
+    std::string merge_text;
+    std::vector<uint32_t> merge_ends;  // two a merge (left, right), in rank order
+
+    bool add_token(std::string_view text, TokenId id) {
+        if (!append(vocab_text, vocab_ends, text)) return false;
+        vocab_ids.push_back(id);
+        return true;
+    }
+    bool add_merge_part(std::string_view part) { return append(merge_text, merge_ends, part); }
+    bool add_merge(std::string_view left, std::string_view right) {
+        return add_merge_part(left) && add_merge_part(right);
+    }
+    size_t n_tokens() const { return vocab_ids.size(); }
+    std::string_view token(size_t i) const { return cut(vocab_text, vocab_ends, i); }
+    size_t n_merges() const { return merge_ends.size() / 2; }
+    std::string_view merge_left(size_t i) const { return cut(merge_text, merge_ends, 2 * i); }
+    std::string_view merge_right(size_t i) const { return cut(merge_text, merge_ends, 2 * i + 1); }
+
+private:
+    static bool append(std::string& text, std::vector<uint32_t>& ends, std::string_view s) {
+        if (s.size() > UINT32_MAX - text.size()) return false;
+        text += s;
+        ends.push_back(uint32_t(text.size()));
+        return true;
+    }
+    static std::string_view cut(const std::string& text, const std::vector<uint32_t>& ends, size_t i) {
+        const uint32_t begin = i ? ends[i - 1] : 0;
+        return std::string_view(text).substr(begin, ends[i] - begin);
+    }
 };
 
 class HfBpeModel {
@@ -61,36 +95,31 @@ public:
     // Appends the ids of one piece.
     void tokenize(std::string_view piece, std::vector<TokenId>& ids, Scratch& scratch) const;
 
-    // The vocabulary's string for an id (nullptr when the model has no such id).
-    const std::string* token(TokenId id) const;
+    // The vocabulary's string for an id (nullopt when the model has no such id).
+    std::optional<std::string_view> token(TokenId id) const;
     // The id of a vocabulary string.
     std::optional<TokenId> id_of(std::string_view token) const;
     // One past the largest id.
-    size_t n_ids() const { return tokens_.size(); }
+    size_t n_ids() const { return present_.size(); }
 
 private:
-    struct Merge {
-        int32_t rank = 0;
-        TokenId merged = 0;
-    };
-    static uint64_t pair_key(TokenId a, TokenId b) {
-        return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-    }
     // The id of a string in the pieces' form (raw bytes when byte-level).
     const TokenId* find(std::string_view key) const { return (byte_level_ ? raw_ids_ : ids_).find(key); }
     void merge_all(Scratch& s) const;
+    std::string_view text_of(size_t id) const { return std::string_view(text_).substr(text_at_[id], text_at_[id + 1] - text_at_[id]); }
 
     bool byte_level_;
     bool ignore_merges_ = false, byte_fallback_ = false, fuse_unk_ = false;
     std::optional<TokenId> unk_;
     std::string prefix_, suffix_;  // continuing_subword_prefix, end_of_word_suffix (pieces' form)
-    std::vector<std::string> tokens_;                 // id -> vocabulary string
+    std::string text_;                                // every token's vocabulary string, in id order
+    std::vector<uint32_t> text_at_;                   // id -> its string: text_ from text_at_[id] to text_at_[id + 1]
     std::vector<bool> present_;                       // id -> in the vocabulary
     FlatMap<std::string_view, TokenId, BytesHash> ids_;      // vocabulary string -> id
     std::string raw_;                                         // byte-level: every token's raw bytes
     FlatMap<std::string_view, TokenId, BytesHash> raw_ids_;  // byte-level: raw bytes -> id
     std::array<TokenId, 256> byte_tokens_{};          // <0xNN> ids (byte_fallback), -1 when missing
-    FlatMap<uint64_t, Merge, IntHash> merges_;
+    PairMap merges_;  // (left id, right id) -> a: rank, b: merged id
 };
 
 }  // namespace journey

@@ -56,7 +56,7 @@ public:
 
 private:
     // The token string HF decodes for an id; InputError when there is none.
-    const std::string& token_string(TokenId id) const;
+    std::string_view token_string(TokenId id) const;
     void read_post_processor(const HfPart& part);
     std::optional<TokenId> id_of(const std::string& content) const;
 
