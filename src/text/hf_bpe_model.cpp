@@ -29,83 +29,83 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
     prefix_ = part.string("continuing_subword_prefix", "");
     suffix_ = part.string("end_of_word_suffix", "");
 
-    // The vocabulary, id -> string and back.
+    // The vocabulary and merges as tables: read from the file already, or from the JSON part.
     const bool from_tables = tables && tables->read;
     static const nlohmann::json no_json;
     const HfPart vocab_part = from_tables ? HfPart{part.file, part.path + ".vocab", no_json} : part.at("vocab");
-    BpeVocab vocab;
-    if (from_tables) {
-        vocab.reserve(tables->n_tokens());
-        for (size_t i = 0; i < tables->n_tokens(); ++i) vocab.emplace_back(tables->token(i), tables->vocab_ids[i]);
-    } else {
-        vocab = parse_vocab_json(vocab_part.j, part.file);
+    const HfPart merges_part = from_tables ? HfPart{part.file, part.path + ".merges", no_json} : part.at("merges");
+    BpeTables parsed;
+    if (!from_tables) {
+        bool fits = true;
+        for (const auto& [text, id] : parse_vocab_json(vocab_part.j, part.file)) fits = fits && parsed.add_token(text, id);
+        for (const BpeMerge& m : parse_merges_json(merges_part.j, part.file)) fits = fits && parsed.add_merge(m.left, m.right);
+        if (!fits) part.fail("holds more than 4 GiB of text");
+        tables = &parsed;
     }
+    const size_t n_tokens = tables->n_tokens();
+
+    // The vocabulary, id -> string and back.
     TokenId max_id = -1;
-    size_t total = 0;
-    for (const auto& [text, id] : vocab) max_id = std::max(max_id, id), total += text.size();
+    for (const TokenId id : tables->vocab_ids) max_id = std::max(max_id, id);
     // Gaps are allowed (a vocabulary cut down to what some texts use keeps its ids), within reason.
-    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * vocab.size() + (size_t(1) << 20))
-        vocab_part.fail("id " + std::to_string(max_id) + " is far beyond the " + std::to_string(vocab.size()) + " tokens");
-    if (total > UINT32_MAX) vocab_part.fail("holds more than 4 GiB of text");
+    if (max_id >= 0 && static_cast<size_t>(max_id) > 2 * n_tokens + (size_t(1) << 20))
+        vocab_part.fail("id " + std::to_string(max_id) + " is far beyond the " + std::to_string(n_tokens) + " tokens");
     // The strings in id order, in one arena: each id's length, then where it starts.
     const size_t n_ids = static_cast<size_t>(max_id + 1);
     present_.assign(n_ids, false);
     text_at_.assign(n_ids + 1, 0);
-    for (const auto& [text, id] : vocab) {
+    for (size_t i = 0; i < n_tokens; ++i) {
+        const TokenId id = tables->vocab_ids[i];
         if (present_[size_t(id)]) {
-            const auto first = std::find_if(vocab.begin(), vocab.end(), [&](const auto& v) { return v.second == id; });
-            vocab_part.fail("id " + std::to_string(id) + " is used by both " + HfPart::shown(std::string(first->first)) +
-                            " and " + HfPart::shown(std::string(text)));
+            size_t first = 0;
+            while (tables->vocab_ids[first] != id) ++first;
+            vocab_part.fail("id " + std::to_string(id) + " is used by both " + HfPart::shown(std::string(tables->token(first))) +
+                            " and " + HfPart::shown(std::string(tables->token(i))));
         }
         present_[size_t(id)] = true;
-        text_at_[size_t(id) + 1] = uint32_t(text.size());
+        text_at_[size_t(id) + 1] = uint32_t(tables->token(i).size());
     }
-    for (size_t id = 0; id < n_ids; ++id) text_at_[id + 1] += text_at_[id];
-    text_.resize(total);
-    for (const auto& [text, id] : vocab) std::copy(text.begin(), text.end(), text_.data() + text_at_[size_t(id)]);
+    for (size_t id = 0; id < n_ids; ++id) text_at_[id + 1] += text_at_[id];  // at most the tables' 4 GiB
+    text_.resize(tables->vocab_text.size());
+    for (size_t i = 0; i < n_tokens; ++i) {
+        const std::string_view t = tables->token(i);
+        std::copy(t.begin(), t.end(), text_.data() + text_at_[size_t(tables->vocab_ids[i])]);
+    }
 
-    // string -> id, inserted in batches (the table is bigger than the cache).
-    ids_ = decltype(ids_)(vocab.size());
     // Absent ids have empty strings: only ids that are present go in (an empty token may be one).
     std::vector<uint32_t> present_ids;
-    present_ids.reserve(vocab.size());
+    present_ids.reserve(n_tokens);
     for (size_t id = 0; id < n_ids; ++id)
         if (present_[id]) present_ids.push_back(uint32_t(id));
-    {
+    // string -> id, inserted in batches (the table is bigger than the cache).
+    auto insert_all = [](IdMap& map, const std::vector<uint32_t>& ids, const auto& string_of) {
         uint64_t h[kBatch];
-        for (size_t base = 0; base < present_ids.size(); base += kBatch) {
-            const size_t m = std::min(kBatch, present_ids.size() - base);
-            for (size_t i = 0; i < m; ++i) ids_.prefetch(h[i] = ids_.hash(text_of(present_ids[base + i])));
-            for (size_t i = 0; i < m; ++i) {
-                const uint32_t id = present_ids[base + i];
-                ids_.insert_or_assign(text_of(id), TokenId(id), h[i]);
-            }
+        for (size_t base = 0; base < ids.size(); base += kBatch) {
+            const size_t m = std::min(kBatch, ids.size() - base);
+            for (size_t i = 0; i < m; ++i) map.prefetch(h[i] = IdMap::hash(string_of(int32_t(ids[base + i]))));
+            for (size_t i = 0; i < m; ++i) map.insert_or_assign(string_of(int32_t(ids[base + i])), int32_t(ids[base + i]), h[i], string_of);
         }
-    }
-    if (ids_.size() != vocab.size())  // only the file's own order can hold a key twice (a tree keeps one)
+    };
+    ids_ = IdMap(n_tokens);
+    insert_all(ids_, present_ids, TextOf{this});
+    if (ids_.size() != n_tokens)  // only the file's own order can hold a key twice (a tree keeps one)
         vocab_part.fail("holds a token twice");
 
     if (byte_level_) {
-        raw_.resize(total);
-        raw_ids_ = decltype(raw_ids_)(vocab.size());
+        raw_.resize(text_.size());
+        raw_at_.assign(n_ids + 1, 0);
+        std::vector<uint32_t> raw_ids;  // the ids whose text is byte-level text
+        raw_ids.reserve(present_ids.size());
         char* w = raw_.data();
-        std::vector<std::string_view> raw_of;  // present id -> its raw bytes (empty view: not byte-level text)
-        raw_of.reserve(present_ids.size());
-        std::vector<uint32_t> raw_id;
-        raw_id.reserve(present_ids.size());
-        for (const uint32_t id : present_ids) {
-            char* end = byte_level_to_bytes(text_of(id), w);
-            if (!end) continue;
-            raw_of.emplace_back(w, size_t(end - w));
-            raw_id.push_back(id);
+        for (size_t id = 0; id < n_ids; ++id) {
+            char* end = present_[id] ? byte_level_to_bytes(text_of(id), w) : nullptr;
+            if (end) raw_ids.push_back(uint32_t(id));
+            else end = w;
+            raw_at_[id + 1] = uint32_t(end - raw_.data());
             w = end;
         }
-        uint64_t h[kBatch];
-        for (size_t base = 0; base < raw_of.size(); base += kBatch) {
-            const size_t m = std::min(kBatch, raw_of.size() - base);
-            for (size_t i = 0; i < m; ++i) raw_ids_.prefetch(h[i] = raw_ids_.hash(raw_of[base + i]));
-            for (size_t i = 0; i < m; ++i) raw_ids_.insert_or_assign(raw_of[base + i], TokenId(raw_id[base + i]), h[i]);
-        }
+        raw_ids_ = IdMap(raw_ids.size());
+        insert_all(raw_ids_, raw_ids, RawOf{this});
         auto to_raw = [&](std::string& s, const char* key) {
             std::string raw(s.size(), '\0');
             char* end = byte_level_to_bytes(s, raw.data());
@@ -119,7 +119,7 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
 
     if (part.has("unk_token")) {
         const std::string unk = part.string("unk_token");
-        const TokenId* id = ids_.find(unk);
+        const int32_t* id = ids_.find(unk, TextOf{this});
         if (!id) part.fail("unk_token " + HfPart::shown(unk) + " is not in model.vocab");
         unk_ = *id;
     }
@@ -128,17 +128,12 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
         for (int b = 0; b < 256; ++b) {
             char name[8];
             std::snprintf(name, sizeof name, "<0x%02X>", b);
-            if (const TokenId* id = ids_.find(name)) byte_tokens_[size_t(b)] = *id;
+            if (const int32_t* id = ids_.find(name, TextOf{this})) byte_tokens_[size_t(b)] = *id;
         }
 
     // Merges in rank order; a repeated pair takes the later rank, as in HF.
-    const HfPart merges_part = from_tables ? HfPart{part.file, part.path + ".merges", no_json} : part.at("merges");
-    std::vector<BpeMerge> parsed;
-    if (!from_tables) parsed = parse_merges_json(merges_part.j, part.file);
-    const size_t n_merges = from_tables ? tables->n_merges() : parsed.size();
-    auto merge_at = [&](size_t rank) {
-        return from_tables ? std::pair{tables->merge_left(rank), tables->merge_right(rank)} : std::pair{parsed[rank].left, parsed[rank].right};
-    };
+    const size_t n_merges = tables->n_merges();
+    auto merge_at = [&](size_t rank) { return std::pair{tables->merge_left(rank), tables->merge_right(rank)}; };
     merges_ = PairMap(n_merges);
     const std::string prefix_text = part.string("continuing_subword_prefix", "");  // vocabulary form
     // Most vocabularies were made by their merges: merge r made token r + 256 or so. The next
@@ -172,15 +167,15 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
             joined += p.left;
             joined += right;
             p.joined = std::string_view(joined).substr(at);
-            ids_.prefetch(p.h_left = ids_.hash(p.left));
-            ids_.prefetch(p.h_right = ids_.hash(p.right));
-            p.h_joined = ids_.hash(p.joined);
+            ids_.prefetch(p.h_left = IdMap::hash(p.left));
+            ids_.prefetch(p.h_right = IdMap::hash(p.right));
+            p.h_joined = IdMap::hash(p.joined);
         }
         for (size_t i = 0; i < m; ++i) {
             const Pending& p = batch[i];
             const size_t rank = base + i;
             auto lookup = [&](std::string_view s, uint64_t h) {
-                const TokenId* id = ids_.find(s, h);
+                const int32_t* id = ids_.find(s, h, TextOf{this});
                 if (!id)
                     HfPart{part.file, merges_part.path + "[" + std::to_string(rank) + "]", no_json}.fail(
                         "merge " + HfPart::shown(std::string(p.left) + " " + std::string(p.right)) + " names " +
@@ -206,7 +201,7 @@ std::optional<std::string_view> HfBpeModel::token(TokenId id) const {
 }
 
 std::optional<TokenId> HfBpeModel::id_of(std::string_view token) const {
-    if (const TokenId* id = ids_.find(token)) return *id;
+    if (const int32_t* id = ids_.find(token, TextOf{this})) return *id;
     return std::nullopt;
 }
 

@@ -72,3 +72,24 @@ TEST_CASE("PairMap holds (left, right) -> two values as std::map does, through g
     CHECK(map.find(PairMap::key(INT32_MAX, INT32_MAX)));
     CHECK_FALSE(map.find(PairMap::key(INT32_MAX, 0)));
 }
+
+TEST_CASE("IdMap finds strings kept outside it, replaces ids, and rehashes them as it grows", "[tokenizer][flat_map]") {
+    std::vector<std::string> texts;
+    for (int i = 0; i < 5000; ++i) texts.push_back(i % 7 ? "t" + std::to_string(i * 7919) : std::string(size_t(i % 50), 'x') + "y" + std::to_string(i));
+    texts.push_back("");  // an empty string is a key like any other
+    const auto text_of = [&](int32_t id) { return std::string_view(texts[size_t(id)]); };
+    IdMap map(2);  // grows many times
+    for (size_t i = 0; i < texts.size(); ++i) map.insert_or_assign(texts[i], int32_t(i), IdMap::hash(texts[i]), text_of);
+    CHECK(map.size() == texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const int32_t* id = map.find(texts[i], text_of);
+        REQUIRE(id);
+        CHECK(*id == int32_t(i));
+    }
+    texts.push_back(texts[42]);  // the same string under a new id replaces the old id
+    map.insert_or_assign(texts[42], int32_t(texts.size() - 1), IdMap::hash(texts[42]), text_of);
+    CHECK(map.size() == texts.size() - 1);
+    CHECK(*map.find(texts[42], text_of) == int32_t(texts.size() - 1));
+    CHECK_FALSE(map.find("t1", text_of));
+    CHECK_FALSE(map.find("xy", text_of));
+}

@@ -197,4 +197,75 @@ private:
     size_t size_ = 0;
 };
 
+// string -> 32-bit id, for strings the caller keeps (an arena), handed to each call as
+// `text_of(id)`: a slot is the id and 32 bits of the hash, 8 bytes (a FlatMap slot of a
+// string_view is 24), so 128k tokens take 2 MB. Grows by rehashing the strings.
+class IdMap {
+public:
+    explicit IdMap(size_t expected = 8) : slots_(slots_for(expected)), mask_(slots_.size() - 1) {}
+
+    static uint64_t hash(std::string_view key) { return BytesHash{}(key); }
+    void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
+
+    template <class TextOf>
+    const int32_t* find(std::string_view key, uint64_t h, const TextOf& text_of) const {
+        const uint32_t t = tag(h);
+        for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+            const Slot& s = slots_[i];
+            if (s.tag == 0) return nullptr;
+            if (s.tag == t && text_of(s.id) == key) return &s.id;
+        }
+    }
+    template <class TextOf>
+    const int32_t* find(std::string_view key, const TextOf& text_of) const {
+        return find(key, hash(key), text_of);
+    }
+    // Inserts, or replaces the id of an existing key; text_of(id) must be `key`.
+    template <class TextOf>
+    void insert_or_assign(std::string_view key, int32_t id, uint64_t h, const TextOf& text_of) {
+        if ((size_ + 1) * 2 > slots_.size()) {
+            std::vector<Slot> old(slots_for(slots_.size()));
+            old.swap(slots_);
+            mask_ = slots_.size() - 1;
+            size_ = 0;
+            for (const Slot& s : old)
+                if (s.tag != 0) place(text_of(s.id), s.id, hash(text_of(s.id)), text_of);
+        }
+        place(key, id, h, text_of);
+    }
+    size_t size() const { return size_; }
+
+private:
+    struct Slot {
+        uint32_t tag = 0;  // 0: empty
+        int32_t id = 0;
+    };
+    static uint32_t tag(uint64_t h) { return static_cast<uint32_t>(h >> 32) | 1u; }
+    static size_t slots_for(size_t expected) {
+        size_t n = 16;
+        while (n < expected * 2) n *= 2;
+        return n;
+    }
+    template <class TextOf>
+    void place(std::string_view key, int32_t id, uint64_t h, const TextOf& text_of) {
+        const uint32_t t = tag(h);
+        for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.tag == 0) {
+                s = Slot{t, id};
+                ++size_;
+                return;
+            }
+            if (s.tag == t && text_of(s.id) == key) {
+                s.id = id;
+                return;
+            }
+        }
+    }
+
+    std::vector<Slot> slots_;
+    size_t mask_;
+    size_t size_ = 0;
+};
+
 }  // namespace journey

@@ -104,9 +104,22 @@ public:
 
 private:
     // The id of a string in the pieces' form (raw bytes when byte-level).
-    const TokenId* find(std::string_view key) const { return (byte_level_ ? raw_ids_ : ids_).find(key); }
+    const TokenId* find(std::string_view key) const {
+        return byte_level_ ? raw_ids_.find(key, RawOf{this}) : ids_.find(key, TextOf{this});
+    }
     void merge_all(Scratch& s) const;
     std::string_view text_of(size_t id) const { return std::string_view(text_).substr(text_at_[id], text_at_[id + 1] - text_at_[id]); }
+    // id -> its vocabulary string, its raw bytes (for the IdMaps).
+    struct TextOf {
+        const HfBpeModel* m;
+        std::string_view operator()(int32_t id) const { return m->text_of(size_t(id)); }
+    };
+    struct RawOf {
+        const HfBpeModel* m;
+        std::string_view operator()(int32_t id) const {
+            return std::string_view(m->raw_).substr(m->raw_at_[size_t(id)], m->raw_at_[size_t(id) + 1] - m->raw_at_[size_t(id)]);
+        }
+    };
 
     bool byte_level_;
     bool ignore_merges_ = false, byte_fallback_ = false, fuse_unk_ = false;
@@ -115,9 +128,10 @@ private:
     std::string text_;                                // every token's vocabulary string, in id order
     std::vector<uint32_t> text_at_;                   // id -> its string: text_ from text_at_[id] to text_at_[id + 1]
     std::vector<bool> present_;                       // id -> in the vocabulary
-    FlatMap<std::string_view, TokenId, BytesHash> ids_;      // vocabulary string -> id
-    std::string raw_;                                         // byte-level: every token's raw bytes
-    FlatMap<std::string_view, TokenId, BytesHash> raw_ids_;  // byte-level: raw bytes -> id
+    IdMap ids_;                                       // vocabulary string -> id
+    std::string raw_;                                 // byte-level: the raw bytes of every byte-level token, in id order
+    std::vector<uint32_t> raw_at_;                    // id -> its raw bytes in raw_ (empty when not byte-level)
+    IdMap raw_ids_;                                   // byte-level: raw bytes -> id
     std::array<TokenId, 256> byte_tokens_{};          // <0xNN> ids (byte_fallback), -1 when missing
     PairMap merges_;  // (left id, right id) -> a: rank, b: merged id
 };
