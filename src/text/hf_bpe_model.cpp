@@ -140,59 +140,62 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
     // new token is tried first (one string compare, no hash lookup); the strings are distinct, so
     // an equal string is the token.
     size_t guess = 0;
+    // A merge is prepared (its three strings hashed, their slots prefetched) kAhead merges before
+    // it is looked up, and its merge-table slot prefetched kAhead merges before it is inserted:
+    // the tables are bigger than the cache, and this overlaps their memory round trips.
+    constexpr size_t kAhead = 16;
     struct Pending {
         std::string_view left, right, joined;
-        uint64_t h_left, h_right, h_joined;
+        uint64_t h_left = 0, h_right = 0, h_joined = 0;
+        std::string own;  // the merged string, when it is not left and right side by side
     };
-    Pending batch[kBatch];
-    std::string joined;  // the batch's merged strings
-    uint64_t keys[kBatch];
-    TokenId merged_ids[kBatch];
-    for (size_t base = 0; base < n_merges; base += kBatch) {
-        const size_t m = std::min(kBatch, n_merges - base);
-        joined.clear();
-        size_t joined_size = 0;
-        for (size_t i = 0; i < m; ++i) {
-            const auto [l, r] = merge_at(base + i);
-            joined_size += l.size() + r.size();
+    struct Done {
+        uint64_t key = 0;
+        TokenId merged = 0;
+    };
+    Pending ahead[kAhead];
+    Done done[kAhead];
+    auto prepare = [&](size_t rank) {
+        Pending& p = ahead[rank % kAhead];
+        std::tie(p.left, p.right) = merge_at(rank);
+        // The right part loses its continuing_subword_prefix in the merged token (HF's rule).
+        std::string_view right = p.right;
+        if (!prefix_text.empty() && right.starts_with(prefix_text)) right.remove_prefix(prefix_text.size());
+        if (right.size() == p.right.size() && p.left.data() + p.left.size() == p.right.data()) {
+            p.joined = std::string_view(p.left.data(), p.left.size() + p.right.size());  // the tables keep them so
+        } else {
+            p.own.assign(p.left);
+            p.own += right;
+            p.joined = p.own;
         }
-        joined.reserve(joined_size);  // the views below stay valid
-        for (size_t i = 0; i < m; ++i) {
-            Pending& p = batch[i];
-            std::tie(p.left, p.right) = merge_at(base + i);
-            // The right part loses its continuing_subword_prefix in the merged token (HF's rule).
-            std::string_view right = p.right;
-            if (!prefix_text.empty() && right.starts_with(prefix_text)) right.remove_prefix(prefix_text.size());
-            const size_t at = joined.size();
-            joined += p.left;
-            joined += right;
-            p.joined = std::string_view(joined).substr(at);
-            ids_.prefetch(p.h_left = IdMap::hash(p.left));
-            ids_.prefetch(p.h_right = IdMap::hash(p.right));
-            p.h_joined = IdMap::hash(p.joined);
-        }
-        for (size_t i = 0; i < m; ++i) {
-            const Pending& p = batch[i];
-            const size_t rank = base + i;
-            auto lookup = [&](std::string_view s, uint64_t h) {
-                const int32_t* id = ids_.find(s, h, TextOf{this});
-                if (!id)
-                    HfPart{part.file, merges_part.path + "[" + std::to_string(rank) + "]", no_json}.fail(
-                        "merge " + HfPart::shown(std::string(p.left) + " " + std::string(p.right)) + " names " +
-                        HfPart::shown(std::string(s)) + ", which is not in model.vocab");
-                return *id;
-            };
-            const TokenId l = lookup(p.left, p.h_left), r = lookup(p.right, p.h_right);
-            TokenId merged;
-            while (guess < n_ids && !present_[guess]) ++guess;
-            if (guess < n_ids && text_of(guess) == p.joined) merged = TokenId(guess++);
-            else merged = lookup(p.joined, p.h_joined);
-            keys[i] = PairMap::key(l, r);
-            merged_ids[i] = merged;
-            merges_.prefetch(keys[i]);
-        }
-        for (size_t i = 0; i < m; ++i) merges_.insert_or_assign(keys[i], int32_t(base + i), merged_ids[i]);
+        ids_.prefetch(p.h_left = IdMap::hash(p.left));
+        ids_.prefetch(p.h_right = IdMap::hash(p.right));
+        ids_.prefetch(p.h_joined = IdMap::hash(p.joined));
+    };
+    for (size_t rank = 0; rank < std::min(kAhead, n_merges); ++rank) prepare(rank);
+    for (size_t rank = 0; rank < n_merges; ++rank) {
+        const Pending& p = ahead[rank % kAhead];
+        auto lookup = [&](std::string_view s, uint64_t h) {
+            const int32_t* id = ids_.find(s, h, TextOf{this});
+            if (!id)
+                HfPart{part.file, merges_part.path + "[" + std::to_string(rank) + "]", no_json}.fail(
+                    "merge " + HfPart::shown(std::string(p.left) + " " + std::string(p.right)) + " names " +
+                    HfPart::shown(std::string(s)) + ", which is not in model.vocab");
+            return *id;
+        };
+        const TokenId l = lookup(p.left, p.h_left), r = lookup(p.right, p.h_right);
+        TokenId merged;
+        while (guess < n_ids && !present_[guess]) ++guess;
+        if (guess < n_ids && text_of(guess) == p.joined) merged = TokenId(guess++);
+        else merged = lookup(p.joined, p.h_joined);
+        Done& d = done[rank % kAhead];
+        if (rank >= kAhead) merges_.insert_or_assign(d.key, int32_t(rank - kAhead), d.merged);
+        d = Done{PairMap::key(l, r), merged};
+        merges_.prefetch(d.key);
+        if (rank + kAhead < n_merges) prepare(rank + kAhead);  // into the slot just used
     }
+    for (size_t rank = n_merges > kAhead ? n_merges - kAhead : 0; rank < n_merges; ++rank)
+        merges_.insert_or_assign(done[rank % kAhead].key, int32_t(rank), done[rank % kAhead].merged);
 }
 
 std::optional<std::string_view> HfBpeModel::token(TokenId id) const {
