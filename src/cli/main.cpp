@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
         setenv("OPENBLAS_CORETYPE", core, 1);
         execv("/proc/self/exe", argv);
     }
+    journey::blas_one_thread();  // its idle workers would spin ~0.1 s of CPU
     // Data goes to stdout; every log line goes to stderr so pipes stay clean.
     spdlog::set_default_logger(spdlog::stderr_color_mt("journey"));
     spdlog::set_pattern("[%^%l%$] %v");

@@ -27,9 +27,11 @@ namespace journey {
 
 void set_num_threads(int n) {
     if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    openblas_set_num_threads(1);
+    blas_one_thread();
     resize_thread_pool(n);
 }
+
+void blas_one_thread() { openblas_set_num_threads(1); }
 
 int num_threads() { return thread_pool().size(); }
 

@@ -20,6 +20,12 @@ int num_threads();
 // variable is not set; nullptr otherwise. main() sets it and re-executes itself.
 const char* blas_core_override();
 
+// OpenBLAS starts a worker thread per core when it is loaded, and each spins (sched_yield) for
+// about 2^28 cycles before it sleeps: ~0.1 s of CPU in every process that runs that long,
+// whether or not it ever calls BLAS (`journey tokenize` spent a third of its CPU time there).
+// main() calls this first thing: OpenBLAS at one thread from the start, its workers parked.
+void blas_one_thread();
+
 // out[T, n_out] = x[T, n_in] · W (Conv1D) or x · Wᵀ (Linear); dispatches on W.dtype and T.
 // prompt_kernels: use a prompt's kernels even for one row, so that the row gets the same bits as
 // inside a product of several rows (the forward pass's last block narrows to the last token).
