@@ -83,7 +83,10 @@ HfBpeModel::HfBpeModel(const HfPart& part, bool byte_level, const BpeTables* tab
         for (size_t base = 0; base < ids.size(); base += kBatch) {
             const size_t m = std::min(kBatch, ids.size() - base);
             for (size_t i = 0; i < m; ++i) map.prefetch(h[i] = IdMap::hash(string_of(int32_t(ids[base + i]))));
-            for (size_t i = 0; i < m; ++i) map.insert_or_assign(string_of(int32_t(ids[base + i])), int32_t(ids[base + i]), h[i], string_of);
+            for (size_t i = 0; i < m; ++i) {
+                const auto id = int32_t(ids[base + i]);
+                map.insert_or_assign(string_of(id), id, h[i], string_of);
+            }
         }
     };
     ids_ = IdMap(n_tokens);

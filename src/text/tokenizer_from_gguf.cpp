@@ -306,7 +306,8 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         auto type = types && (*types)[i].is_number_integer() ? TokenType((*types)[i].get<int32_t>()) : TokenType::Normal;
         if (llama_cpp_forces_control(text)) type = TokenType::Control;
         if (llama_cpp_forces_user_defined(text)) type = TokenType::UserDefined;
-        if (in_vocab[i] && !tables.add_token(text, TokenId(i))) throw ModelError(file + ": tokenizer.ggml.tokens holds more than 4 GiB of text");
+        if (in_vocab[i] && !tables.add_token(text, TokenId(i)))
+            throw ModelError(file + ": tokenizer.ggml.tokens holds more than 4 GiB of text");
         // Control tokens are recognised in text when special tokens are parsed; user-defined
         // ones always (llama.cpp's tokenizer_st_partition).
         if (type == TokenType::Control || type == TokenType::UserDefined)

@@ -108,7 +108,9 @@ private:
         return byte_level_ ? raw_ids_.find(key, RawOf{this}) : ids_.find(key, TextOf{this});
     }
     void merge_all(Scratch& s) const;
-    std::string_view text_of(size_t id) const { return std::string_view(text_).substr(text_at_[id], text_at_[id + 1] - text_at_[id]); }
+    std::string_view text_of(size_t id) const {
+        return std::string_view(text_).substr(text_at_[id], text_at_[id + 1] - text_at_[id]);
+    }
     // id -> its vocabulary string, its raw bytes (for the IdMaps).
     struct TextOf {
         const HfBpeModel* m;
