@@ -325,8 +325,8 @@ TEST_CASE("arch refusals: Gemma 3 keys journey does not implement", "[arch][gemm
     j["attn_logit_softcapping"] = 50.0;
     refused(j, "\"attn_logit_softcapping\" is not supported for gemma3");
     j = hf_config("gemma3");
-    j["model_type"] = "gemma3";  // the multimodal checkpoint
-    refused(j, "model_type \"gemma3\" (the multimodal checkpoint");
+    j["model_type"] = "gemma3";  // the multimodal checkpoint keeps the text keys in text_config
+    refused(j, "model_type \"gemma3\" needs a \"text_config\" object");
     j = hf_config("llama3");
     j["rope_local_base_freq"] = 10000.0;
     refused(j, "\"rope_local_base_freq\" is not supported for llama");
