@@ -73,19 +73,7 @@ def to_dtype(a, dtype):
 
 
 def write_safetensors(path, items, dtype):
-    header, blobs, offset = {}, [], 0
-    for name, a in items:
-        st_dtype, raw = to_dtype(a, dtype)
-        header[name] = {"dtype": st_dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    head = json.dumps(header, separators=(",", ":")).encode()
-    head += b" " * (-len(head) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(head)))
-        f.write(head)
-        for b in blobs:
-            f.write(b)
+    write_safetensors_lazy(path, [(name, a.shape, None) for name, a in items], lambda i, shape, std: items[i][1], dtype)
 
 
 # ---- GGUF v3 ---------------------------------------------------------------------------------
@@ -142,13 +130,60 @@ def gguf_tensors(items):
         yield f"blk.{layer}.{block[part]}.{kind}", a
 
 
-def write_gguf(path, items, qtype, root):
-    vocab = json.loads((root / "models" / "gpt2-tokenizer" / "vocab.json").read_text(encoding="utf-8"))
-    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
-    tokens += [f"[PAD{i}]" for i in range(N_VOCAB - len(tokens))]
+def gpt2_tokenizer_kvs(root, n_vocab):
+    """GPT-2's vocabulary (padded to n_vocab with [PADi]) and merges as tokenizer.ggml.* keys."""
+    tokens = padded_gpt2_vocab(root, n_vocab)
     merges = [l for l in (root / "models" / "gpt2-tokenizer" / "merges.txt").read_text(encoding="utf-8").split("\n")
               if l and not l.startswith("#version")]
     token_type = [3 if t == "<|endoftext|>" else 1 for t in tokens]  # 1 normal, 3 control
+    return [
+        gguf_kv("tokenizer.ggml.model", T_STR, "gpt2"),
+        gguf_kv("tokenizer.ggml.pre", T_STR, "gpt-2"),
+        gguf_kv("tokenizer.ggml.tokens", T_ARR, (T_STR, tokens)),
+        gguf_kv("tokenizer.ggml.token_type", T_ARR, (T_I32, token_type)),
+        gguf_kv("tokenizer.ggml.merges", T_ARR, (T_STR, merges)),
+        gguf_kv("tokenizer.ggml.bos_token_id", T_U32, 50256),
+        gguf_kv("tokenizer.ggml.eos_token_id", T_U32, 50256),
+    ]
+
+
+def gguf_type(shape, qtype):
+    """1-D tensors stay F32, as the converter writes them; matrices take the file's type."""
+    if len(shape) == 1 or qtype == "f32":
+        return GGML_F32
+    return GGML_F16 if qtype == "f16" else GGML_Q8_0
+
+
+def write_gguf_file(path, kvs, entries):
+    """kvs: packed key/values; entries: (gguf name, shape [out, in], ggml type, maker), each
+    tensor made only when its data is written (a 1B model does not fit in memory twice)."""
+    infos, offset = [], 0
+    for name, shape, gtype, _ in entries:
+        n = int(np.prod(shape))
+        size = n * 4 if gtype == GGML_F32 else n * 2 if gtype == GGML_F16 else n // 32 * 34
+        ne = list(reversed(shape))  # innermost first
+        infos.append(gguf_str(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne)
+                     + struct.pack("<IQ", gtype, offset))
+        offset += size + (-size % GGUF_ALIGN)
+    with open(path, "wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(kvs)))
+        for kv in kvs:
+            f.write(kv)
+        for info in infos:
+            f.write(info)
+        f.write(b"\0" * (-f.tell() % GGUF_ALIGN))
+        for name, shape, gtype, maker in entries:
+            a = maker()
+            if gtype == GGML_F32:
+                raw = a.astype("<f4").tobytes()
+            elif gtype == GGML_F16:
+                raw = a.astype("<f2").tobytes()
+            else:
+                raw = b"".join(quantize_q8_0(a[r:r + 4096]) for r in range(0, a.shape[0], 4096))
+            f.write(raw + b"\0" * (-len(raw) % GGUF_ALIGN))
+
+
+def write_gguf(path, items, qtype, root):
     kvs = [
         gguf_kv("general.architecture", T_STR, "gpt2"),
         gguf_kv("general.name", T_STR, f"gpt2-small-bench-{qtype}"),
@@ -160,37 +195,15 @@ def write_gguf(path, items, qtype, root):
         gguf_kv("gpt2.block_count", T_U32, N_LAYER),
         gguf_kv("gpt2.attention.head_count", T_U32, N_HEAD),
         gguf_kv("gpt2.attention.layer_norm_epsilon", T_F32, 1e-5),
-        gguf_kv("tokenizer.ggml.model", T_STR, "gpt2"),
-        gguf_kv("tokenizer.ggml.pre", T_STR, "gpt-2"),
-        gguf_kv("tokenizer.ggml.tokens", T_ARR, (T_STR, tokens)),
-        gguf_kv("tokenizer.ggml.token_type", T_ARR, (T_I32, token_type)),
-        gguf_kv("tokenizer.ggml.merges", T_ARR, (T_STR, merges)),
-        gguf_kv("tokenizer.ggml.bos_token_id", T_U32, 50256),
-        gguf_kv("tokenizer.ggml.eos_token_id", T_U32, 50256),
-    ]
-    infos, blobs, offset = [], [], 0
-    for name, a in gguf_tensors(items):
-        if a.ndim == 1 or qtype == "f32":
-            gtype, raw = GGML_F32, a.astype("<f4").tobytes()
-        elif qtype == "f16":
-            gtype, raw = GGML_F16, a.astype("<f2").tobytes()
-        else:
-            gtype, raw = GGML_Q8_0, quantize_q8_0(a)
-        ne = list(reversed(a.shape))  # innermost first
-        infos.append(gguf_str(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne)
-                     + struct.pack("<IQ", gtype, offset))
-        pad = -len(raw) % GGUF_ALIGN
-        blobs.append(raw + b"\0" * pad)
-        offset += len(raw) + pad
-    with open(path, "wb") as f:
-        f.write(b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(kvs)))
-        for kv in kvs:
-            f.write(kv)
-        for info in infos:
-            f.write(info)
-        f.write(b"\0" * (-f.tell() % GGUF_ALIGN))
-        for b in blobs:
-            f.write(b)
+    ] + gpt2_tokenizer_kvs(root, N_VOCAB)
+    entries = [(name, a.shape, gguf_type(a.shape, qtype), lambda a=a: a) for name, a in gguf_tensors(items)]
+    write_gguf_file(path, kvs, entries)
+
+
+def padded_gpt2_vocab(root, n):
+    vocab = json.loads((root / "models" / "gpt2-tokenizer" / "vocab.json").read_text(encoding="utf-8"))
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    return tokens + [f"[PAD{i}]" for i in range(n - len(tokens))]
 
 
 # ---- Llama 3.2 1B ----------------------------------------------------------------------------
@@ -226,6 +239,7 @@ def llama_tensor(seed, index, shape, std):
 
 
 def write_safetensors_lazy(path, specs, make, dtype):
+    """specs: (name, shape, std); make(i, shape, std) gives tensor i when its data is written."""
     header, offset = {}, 0
     width = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
     for name, shape, _ in specs:
@@ -278,17 +292,7 @@ def llama_gguf_name(name):
     return f"blk.{layer}.{part}.weight"
 
 
-def padded_gpt2_vocab(root, n):
-    vocab = json.loads((root / "models" / "gpt2-tokenizer" / "vocab.json").read_text(encoding="utf-8"))
-    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
-    return tokens + [f"[PAD{i}]" for i in range(n - len(tokens))]
-
-
 def write_gguf_llama(path, specs, make, qtype, root):
-    tokens = padded_gpt2_vocab(root, L_VOCAB)
-    merges = [l for l in (root / "models" / "gpt2-tokenizer" / "merges.txt").read_text(encoding="utf-8").split("\n")
-              if l and not l.startswith("#version")]
-    token_type = [3 if t == "<|endoftext|>" else 1 for t in tokens]
     kvs = [
         gguf_kv("general.architecture", T_STR, "llama"),
         gguf_kv("general.name", T_STR, f"llama-3.2-1b-bench-{qtype}"),
@@ -306,48 +310,17 @@ def write_gguf_llama(path, specs, make, qtype, root):
         gguf_kv("llama.attention.value_length", T_U32, L_HEAD_DIM),
         gguf_kv("llama.vocab_size", T_U32, L_VOCAB),
         gguf_kv("llama.rope.dimension_count", T_U32, L_HEAD_DIM),
-        gguf_kv("tokenizer.ggml.model", T_STR, "gpt2"),
-        gguf_kv("tokenizer.ggml.pre", T_STR, "gpt-2"),
-        gguf_kv("tokenizer.ggml.tokens", T_ARR, (T_STR, tokens)),
-        gguf_kv("tokenizer.ggml.token_type", T_ARR, (T_I32, token_type)),
-        gguf_kv("tokenizer.ggml.merges", T_ARR, (T_STR, merges)),
-        gguf_kv("tokenizer.ggml.bos_token_id", T_U32, 50256),
-        gguf_kv("tokenizer.ggml.eos_token_id", T_U32, 50256),
-    ]
-    # (gguf name, shape, type, maker): rope_freqs first, as the converter writes it
+    ] + gpt2_tokenizer_kvs(root, L_VOCAB)
+    # rope_freqs first, as the converter writes it
     entries = [("rope_freqs.weight", (L_HEAD_DIM // 2,), GGML_F32, lambda: llama3_rope_freqs())]
     for i, (name, shape, std) in enumerate(specs):
-        gtype = GGML_F32 if len(shape) == 1 or qtype == "f32" else GGML_F16 if qtype == "f16" else GGML_Q8_0
         def maker(i=i, name=name, shape=shape, std=std):
             a = make(i, shape, std)
             if name.endswith("q_proj.weight"): a = permute_qk(a, L_HEAD)
             if name.endswith("k_proj.weight"): a = permute_qk(a, L_KV)
             return a
-        entries.append((llama_gguf_name(name), shape, gtype, maker))
-    infos, offset = [], 0
-    for name, shape, gtype, _ in entries:
-        n = int(np.prod(shape))
-        size = n * 4 if gtype == GGML_F32 else n * 2 if gtype == GGML_F16 else n // 32 * 34
-        ne = list(reversed(shape))
-        infos.append(gguf_str(name) + struct.pack("<I", len(ne)) + struct.pack(f"<{len(ne)}Q", *ne)
-                     + struct.pack("<IQ", gtype, offset))
-        offset += size + (-size % GGUF_ALIGN)
-    with open(path, "wb") as f:
-        f.write(b"GGUF" + struct.pack("<IQQ", 3, len(infos), len(kvs)))
-        for kv in kvs:
-            f.write(kv)
-        for info in infos:
-            f.write(info)
-        f.write(b"\0" * (-f.tell() % GGUF_ALIGN))
-        for name, shape, gtype, maker in entries:
-            a = maker()
-            if gtype == GGML_F32:
-                raw = a.astype("<f4").tobytes()
-            elif gtype == GGML_F16:
-                raw = a.astype("<f2").tobytes()
-            else:
-                raw = b"".join(quantize_q8_0(a[r:r + 4096]) for r in range(0, a.shape[0], 4096))
-            f.write(raw + b"\0" * (-len(raw) % GGUF_ALIGN))
+        entries.append((llama_gguf_name(name), shape, gguf_type(shape, qtype), maker))
+    write_gguf_file(path, kvs, entries)
 
 
 def make_llama(args, root):
