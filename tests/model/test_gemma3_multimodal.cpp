@@ -219,6 +219,13 @@ TEST_CASE("gemma3 multimodal: text_config is read with Gemma3TextConfig's defaul
     CHECK(c.sliding_window == 1024);
     for (int l = 0; l < 34; ++l) CHECK(c.window_of(l) == ((l + 1) % 6 != 0 ? 1024 : 0));
 
+    // The text model ties by text_config's tie_word_embeddings (transformers: get_text_config()), not the top level's.
+    json untied_top = j;
+    untied_top["tie_word_embeddings"] = false;
+    CHECK(config_from_hf(untied_top, "config.json").tied_output);
+    untied_top["text_config"]["tie_word_embeddings"] = false;
+    CHECK_FALSE(config_from_hf(untied_top, "config.json").tied_output);
+
     // The same defaults for the text model's own config.json (model_type gemma3_text).
     json t = j["text_config"];
     const ModelConfig ct = config_from_hf(t, "config.json");
@@ -263,6 +270,15 @@ TEST_CASE("gemma3 multimodal refusals: config and tensors that are not the text 
     // An untied text model needs its lm_head; the checkpoint's (4.50: language_model.lm_head) is read.
     refused_load(make_multimodal("4.50", [](json& c, St&) { c["text_config"]["tie_word_embeddings"] = false; }),
                  "'lm_head.weight' is missing");
+    for (const char* lm_head : {"language_model.lm_head.weight", "lm_head.weight"}) {
+        auto untied = make_multimodal("4.50", [&](json& c, St& st) {
+            c["text_config"]["tie_word_embeddings"] = false;
+            add_f32(st, lm_head, {640, 32});
+        });
+        auto m = load(untied->dir);
+        CHECK(m->weights().output.data != m->weights().tok_embd.data);
+        CHECK(m->weights().output.rows == 640);
+    }
 }
 
 TEST_CASE("gemma3 multimodal: journey info says the vision tower is not used; journey convert refuses it by name",
