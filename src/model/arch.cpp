@@ -103,6 +103,13 @@ const char* const gemma2_types[] = {"gemma2"};
 const Tensor gemma2_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out, attn_post_norm,
                                  ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
 
+// transformers' Gemma2Config defaults that changed nothing between versions (4.42 to 5.x) for the
+// keys that change the math but not the shapes; query_pre_attn_scalar, whose default did
+// change, is required (config.cpp).
+const char* const gemma2_defaults = R"({
+    "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "sliding_window": 4096, "rms_norm_eps": 1e-6,
+    "rope_theta": 10000.0, "head_dim": 256, "tie_word_embeddings": true})";
+
 const char* const gemma3_types[] = {"gemma3_text"};
 const Tensor gemma3_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm,
                                  attn_out, attn_post_norm, ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
@@ -131,7 +138,7 @@ const ArchTraits table[] = {
     {Arch::qwen2,   "qwen2",   qwen2_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, qwen2_tensors,   llama_hf},
     {Arch::qwen3,   "qwen3",   qwen3_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, qwen3_tensors,   llama_hf},
     {Arch::phi3,    "phi3",    phi3_types,    NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, phi3_tensors,    llama_hf},
-    {Arch::gemma2,  "gemma2",  gemma2_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma2_tensors,  gemma_hf},
+    {Arch::gemma2,  "gemma2",  gemma2_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma2_tensors,  gemma_hf,  gemma2_defaults},
     {Arch::gemma3,  "gemma3",  gemma3_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma3_tensors,  gemma3_hf, gemma3_defaults},
     {Arch::gptneox, "gptneox", gptneox_types, NK::layernorm, AK::gelu_erf,   PK::rope,    RP::half,        false, false, false, true,  gptneox_tensors, gptneox_hf},
 };

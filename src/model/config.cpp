@@ -327,7 +327,12 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
         throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");
     if (t.arch == Arch::gemma2 || t.arch == Arch::gemma3) {
         c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
-        c.attn_scale = 1.0f / std::sqrt(get_float(j, "query_pre_attn_scalar", float(c.head_dim), source));
+        // Gemma 2's default for it differs between transformers versions: not guessed.
+        if (!present(j, "query_pre_attn_scalar"))
+            throw ModelError(source + ": missing \"query_pre_attn_scalar\" (the attention scale of " + t.name + "; journey does not guess it)");
+        const float qpas = get_float(j, "query_pre_attn_scalar", 0.0f, source);
+        if (!(qpas > 0.0f && std::isfinite(qpas))) throw ModelError(source + ": \"query_pre_attn_scalar\" must be a positive number");
+        c.attn_scale = 1.0f / std::sqrt(qpas);
         c.attn_softcap = get_float(j, "attn_logit_softcapping", 0.0f, source);
         c.final_softcap = get_float(j, "final_logit_softcapping", 0.0f, source);
         // Gemma 3 has no attention soft-cap (llama.cpp's converter asserts it is null).
