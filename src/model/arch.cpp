@@ -204,6 +204,7 @@ std::string hf_type_names() {
     std::vector<std::string> v;
     for (const ArchTraits& t : table)
         for (const char* type : t.hf_types) v.emplace_back(type);
+    for (const HfWrapper& w : wrappers) v.push_back(std::string(w.model_type) + " (text only)");
     return join(v);
 }
 

@@ -82,7 +82,7 @@ const ArchTraits* find_arch(std::string_view name);
 const ArchTraits* find_hf_arch(std::string_view model_type);
 // The wrapper a Hugging Face model_type names ("gemma3"), or nullptr.
 const HfWrapper* find_hf_wrapper(std::string_view model_type);
-// "gpt2, llama, ..." / "gpt2, llama, mistral, ...": for refusals.
+// "gpt2, llama, ..." / "gpt2, llama, mistral, ..., gemma3 (text only)": for refusals.
 std::string arch_names();
 std::string hf_type_names();
 
