@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "log_softmax.h"
 #include "cli_run.h"
 #include "journey/errors.h"
 #include "journey/model/config.h"
@@ -131,14 +132,7 @@ std::unique_ptr<Made> make_multimodal(const std::string& layout, const std::func
     return m;
 }
 
-std::vector<double> log_softmax(std::span<const float> logits) {
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (float l : logits) sum += std::exp(double(l) - mx);
-    std::vector<double> out(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - mx - std::log(sum);
-    return out;
-}
+using journey::test::log_softmax;
 
 std::unique_ptr<Model> load(const fs::path& p) { return Model::load(p, LoadOptions{.tokenizer = false}); }
 
