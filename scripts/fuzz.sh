@@ -1,34 +1,33 @@
 #!/usr/bin/env bash
 # Fuzz every parser: builds the libFuzzer harnesses of tests/fuzz with clang under ASan + UBSan
-# (build-fuzz/), seeds each from the real files in the repository (tests/fuzz/make_seeds.py),
-# and runs each for SECONDS (default 30), JOURNEY_FUZZ_JOBS harnesses at a time (default 2). A
+# (build-asan/, the build the sanitizer test suite also runs from: scripts/asan_build.sh), seeds
+# each from the real files in the repository (tests/fuzz/make_seeds.py), and runs each for SECONDS (default 30), JOURNEY_FUZZ_JOBS harnesses at a time (default 2). A
 # crash, a sanitizer report, a leak, a hang (-timeout), more than 2 GiB resident (-rss_limit_mb)
-# or a property violated fails the run with the reproducer in build-fuzz/findings/. New inputs
-# found are kept in build-fuzz/corpus/ for the next run; each run's final stats (executions,
-# cov:, ft:) are in build-fuzz/HARNESS.log.
+# or a property violated fails the run with the reproducer in build-asan/findings/. New inputs
+# found are kept in build-asan/corpus/ for the next run; each run's final stats (executions,
+# cov:, ft:) are in build-asan/HARNESS.log.
+# JOURNEY_FUZZ_RUNS=N instead runs each harness for exactly N inputs from a fixed seed and a fresh
+# corpus (the seeds alone), so the run is the same on every machine: what CI uses, so that its
+# verdict never depends on luck or speed. Long exploratory runs use SECONDS.
 # Usage: scripts/fuzz.sh [SECONDS] [HARNESS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
 shift || true
 jobs=${JOURNEY_FUZZ_JOBS:-2}
-# Fuzz-only dependencies: clang and its runtime (libFuzzer and the sanitizers).
-bash scripts/install-deps.sh clang libclang-rt-14-dev python3
-# -O1 -gline-tables-only: as OSS-Fuzz builds, half the compile time of -O2 -g, stacks still name lines.
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-      -DCMAKE_CXX_COMPILER=clang++ -DJOURNEY_FUZZ=ON -DJOURNEY_TESTS=OFF >/dev/null
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
   for f in tests/fuzz/fuzz_*.cpp; do harnesses+=("$(basename "$f" .cpp)"); done
 fi
 if [ $# -eq 0 ]; then
-  cmake --build build-fuzz -j "$(nproc)" --target fuzz_all  # one build, the harnesses in parallel
+  bash scripts/asan_build.sh fuzz_all  # one build, the harnesses in parallel
 else
-  cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]}"
+  bash scripts/asan_build.sh "${harnesses[@]}"
 fi
-rm -rf build-fuzz/seeds
-python3 tests/fuzz/make_seeds.py . build-fuzz/seeds
-mkdir -p build-fuzz/findings
+bash scripts/install-deps.sh python3
+rm -rf build-asan/seeds
+python3 tests/fuzz/make_seeds.py . build-asan/seeds
+mkdir -p build-asan/findings
 dict_of() {
   case $1 in
     fuzz_gguf) echo gguf ;;
@@ -40,19 +39,27 @@ dict_of() {
 }
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+runs=${JOURNEY_FUZZ_RUNS:-}
+label="${secs}s"
+[ -z "$runs" ] || label="$runs runs from seed 1"
 run_one() {
-  local h=$1 corpus=build-fuzz/corpus/$1
+  local h=$1 corpus=build-asan/corpus/$1 budget=(-max_total_time="$secs")
+  if [ -n "$runs" ]; then  # reproducible: fixed seed, fixed count, nothing from earlier runs
+    corpus=build-asan/fixed-corpus/$1
+    rm -rf "$corpus"
+    budget=(-runs="$runs" -seed=1)
+  fi
   mkdir -p "$corpus"
   # rss_limit: a parser must not reserve more than this for any input; -timeout: nor loop.
-  if build-fuzz/$h "$corpus" "build-fuzz/seeds/$h" -dict="tests/fuzz/dict/$(dict_of "$h").dict" \
-       -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-       -artifact_prefix="build-fuzz/findings/$h-" -print_final_stats=1 >"build-fuzz/$h.log" 2>&1; then
+  if build-asan/$h "$corpus" "build-asan/seeds/$h" -dict="tests/fuzz/dict/$(dict_of "$h").dict" \
+       "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+       -artifact_prefix="build-asan/findings/$h-" -print_final_stats=1 >"build-asan/$h.log" 2>&1; then
     local stats
-    stats=$(grep -E "^#[0-9]+.*(DONE|cov:)" "build-fuzz/$h.log" | tail -n 1 | sed -E 's/^#([0-9]+)\s+\S+\s+/\1 execs, /')
-    echo "fuzz: $h ${secs}s: $stats" >&2
+    stats=$(grep -E "^#[0-9]+.*(DONE|cov:)" "build-asan/$h.log" | tail -n 1 | sed -E 's/^#([0-9]+)\s+\S+\s+/\1 execs, /')
+    echo "fuzz: $h $label: $stats" >&2
   else
-    tail -n 60 "build-fuzz/$h.log" >&2
-    echo "fuzz: $h found a problem (reproducer in build-fuzz/findings/, log build-fuzz/$h.log)" >&2
+    tail -n 60 "build-asan/$h.log" >&2
+    echo "fuzz: $h found a problem (reproducer in build-asan/findings/, log build-asan/$h.log)" >&2
     return 1
   fi
 }
@@ -74,4 +81,4 @@ if [ "$failed" -ne 0 ]; then
   echo "fuzz: findings (see above)" >&2
   exit 1
 fi
-echo "fuzz: ${#harnesses[@]} harnesses, ${secs}s each, $jobs at a time, no findings" >&2
+echo "fuzz: ${#harnesses[@]} harnesses, $label each, $jobs at a time, no findings" >&2

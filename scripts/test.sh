@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The whole test suite, twice: a Release build, then a build under AddressSanitizer and
-# UndefinedBehaviorSanitizer; then a short fuzz run of every parser (clang, ASan + UBSan). Any
-# failure fails the run. Each phase prints its wall time; CI's budget is 30 minutes on 2 cores.
+# The whole test suite, twice: a Release build (g++), then a clang build under AddressSanitizer and
+# UndefinedBehaviorSanitizer; then a short fuzz run of every parser from that same build. Any
+# failure fails the run. Each phase prints its wall time and the CPU time spent so far (the
+# machine may be shared); CI's budget is 30 minutes on 2 cores.
 #   JOURNEY_TEST_SHARDS=N   run the suite as N processes at once (default: the cores), each a
 #                           share of the test cases (Catch2's --input-file); 1 = plain ctest
-#   JOURNEY_FUZZ_SECONDS=S  seconds per fuzz harness (default 30; 0 skips fuzzing)
+#   JOURNEY_FUZZ_RUNS=N     inputs per fuzz harness, from seed 1 (default 30000; 0 skips fuzzing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 shards=${JOURNEY_TEST_SHARDS:-$jobs}
-fuzz_seconds=${JOURNEY_FUZZ_SECONDS:-30}
+fuzz_runs=${JOURNEY_FUZZ_RUNS:-30000}
 t0=$SECONDS
-phase() { echo "== $1 ($((SECONDS - t0)) s so far) ==" >&2; }
+# Wall time, and the CPU time of every child so far (bash's `times`, second line: user and system).
+phase() { echo "== $1 ($((SECONDS - t0)) s so far; CPU $(times | tail -n 1)) ==" >&2; }
 # Headless Chromium renders trace's HTML page in the tests; without it that one test is skipped.
 bash scripts/install-deps.sh chromium || echo "chromium could not be installed: the trace HTML test will be skipped" >&2
 
@@ -51,20 +53,21 @@ run_suite() {
   return $failed
 }
 
-for kind in release sanitize; do
-  dir=build-$kind
-  if [ $kind = release ]; then flags=(-DCMAKE_BUILD_TYPE=Release)
-  else flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOURNEY_SANITIZE=ON); fi
-  phase "$kind build"
-  cmake -S . -B "$dir" "${flags[@]}" >/dev/null
-  cmake --build "$dir" -j "$jobs"
-  phase "$kind tests"
-  run_suite "$dir"
-done
-# Then a short run of every fuzz harness, so that a parser regression is caught at once.
-if [ "$fuzz_seconds" -gt 0 ]; then
-  phase "fuzz (${fuzz_seconds}s per harness)"
-  bash scripts/fuzz.sh "$fuzz_seconds"
+phase "release build"
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-release -j "$jobs"
+phase "release tests"
+run_suite build-release
+# One clang build under ASan + UBSan serves the suite and the fuzz harnesses (scripts/asan_build.sh).
+phase "ASan + UBSan build (clang; the suite and the fuzz harnesses)"
+bash scripts/asan_build.sh all fuzz_all
+phase "ASan + UBSan tests"
+run_suite build-asan
+# Then every fuzz harness for a fixed number of inputs from a fixed seed (the same run on every
+# machine, so CI's verdict never rests on luck), so that a parser regression is caught at once.
+if [ "$fuzz_runs" -gt 0 ]; then
+  phase "fuzz ($fuzz_runs inputs per harness, seed 1)"
+  JOURNEY_FUZZ_RUNS=$fuzz_runs bash scripts/fuzz.sh 0
 fi
 phase "done"
 echo "all tests passed in $((SECONDS - t0)) s" >&2

@@ -325,9 +325,18 @@ void run(const ConvertOptions& opt) {
     if (!config.is_object()) bad_config(dir, "is not a JSON object");
     const std::string model_type = config.value("model_type", json()).is_string() ? config["model_type"].get<std::string>() : "";
     const ArchTraits* traits = find_hf_arch(model_type);
-    if (!traits)
-        bad_config(dir, "model_type '" + excerpt(model_type, 40) + "' is not one journey converts (journey converts " +
-                            hf_type_names() + ")");
+    // Gemma 3 and GPT-NeoX run from their directories, but their GGUF keys (Gemma 3's sliding
+    // layers, local rope base and scaling; GPT-NeoX's partial rotary and residual) are not written
+    // here: a file without them would compute something else. Gemma 3's multimodal checkpoint
+    // (model_type gemma3) is refused with its text model.
+    auto converts = [](const ArchTraits* t) { return t && t->arch != Arch::gemma3 && t->arch != Arch::gptneox; };
+    if (!converts(traits)) {
+        std::string names;
+        for (const ArchTraits& t : arch_table())
+            if (converts(&t))
+                for (const char* n : t.hf_types) names += (names.empty() ? "" : ", ") + std::string(n);
+        bad_config(dir, "model_type '" + excerpt(model_type, 40) + "' is not one journey converts (journey converts " + names + ")");
+    }
     fs::path weights = dir / "model.safetensors";
     if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
     if (!fs::is_regular_file(weights)) throw ModelError(dir.string() + ": no model.safetensors or model.safetensors.index.json");

@@ -85,7 +85,9 @@ void run_info(const InfoOptions& o) {
     const Session session(*m, session_options(o.model));  // sizes the KV cache: what a run would use
     const double kv_mib = 2.0 * c.n_layer * session.n_ctx() * c.n_kv_head * c.head_dim *
                           (session.kv_type() == KvType::f16 ? 2 : 4) / (1024.0 * 1024.0);
-    const std::vector<std::string> extra = notes(c, session.n_ctx());
+    std::vector<std::string> extra = notes(c, session.n_ctx());
+    if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
+        extra.push_back(m->weights().set_aside_what + ": " + std::to_string(m->weights().set_aside) + " tensors not used; text only");
     nlohmann::json j = {
         {"model", m->source().string()},
         {"format", m->file().format},

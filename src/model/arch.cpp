@@ -103,9 +103,25 @@ const char* const gemma2_types[] = {"gemma2"};
 const Tensor gemma2_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out, attn_post_norm,
                                  ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
 
+// transformers' Gemma2Config defaults that changed nothing between versions (4.42 to 5.x) for the
+// keys that change the math but not the shapes; query_pre_attn_scalar, whose default did
+// change, is required (config.cpp).
+const char* const gemma2_defaults = R"({
+    "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0, "sliding_window": 4096, "rms_norm_eps": 1e-6,
+    "rope_theta": 10000.0, "head_dim": 256, "tie_word_embeddings": true})";
+
 const char* const gemma3_types[] = {"gemma3_text"};
 const Tensor gemma3_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm,
                                  attn_out, attn_post_norm, ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
+// transformers' Gemma3TextConfig.__init__ defaults (4.50 to 5.x alike) for the keys journey reads:
+// google/gemma-3-4b-it's text_config omits most of them (heads, head_dim, query_pre_attn_scalar,
+// vocab_size, rope_theta, ...).
+const char* const gemma3_defaults = R"({
+    "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "tie_word_embeddings": true, "rope_theta": 1000000.0,
+    "rope_local_base_freq": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
+    "attention_bias": false})";
 const char* const gptneox_types[] = {"gpt_neox"};
 const Tensor gptneox_tensors[] = {tok_embd, output_norm, output_norm_b, attn_norm, attn_norm_b, attn_qkv, attn_qkv_b,
                                   attn_out, attn_out_b, ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_down, ffn_down_b};
@@ -122,9 +138,23 @@ const ArchTraits table[] = {
     {Arch::qwen2,   "qwen2",   qwen2_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, qwen2_tensors,   llama_hf},
     {Arch::qwen3,   "qwen3",   qwen3_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, qwen3_tensors,   llama_hf},
     {Arch::phi3,    "phi3",    phi3_types,    NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, phi3_tensors,    llama_hf},
-    {Arch::gemma2,  "gemma2",  gemma2_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma2_tensors,  gemma_hf},
-    {Arch::gemma3,  "gemma3",  gemma3_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma3_tensors,  gemma3_hf},
+    {Arch::gemma2,  "gemma2",  gemma2_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma2_tensors,  gemma_hf,  gemma2_defaults},
+    {Arch::gemma3,  "gemma3",  gemma3_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma3_tensors,  gemma3_hf, gemma3_defaults},
     {Arch::gptneox, "gptneox", gptneox_types, NK::layernorm, AK::gelu_erf,   PK::rope,    RP::half,        false, false, false, true,  gptneox_tensors, gptneox_hf},
+};
+
+// Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
+// text_config; transformers 4.50 saves its tensors as language_model.model.* (and
+// language_model.lm_head.*), later versions as model.language_model.* (and lm_head.*); the SigLIP
+// vision tower and the multimodal projector are used only for images. llama.cpp's converter reads
+// such a checkpoint the same way: "language_model." dropped, vision and projector tensors skipped.
+const HfRename gemma3_renames[] = {
+    {"language_model.model.", "model."}, {"language_model.lm_head.", "lm_head."},
+    {"model.language_model.", "model."}, {"lm_head.", "lm_head."},
+};
+const char* const gemma3_unused[] = {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."};
+const HfWrapper wrappers[] = {
+    {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
 };
 
 std::string join(auto names) {
@@ -158,6 +188,12 @@ const ArchTraits* find_hf_arch(std::string_view model_type) {
     return nullptr;
 }
 
+const HfWrapper* find_hf_wrapper(std::string_view model_type) {
+    for (const HfWrapper& w : wrappers)
+        if (model_type == w.model_type) return &w;
+    return nullptr;
+}
+
 std::string arch_names() {
     std::vector<std::string> v;
     for (const ArchTraits& t : table) v.emplace_back(t.name);
@@ -168,6 +204,7 @@ std::string hf_type_names() {
     std::vector<std::string> v;
     for (const ArchTraits& t : table)
         for (const char* type : t.hf_types) v.emplace_back(type);
+    for (const HfWrapper& w : wrappers) v.push_back(std::string(w.model_type) + " (text only)");
     return join(v);
 }
 

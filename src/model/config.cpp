@@ -291,7 +291,13 @@ void read_sliding(ModelConfig& c, const nlohmann::json& j, const std::string& so
 }
 
 // Llama, Mistral, Qwen2/3, Phi-3, Gemma 2: the same key names for the shape.
-ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, const std::string& source) {
+ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits& t, const std::string& source) {
+    // The keys the checkpoint omits take transformers' defaults for the family (the row's data).
+    nlohmann::json j = file_json;
+    if (t.hf_defaults) {
+        j = nlohmann::json::parse(t.hf_defaults);
+        j.update(file_json);
+    }
     ModelConfig c;
     apply_traits(c, t);
     c.rope_pairing = RopePairing::half;  // HF's rotate_half: (i, i + D/2)
@@ -305,10 +311,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, con
     c.n_ff = get_int(j, "intermediate_size", source);
     c.norm_eps = get_float(j, "rms_norm_eps", 1e-6f, source);
     c.tied_output = json_value(j, "tie_word_embeddings", t.hf_tied_default, source);
-    if (t.arch == Arch::gemma3) {  // Gemma3TextConfig's defaults
-        c.rope_theta = 1000000.0f;
-        c.rope_local_theta = get_float(j, "rope_local_base_freq", 10000.0f, source);
-    }
+    if (t.arch == Arch::gemma3) c.rope_local_theta = get_float(j, "rope_local_base_freq", 0.0f, source);
     read_rope(c, j, source);
 
     // Gemma 2 names its activation hidden_activation; the others hidden_act.
@@ -324,7 +327,12 @@ ModelConfig llama_like_from_hf(const nlohmann::json& j, const ArchTraits& t, con
         throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");
     if (t.arch == Arch::gemma2 || t.arch == Arch::gemma3) {
         c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
-        c.attn_scale = 1.0f / std::sqrt(get_float(j, "query_pre_attn_scalar", float(c.head_dim), source));
+        // Gemma 2's default for it differs between transformers versions: not guessed.
+        if (!present(j, "query_pre_attn_scalar"))
+            throw ModelError(source + ": missing \"query_pre_attn_scalar\" (the attention scale of " + t.name + "; journey does not guess it)");
+        const float qpas = get_float(j, "query_pre_attn_scalar", 0.0f, source);
+        if (!(qpas > 0.0f && std::isfinite(qpas))) throw ModelError(source + ": \"query_pre_attn_scalar\" must be a positive number");
+        c.attn_scale = 1.0f / std::sqrt(qpas);
         c.attn_softcap = get_float(j, "attn_logit_softcapping", 0.0f, source);
         c.final_softcap = get_float(j, "final_logit_softcapping", 0.0f, source);
         // Gemma 3 has no attention soft-cap (llama.cpp's converter asserts it is null).
@@ -383,9 +391,26 @@ ModelConfig gptneox_from_hf(const nlohmann::json& j, const ArchTraits& t, const 
 ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
     if (!j.is_object()) throw ModelError(source + ": not a JSON object");
     const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+    if (const HfWrapper* w = find_hf_wrapper(type)) {
+        // transformers builds the text model from the text config alone (Gemma3Config:
+        // Gemma3TextConfig(**text_config), tied by text_config's tie_word_embeddings); the wrapper's
+        // own keys (vision_config, image token ids, mm_tokens_per_image) concern images only.
+        // llama.cpp's converter lets text_config's keys override the top level's, to the same effect.
+        const std::string where = source + ": " + w->text_config;
+        if (!j.contains(w->text_config) || !j[w->text_config].is_object())
+            throw ModelError(source + ": model_type \"" + type + "\" needs a \"" + w->text_config +
+                             "\" object (the text model's keys); journey runs its text model only");
+        nlohmann::json text = j[w->text_config];
+        const std::string text_type = json_value(text, "model_type", std::string(w->text_model_type), where);
+        if (text_type != w->text_model_type)
+            throw ModelError(where + ": model_type \"" + excerpt(text_type, 40) + "\" is not supported in a \"" + type +
+                             "\" checkpoint (expected " + w->text_model_type + ")");
+        text["model_type"] = w->text_model_type;
+        ModelConfig c = config_from_hf(text, where);
+        c.hf_wrapper = w->model_type;
+        return c;
+    }
     const ArchTraits* t = find_hf_arch(type);
-    if (type == "gemma3")
-        throw ModelError(source + ": model_type \"gemma3\" (the multimodal checkpoint: text_config, vision tower) is not supported; its text model is model_type gemma3_text");
     if (!t) throw ModelError(source + ": model_type \"" + type + "\" is not supported (supported: " + hf_type_names() + ")");
     ModelConfig c = t->arch == Arch::gpt2      ? gpt2_from_hf(j, source)
                     : t->arch == Arch::gptneox ? gptneox_from_hf(j, *t, source)

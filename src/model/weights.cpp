@@ -2,6 +2,7 @@
 // its block reads and their Hugging Face names; the role table here gives GGUF names and shapes.
 #include "journey/model/weights.h"
 
+#include <map>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -126,10 +127,39 @@ std::string shape_str(const std::vector<int64_t>& s) {
 class Binder {
 public:
     Binder(const ModelFile& f, const ModelConfig& c, std::deque<std::vector<float>>& converted)
-        : file_(f), config_(c), converted_(converted) {}
+        : file_(f), config_(c), converted_(converted) {
+        if (f.format != "safetensors" || c.hf_wrapper.empty()) return;
+        wrapper_ = find_hf_wrapper(c.hf_wrapper);
+        if (!wrapper_) throw std::logic_error("an unknown Hugging Face wrapper");
+        // A wrapper's checkpoint: its text tensors by their text model names (only those), the
+        // other parts' tensors set aside, counted for journey info.
+        for (const auto& [name, t] : f.tensors) {
+            bool unused = false;
+            for (const char* p : wrapper_->unused) unused = unused || name.starts_with(p);
+            if (unused) {
+                used_.insert(name);
+                ++set_aside_;
+                continue;
+            }
+            for (const HfRename& r : wrapper_->renames)
+                if (name.starts_with(r.from)) {
+                    renamed_.emplace(r.to + name.substr(std::string_view(r.from).size()), name);
+                    break;
+                }
+        }
+    }
 
-    // HF GPT-2 checkpoints may prefix every name with "transformer.".
+    int64_t set_aside() const { return set_aside_; }
+
+    // HF GPT-2 checkpoints may prefix every name with "transformer."; a wrapper's checkpoint names
+    // its text tensors with one of its prefixes.
     const TensorInfo* find(const std::string& name) {
+        if (wrapper_) {
+            auto it = renamed_.find(name);
+            if (it == renamed_.end()) return nullptr;
+            used_.insert(it->second);
+            return file_.find(it->second);
+        }
         for (const char* p : {"", "transformer."})
             if (const TensorInfo* t = file_.find(p + name)) {
                 used_.insert(t->name);
@@ -143,7 +173,7 @@ public:
     template <typename Owner>
     void bind(Owner& owner, const Role& role, const std::string& name, Layout layout, bool plus_one) {
         const TensorInfo* t = find(name);
-        if (!t) fail(name, "is missing");
+        if (!t) fail(name, wrapper_ ? "is missing (under a prefix of a " + config_.hf_wrapper + " checkpoint)" : "is missing");
         const int64_t out = size_of(role.out, config_), in = size_of(role.in, config_);
         if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
             owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
@@ -191,6 +221,9 @@ private:
     const ModelConfig& config_;
     std::deque<std::vector<float>>& converted_;
     std::set<std::string> used_;
+    const HfWrapper* wrapper_ = nullptr;
+    std::map<std::string, std::string> renamed_;  // text model name -> the checkpoint's name
+    int64_t set_aside_ = 0;
 };
 
 }  // namespace
@@ -239,6 +272,7 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
         if (sf) w.rope_short = b.vector(*sf, half);
     }
     b.refuse_unused(traits);
+    if ((w.set_aside = b.set_aside()) > 0) w.set_aside_what = find_hf_wrapper(config.hf_wrapper)->unused_what;
     return w;
 }
 

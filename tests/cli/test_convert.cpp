@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "log_softmax.h"
 #include "cli_run.h"
 #include "gguf_writer.h"
 #include "journey/formats/ggml_types.h"
@@ -88,14 +89,7 @@ void explain_difference(const fs::path& ours, const fs::path& theirs) {
     CHECK(a.tensors.size() == b.tensors.size());
 }
 
-std::vector<double> log_softmax(std::span<const float> logits) {
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (float l : logits) sum += std::exp(double(l) - mx);
-    std::vector<double> out(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - mx - std::log(sum);
-    return out;
-}
+using journey::test::log_softmax;
 
 // Next-token log-probabilities of two models over the same ids (each position of the 12-token
 // case): the largest |difference| over the whole vocabulary and over a's top 20, and whether

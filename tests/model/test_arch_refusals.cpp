@@ -152,7 +152,24 @@ TEST_CASE("arch: sliding windows and soft-caps are read, per layer", "[arch]") {
     CHECK(gg.window_of(1) == 0);
     CHECK(gg.attn_softcap == 50.0f);
 
+    // Keys a Gemma 2 config.json omits take Gemma2Config's defaults (soft-caps 50 and 30, window
+    // 4096), as transformers runs it; an explicit null is none; query_pre_attn_scalar is required.
     auto j = hf_config("gemma2");
+    j.erase("attn_logit_softcapping");
+    j.erase("final_logit_softcapping");
+    j.erase("sliding_window");
+    const ModelConfig d = config_from_hf(j, "config.json");
+    CHECK(d.attn_softcap == 50.0f);
+    CHECK(d.final_softcap == 30.0f);
+    CHECK(d.window_of(0) == 4096);
+    j["attn_logit_softcapping"] = nullptr;
+    CHECK(config_from_hf(j, "config.json").attn_softcap == 0.0f);
+    j.erase("query_pre_attn_scalar");
+    refused(j, "missing \"query_pre_attn_scalar\" (the attention scale of gemma2");
+    j["query_pre_attn_scalar"] = 0;
+    refused(j, "\"query_pre_attn_scalar\" must be a positive number");
+
+    j = hf_config("gemma2");
     j["layer_types"] = {"full_attention", "sliding_attention"};
     const ModelConfig swapped = config_from_hf(j, "config.json");
     CHECK(swapped.window_of(0) == 0);
@@ -325,8 +342,8 @@ TEST_CASE("arch refusals: Gemma 3 keys journey does not implement", "[arch][gemm
     j["attn_logit_softcapping"] = 50.0;
     refused(j, "\"attn_logit_softcapping\" is not supported for gemma3");
     j = hf_config("gemma3");
-    j["model_type"] = "gemma3";  // the multimodal checkpoint
-    refused(j, "model_type \"gemma3\" (the multimodal checkpoint");
+    j["model_type"] = "gemma3";  // the multimodal checkpoint keeps the text keys in text_config
+    refused(j, "model_type \"gemma3\" needs a \"text_config\" object");
     j = hf_config("llama3");
     j["rope_local_base_freq"] = 10000.0;
     refused(j, "\"rope_local_base_freq\" is not supported for llama");

@@ -21,6 +21,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "log_softmax.h"
 #include "cli_run.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
@@ -43,14 +44,7 @@ const Family families[] = {{"llama3", 1e-3}, {"qwen2", 1e-3},  {"qwen3", 1e-3}, 
 
 std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
 
-std::vector<double> log_softmax(std::span<const float> logits) {
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (float l : logits) sum += std::exp(double(l) - mx);
-    std::vector<double> out(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - mx - std::log(sum);
-    return out;
-}
+using journey::test::log_softmax;
 
 TokenId argmax(const std::vector<double>& lp) {  // lowest id on ties, as llama_ref does
     return TokenId(std::max_element(lp.begin(), lp.end()) - lp.begin());

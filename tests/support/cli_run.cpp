@@ -8,6 +8,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// Under AddressSanitizer an address-space limit would stop the shadow memory itself: the child's
+// memory is bounded through ASan's own limits instead. g++ says so with __SANITIZE_ADDRESS__,
+// clang (before 17) only through __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define JOURNEY_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JOURNEY_TEST_ASAN 1
+#endif
+#endif
+#ifndef JOURNEY_TEST_ASAN
+#define JOURNEY_TEST_ASAN 0
+#endif
+
 namespace journey::test {
 
 static std::string slurp(const std::string& path) {
@@ -28,7 +42,7 @@ RunResult run(const std::vector<std::string>& args, const std::string& stdin_tex
     pid_t pid = fork();
     if (pid == 0) {
         if (limit_mib > 0) {
-#if defined(__SANITIZE_ADDRESS__)
+#if JOURNEY_TEST_ASAN
             const std::string mb = std::to_string(limit_mib);
             setenv("ASAN_OPTIONS", ("hard_rss_limit_mb=" + mb + ":max_allocation_size_mb=" + mb).c_str(), 1);
 #else

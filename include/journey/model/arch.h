@@ -50,6 +50,27 @@ struct ArchTraits {
     bool hf_qkv_per_head;   // GPT-NeoX: HF's fused query_key_value is [q_h | k_h | v_h] per head (GGUF: q | k | v)
     std::span<const Tensor> tensors;            // what the block reads (output: when untied)
     std::span<const HfName> hf_names;           // HF names of those tensors
+    // config.json keys transformers' config class defaults when a checkpoint omits them, as a JSON
+    // object (nullptr: none needed; every key journey reads is present or defaulted in the reader)
+    const char* hf_defaults = nullptr;
+};
+
+// A Hugging Face checkpoint whose model wraps a family's text model with parts journey does not
+// run (Gemma 3's vision tower and projector): its config.json nests the text model's keys under
+// one key, its text tensors carry a prefix, and the other parts' tensors are set aside by prefix,
+// said so in journey info. Every other tensor is bound or refused as in the text model's files.
+struct HfRename {
+    const char* from;  // a prefix of the checkpoint's name ...
+    const char* to;    // ... replaced by this one, giving the text model's name
+};
+struct HfWrapper {
+    const char* model_type;                      // config.json's model_type ("gemma3")
+    Arch arch;                                   // the text model's row
+    const char* text_config;                     // the key holding the text model's config.json keys
+    const char* text_model_type;                 // its model_type (when it names one, it must be this)
+    std::span<const HfRename> renames;           // text tensors: the only names bound
+    std::span<const char* const> unused;         // prefixes of the tensors of the parts not run
+    const char* unused_what;                     // what those parts are, for journey info
 };
 
 std::span<const ArchTraits> arch_table();
@@ -59,7 +80,9 @@ const ArchTraits& traits_of(Arch a);
 const ArchTraits* find_arch(std::string_view name);
 // The row a Hugging Face model_type belongs to (mistral -> llama), or nullptr.
 const ArchTraits* find_hf_arch(std::string_view model_type);
-// "gpt2, llama, ..." / "gpt2, llama, mistral, ...": for refusals.
+// The wrapper a Hugging Face model_type names ("gemma3"), or nullptr.
+const HfWrapper* find_hf_wrapper(std::string_view model_type);
+// "gpt2, llama, ..." / "gpt2, llama, mistral, ..., gemma3 (text only)": for refusals.
 std::string arch_names();
 std::string hf_type_names();
 

@@ -62,6 +62,9 @@ struct ModelConfig {
     float final_softcap = 0.0f;  // logits = cap * tanh(logits / cap) when > 0 (Gemma 2)
     int sliding_window = 0;      // keys a query sees in a sliding layer, itself included; 0: none
     std::vector<bool> sliding_layers;  // n_layer flags (empty: no sliding layer)
+    // A Hugging Face checkpoint wrapping the text model (arch.h's HfWrapper: Gemma 3's multimodal
+    // model_type "gemma3"): its model_type, whose row says how its tensors are named; else empty.
+    std::string hf_wrapper;
 
     // The window of layer l: 0 (full causal attention) or sliding_window.
     int window_of(int layer) const {

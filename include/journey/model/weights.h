@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "journey/kernels/matrix.h"
@@ -44,6 +45,10 @@ struct Weights {
     Matrix output;                    // (C -> n_vocab), Linear; == tok_embd when tied
     Vector rope_freqs;                // (R/2) GGUF Llama 3: divisors of the rotary frequencies (R: rotated dims)
     Vector rope_long, rope_short;     // (R/2) GGUF longrope (Phi-3.5): divisors for long / short contexts
+    // Tensors of the parts of a wrapping checkpoint that journey does not run (Gemma 3's vision
+    // tower and projector), deliberately not bound; and what they are.
+    int64_t set_aside = 0;
+    std::string set_aside_what;
 
     // Binds every tensor the architecture's row names; throws ModelError naming the file and
     // tensor when one is missing, has the wrong shape or an unsupported dtype, or when the file
