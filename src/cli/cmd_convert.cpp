@@ -36,6 +36,8 @@ const char* gguf_name(Tensor t) {
         case Tensor::output_norm_b: return "output_norm.bias";
         case Tensor::output: return "output.weight";
         case Tensor::rope_freqs: return "rope_freqs.weight";
+        case Tensor::rope_factors_long: return "rope_factors_long.weight";  // longrope (convert refuses it today)
+        case Tensor::rope_factors_short: return "rope_factors_short.weight";
         case Tensor::attn_norm: return "blk.{}.attn_norm.weight";
         case Tensor::attn_norm_b: return "blk.{}.attn_norm.bias";
         case Tensor::attn_qkv: return "blk.{}.attn_qkv.weight";

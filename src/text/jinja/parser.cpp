@@ -39,6 +39,14 @@ private:
     const Token& peek(size_t k = 1) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
     void next() { if (i_ + 1 < t_.size()) ++i_; }
     [[noreturn]] void fail(SourcePos pos, const std::string& msg) const { throw TemplateSyntaxError{pos, msg}; }
+    // An integer token's value; one beyond 64 bits is a syntax error here (Python's are unbounded).
+    int64_t integer_value(const Token& t) const {
+        try {
+            return int64_t(std::stoll(t.value));
+        } catch (const std::exception&) {
+            fail(t.pos, "integer literal too large: " + (t.value.size() > 40 ? t.value.substr(0, 40) + "..." : t.value));
+        }
+    }
 
     static std::string describe(const Token& t) {
         switch (t.kind) {
@@ -446,11 +454,7 @@ private:
         }
         case Token::integer:
             e = make(Expr::Kind::literal, t.pos);
-            try {
-                e->value = int64_t(std::stoll(t.value));
-            } catch (const std::exception&) {
-                fail(t.pos, "integer literal too large: " + t.value);
-            }
+            e->value = integer_value(t);
             next();
             return e;
         case Token::floating:
@@ -523,7 +527,7 @@ private:
                     next();
                 } else if (cur().kind == Token::integer) {
                     auto idx = make(Expr::Kind::literal, cur().pos);
-                    idx->value = int64_t(std::stoll(cur().value));
+                    idx->value = integer_value(cur());  // x.0 (found by fuzz_chat_template: x.1111...1 threw out_of_range)
                     next();
                     e = make2(Expr::Kind::item, pos, "", std::move(e), std::move(idx));
                 } else fail(cur().pos, "expected name or number");

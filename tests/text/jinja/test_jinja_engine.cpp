@@ -71,6 +71,11 @@ TEST_CASE("jinja bounds the work memory and stack of an untrusted template", "[j
                       Catch::Contains("steps"));
     CHECK_THROWS_WITH(render("{{ 9223372036854775807 + 1 }}"), Catch::Contains("integer overflow"));
     CHECK_THROWS_WITH(render("{{ 1 // 0 }}"), Catch::Contains("by zero"));
+    // Integers beyond 64 bits, as a literal and as an attribute index (x.N; found by
+    // fuzz_chat_template, where it escaped as std::out_of_range from stoll).
+    CHECK_THROWS_WITH(render("{{ 99999999999999999999 }}"), "t.jinja:1:4: integer literal too large: 99999999999999999999");
+    CHECK_THROWS_WITH(render("{{ x.99999999999999999999 }}"), "t.jinja:1:6: integer literal too large: 99999999999999999999");
+    CHECK(render("{{ x.1 }}", {{"x", ordered_json::array({"a", "b"})}}) == "b");
 }
 
 TEST_CASE("jinja survives random templates", "[jinja]") {
