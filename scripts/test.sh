@@ -12,8 +12,14 @@ jobs=$(nproc)
 shards=${JOURNEY_TEST_SHARDS:-$jobs}
 fuzz_runs=${JOURNEY_FUZZ_RUNS:-30000}
 t0=$SECONDS
-# Wall time, and the CPU time of every child so far (bash's `times`, second line: user and system).
-phase() { echo "== $1 ($((SECONDS - t0)) s so far; CPU $(times | tail -n 1)) ==" >&2; }
+# Wall time, and the CPU time of every child so far (bash's `times`, second line: user and system;
+# run in this shell, not in a $(...) subshell, whose own children are none).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+phase() {
+  times >"$cpu_file"
+  echo "== $1 ($((SECONDS - t0)) s so far; CPU user, system: $(tail -n 1 "$cpu_file")) ==" >&2
+}
 # Headless Chromium renders trace's HTML page in the tests; without it that one test is skipped.
 bash scripts/install-deps.sh chromium || echo "chromium could not be installed: the trace HTML test will be skipped" >&2
 
