@@ -31,7 +31,16 @@ void set_num_threads(int n) {
     resize_thread_pool(n);
 }
 
-void blas_one_thread() { openblas_set_num_threads(1); }
+// OpenBLAS's pthread build starts its workers when the library loads, and each spins ~0.1 s of
+// CPU before it sleeps, stealing a core from the main thread in every short run (journey tokenize
+// on 6.7 MB: wall 19-26 MB/s, CPU above wall). With one thread they are never used: stop them.
+// blas_thread_shutdown_ is OpenBLAS's own (its fork handler calls it; a later multi-threaded call
+// would start them again); weak, so a build without a thread server links too.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+void blas_one_thread() {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
 
 int num_threads() { return thread_pool().size(); }
 
