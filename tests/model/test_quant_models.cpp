@@ -30,6 +30,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "log_softmax.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
@@ -45,15 +46,8 @@ const nlohmann::json& expect() {
     return e;
 }
 
-// log-softmax in double
-std::vector<double> log_probs(std::span<const float> logits) {
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (float x : logits) sum += std::exp(double(x) - mx);
-    std::vector<double> lp(logits.size());
-    for (size_t i = 0; i < lp.size(); ++i) lp[i] = double(logits[i]) - mx - std::log(sum);
-    return lp;
-}
+// log-softmax in double (the tests' shared one)
+std::vector<double> log_probs(std::span<const float> logits) { return journey::test::log_softmax(logits); }
 
 std::vector<TokenId> top_ids(const std::vector<double>& lp, size_t k) {
     std::vector<TokenId> order(lp.size());
