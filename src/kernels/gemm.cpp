@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "journey/kernels/convert.h"
+#include "journey/kernels/dequant_fast.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/thread_pool.h"
 #include "avx512_loads.h"
@@ -95,45 +96,60 @@ JOURNEY_AVX512 inline void transpose16(__m512 r[16]) {
     for (int j = 0; j < 16; ++j) r[j] = t[j];
 }
 
-// panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64. D is the float dtype of W;
-// Q8_0 stands for both quantized ones, whose (Linear) rows are dequantized first.
+// panel[i][c] = w[i, o0 + c] as float for c < nc, 0 for nc <= c < 64. D is a float dtype.
 template <DType D>
 JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
-    constexpr bool q = D == DType::Q8_0;
-    constexpr size_t es = D == DType::F32 ? 4 : 2;  // element bytes (unused when q)
+    constexpr size_t es = D == DType::F32 ? 4 : 2;  // element bytes
     const int64_t n_in = W.n_in();
-    if constexpr (!q) {
-        if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
-            const size_t stride = static_cast<size_t>(W.cols) * es;
-            for (int64_t i = 0; i < n_in; ++i) {
-                const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
-                // Rows are far apart: without asking ahead, each one waits for memory in turn.
-                if (i + kAhead < n_in)
-                    for (size_t b = 0; b < kNB * es; b += 64) prefetch(row + kAhead * stride + b);
-                for (int j = 0; j < 4; ++j)
-                    _mm512_storeu_ps(panel + i * kNB + 16 * j, load16<D>(row + 16 * j * es, tail_mask(nc - 16 * j)));
-            }
-            return;
+    if (W.layout == Layout::Conv1D) {  // row i holds the panel's 64 columns side by side
+        const size_t stride = static_cast<size_t>(W.cols) * es;
+        for (int64_t i = 0; i < n_in; ++i) {
+            const std::byte* row = W.data + static_cast<size_t>(i * W.cols + o0) * es;
+            // Rows are far apart: without asking ahead, each one waits for memory in turn.
+            if (i + kAhead < n_in)
+                for (size_t b = 0; b < kNB * es; b += 64) prefetch(row + kAhead * stride + b);
+            for (int j = 0; j < 4; ++j)
+                _mm512_storeu_ps(panel + i * kNB + 16 * j, load16<D>(row + 16 * j * es, tail_mask(nc - 16 * j)));
         }
+        return;
     }
     // Linear: output o's weights are row o. 16 rows x 16 inputs at a time are loaded, transposed
     // in registers, and stored as 16 panel rows of 16 outputs.
-    thread_local std::vector<float> dq;  // q: 16 quantized rows, dequantized
-    if (q) dq.resize(static_cast<size_t>(16 * n_in));
     for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
-        if (q)
-            for (int64_t c = c0; c < c0 + 16 && c < nc; ++c) row_to_float(dq.data() + (c - c0) * n_in, W, o0 + c, 0, n_in);
         for (int64_t i = 0; i < n_in; i += 16) {
             const __mmask16 m = tail_mask(n_in - i);
             __m512 r[16];
-            for (int64_t c = c0; c < c0 + 16; ++c) {
-                r[c - c0] = _mm512_setzero_ps();
-                if (c >= nc) continue;
-                if constexpr (q) r[c - c0] = _mm512_maskz_loadu_ps(m, dq.data() + (c - c0) * n_in + i);
-                else r[c - c0] = load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * es, m);
-            }
+            for (int64_t c = c0; c < c0 + 16; ++c)
+                r[c - c0] = c < nc ? load16<D>(W.data + static_cast<size_t>((o0 + c) * n_in + i) * es, m) : _mm512_setzero_ps();
             transpose16(r);
             for (int64_t j = 0; j < 16 && i + j < n_in; ++j) _mm512_storeu_ps(panel + (i + j) * kNB + c0, r[j]);
+        }
+    }
+}
+
+// The same for block-quantized (Linear) W: per group of 16 outputs, 256 inputs of each row at a
+// time (whole blocks: every block type holds 32 or 256; n_in is whole blocks, so a multiple of
+// 32) are dequantized into a 16 KiB buffer that stays in L1, then transposed 16 x 16 at a time.
+JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
+    constexpr int64_t kChunk = 256;
+    const int64_t n_in = W.n_in(), block = int64_t(dtype_block(W.dtype));
+    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in)), block_bytes = dtype_bytes(W.dtype, uint64_t(block));
+    alignas(64) float dq[16][kChunk];
+    for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
+        const int64_t rows = std::clamp<int64_t>(nc - c0, 0, 16);
+        for (int64_t c = rows; c < 16; ++c) std::fill(dq[c], dq[c] + kChunk, 0.0f);  // outputs past nc: 0
+        const unsigned char* src = reinterpret_cast<const unsigned char*>(W.data) + static_cast<size_t>(o0 + c0) * row_bytes;
+        for (int64_t i0 = 0; i0 < n_in; i0 += kChunk) {
+            const int64_t n = std::min(kChunk, n_in - i0);  // a multiple of 32
+            const size_t at = static_cast<size_t>(i0 / block) * block_bytes;
+            for (int64_t c = 0; c < rows; ++c)
+                dequantize_blocks_avx512(W.dtype, src + static_cast<size_t>(c) * row_bytes + at, dq[c], n / block);
+            for (int64_t i = 0; i < n; i += 16) {
+                __m512 r[16];
+                for (int c = 0; c < 16; ++c) r[c] = _mm512_load_ps(dq[c] + i);
+                transpose16(r);
+                for (int j = 0; j < 16; ++j) _mm512_storeu_ps(panel + (i0 + i + j) * kNB + c0, r[j]);
+            }
         }
     }
 }
@@ -143,7 +159,7 @@ void pack_panel_fast(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
         case DType::F32: return pack_panel<DType::F32>(panel, W, o0, nc);
         case DType::F16: return pack_panel<DType::F16>(panel, W, o0, nc);
         case DType::BF16: return pack_panel<DType::BF16>(panel, W, o0, nc);
-        default: return pack_panel<DType::Q8_0>(panel, W, o0, nc);
+        default: return pack_panel_quant(panel, W, o0, nc);
     }
 }
 

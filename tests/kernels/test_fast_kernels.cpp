@@ -11,6 +11,7 @@
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/quant.h"
+#include "journey/kernels/quantize.h"
 
 using namespace journey;
 
@@ -153,39 +154,48 @@ TEST_CASE("gemm: AVX-512 and portable kernels give the same bits, on any thread 
 }
 
 TEST_CASE("gemm of quantized weights: fast == portable, and the product of the dequantized rows", "[kernels][fast][quant]") {
-    for (DType dtype : {DType::Q8_0, DType::Q4_0})
-        for (auto [n_in, n_out, T] : {std::tuple<int64_t, int64_t, int>{64, 70, 7}, {160, 129, 3}}) {
-            const std::vector<float> f = random_vector(static_cast<size_t>(n_in * n_out), 23);
-            const size_t row_bytes = dtype_bytes(dtype, static_cast<uint64_t>(n_in));
-            std::vector<std::byte> bytes(row_bytes * static_cast<size_t>(n_out));
-            std::vector<float> w(f.size());  // the dequantized values
-            for (int64_t r = 0; r < n_out; ++r) {
-                std::byte* row = bytes.data() + static_cast<size_t>(r) * row_bytes;
-                if (dtype == DType::Q8_0) quantize_row_q8_0(f.data() + r * n_in, row, n_in);
-                else quantize_row_q4_0(f.data() + r * n_in, row, n_in);
-                dequantize_row(dtype, row, w.data() + r * n_in, n_in);
-            }
-            const Matrix W{dtype, bytes.data(), n_out, n_in, Layout::Linear};
-            const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 29);
-            std::vector<float> fast(static_cast<size_t>(T * n_out)), port(fast.size());
-            gemm(fast.data(), x.data(), W, T);
-            {
-                PortableScope p(true);
-                gemm(port.data(), x.data(), W, T);
-            }
-            INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T);
-            CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
-            size_t bad = 0;
-            for (int t = 0; t < T; ++t)
-                for (int64_t o = 0; o < n_out; ++o) {
-                    double want = 0, mag = 0;
-                    for (int64_t i = 0; i < n_in; ++i) {
-                        const double p = double(w[static_cast<size_t>(o * n_in + i)]) * x[static_cast<size_t>(t * n_in + i)];
-                        want += p;
-                        mag += std::fabs(p);
-                    }
-                    bad += std::fabs(fast[static_cast<size_t>(t * n_out + o)] - want) > double(n_in) * 0x1p-24 * mag + 1e-30;
-                }
-            CHECK(bad == 0);
+    // n_in past the fast path's 256-input chunks (288: one whole and a 32-input tail; 768:
+    // three), n_out past the 64-column panels and their groups of 16 (70, 129, 40)
+    using Case = std::tuple<DType, int64_t, int64_t, int>;
+    for (auto [dtype, n_in, n_out, T] : {Case{DType::Q8_0, 64, 70, 7}, {DType::Q8_0, 160, 129, 3}, {DType::Q8_0, 288, 40, 7},
+                                         {DType::Q4_0, 64, 70, 7}, {DType::Q4_0, 160, 129, 3}, {DType::Q5_0, 288, 70, 7},
+                                         {DType::Q4_K, 256, 70, 7}, {DType::Q4_K, 768, 129, 3}, {DType::Q5_K, 512, 70, 7},
+                                         {DType::Q6_K, 256, 70, 7}, {DType::Q6_K, 768, 40, 13}, {DType::Q3_K, 256, 70, 7}}) {
+        const std::vector<float> f = random_vector(static_cast<size_t>(n_in * n_out), 23);
+        const size_t row_bytes = dtype_bytes(dtype, static_cast<uint64_t>(n_in));
+        std::vector<std::byte> bytes(row_bytes * static_cast<size_t>(n_out));
+        std::vector<float> w(f.size());  // the dequantized values
+        for (int64_t r = 0; r < n_out; ++r) {
+            std::byte* row = bytes.data() + static_cast<size_t>(r) * row_bytes;
+            quantize_row(dtype, f.data() + r * n_in, row, n_in);
+            dequantize_row(dtype, row, w.data() + r * n_in, n_in);
         }
+        const Matrix W{dtype, bytes.data(), n_out, n_in, Layout::Linear};
+        const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 29);
+        std::vector<float> fast(static_cast<size_t>(T * n_out)), port(fast.size()), two(fast.size());
+        set_num_threads(1);
+        gemm(fast.data(), x.data(), W, T);
+        set_num_threads(2);
+        gemm(two.data(), x.data(), W, T);
+        set_num_threads(1);
+        {
+            PortableScope p(true);
+            gemm(port.data(), x.data(), W, T);
+        }
+        INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T << " (kernels: " << kernel_isa() << ")");
+        CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+        CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
+        size_t bad = 0;
+        for (int t = 0; t < T; ++t)
+            for (int64_t o = 0; o < n_out; ++o) {
+                double want = 0, mag = 0;
+                for (int64_t i = 0; i < n_in; ++i) {
+                    const double p = double(w[static_cast<size_t>(o * n_in + i)]) * x[static_cast<size_t>(t * n_in + i)];
+                    want += p;
+                    mag += std::fabs(p);
+                }
+                bad += std::fabs(fast[static_cast<size_t>(t * n_out + o)] - want) > double(n_in) * 0x1p-24 * mag + 1e-30;
+            }
+        CHECK(bad == 0);
+    }
 }
