@@ -1,4 +1,5 @@
-// The matrix-matrix product of prompts for float weights (F32, F16, BF16), on our thread pool.
+// The matrix-matrix product of prompts, on our thread pool: float weights (F32, F16, BF16) and
+// block-quantized ones, dequantized exactly while their panels are packed.
 //
 // Why not BLAS: a prompt's product is skinny (T = a few hundred rows of x against a weight
 // matrix of millions of elements), so OpenBLAS spends much of its time copying (packing) the
@@ -7,8 +8,9 @@
 // while packing and multiplying in F32 is faster (scripts/machine_limits.sh measures both).
 //
 // Shape of the kernel: threads take panels of 64 output columns; a panel of W, converted to
-// float, is packed as [n_in][64] (it stays in L2), then 6 tokens at a time run over it with
-// 6 x 4 vector accumulators, one fma per weight vector and token.
+// float, is packed as [n_in][64] (1 MiB at 4096 inputs: in L2), then 6 tokens at a time run over it with
+// 6 x 4 vector accumulators, one fma per weight vector and token. Quantized W: see
+// pack_panel_quant.
 #include <algorithm>
 #include <cmath>
 #include <immintrin.h>
@@ -28,7 +30,6 @@ using namespace avx512;
 constexpr int64_t kNB = 64;  // output columns per panel: four vectors of 16
 constexpr int kMR = 6;       // tokens per tile
 constexpr int64_t kAhead = 16;  // rows prefetched ahead while packing
-constexpr int64_t kKB = 128; // inputs per pass over the tokens: 128 x 64 floats = 32 KiB
 
 // Stored row r of W (Linear: output r; Conv1D: input r), elements c0 .. c0+n, converted exactly
 // to float by convert.h's to_float (quantized rows whole: c0 = 0, n = W.cols).
@@ -131,7 +132,7 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
 // time (whole blocks: every block type holds 32 or 256; n_in is whole blocks, so a multiple of
 // 32) are dequantized into a 16 KiB buffer that stays in L1, then transposed 16 x 16 at a time.
 JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
-    constexpr int64_t kChunk = 256;
+    constexpr int64_t kChunk = 256, kAheadChunks = 2;
     const int64_t n_in = W.n_in(), block = int64_t(dtype_block(W.dtype));
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in)), block_bytes = dtype_bytes(W.dtype, uint64_t(block));
     alignas(64) float dq[16][kChunk];
@@ -142,6 +143,14 @@ JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, 
         for (int64_t i0 = 0; i0 < n_in; i0 += kChunk) {
             const int64_t n = std::min(kChunk, n_in - i0);  // a multiple of 32
             const size_t at = static_cast<size_t>(i0 / block) * block_bytes;
+            // 16 rows read a chunk at a time are 16 streams the hardware does not follow:
+            // ask for the chunk after next of each row while this one is dequantized.
+            if (i0 + kAheadChunks * kChunk < n_in) {
+                const size_t ahead = at + static_cast<size_t>(kAheadChunks * kChunk / block) * block_bytes;
+                const size_t len = static_cast<size_t>(std::min(kChunk, n_in - i0 - kAheadChunks * kChunk) / block) * block_bytes;
+                for (int64_t c = 0; c < rows; ++c)
+                    for (size_t b = 0; b < len; b += 64) prefetch(reinterpret_cast<const std::byte*>(src + static_cast<size_t>(c) * row_bytes + ahead + b));
+            }
             for (int64_t c = 0; c < rows; ++c)
                 dequantize_blocks_avx512(W.dtype, src + static_cast<size_t>(c) * row_bytes + at, dq[c], n / block);
             for (int64_t i = 0; i < n; i += 16) {
@@ -163,16 +172,14 @@ void pack_panel_fast(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
     }
 }
 
-// out[t, c] for MR tokens from x (row stride ldx) and c < nc, over inputs i0 <= i < i1 of the
-// packed panel; the sums continue from out's values when i0 > 0 (a float store and load are
-// exact, so the chain of fmas is the same as in one go).
+// out[t, c] for MR tokens from x (row stride ldx) and c < nc, over the packed panel's n_in inputs.
 template <int MR>
-JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t i0, int64_t i1, int64_t nc) {
+JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t n_in, int64_t nc) {
     __m512 acc[MR][4];
     for (int t = 0; t < MR; ++t)
         for (int j = 0; j < 4; ++j)
-            acc[t][j] = i0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(tail_mask(nc - 16 * j), out + t * ldo + 16 * j);
-    for (int64_t i = i0; i < i1; ++i) {
+            acc[t][j] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n_in; ++i) {
         const float* p = panel + i * kNB;
         const __m512 w0 = _mm512_loadu_ps(p), w1 = _mm512_loadu_ps(p + 16);
         const __m512 w2 = _mm512_loadu_ps(p + 32), w3 = _mm512_loadu_ps(p + 48);
@@ -189,12 +196,12 @@ JOURNEY_AVX512 void tile(float* out, int64_t ldo, const float* x, int64_t ldx, c
 }
 
 template <int MR>
-void tile_fn(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t i0, int64_t i1, int64_t nc) {
-    tile<MR>(out, ldo, x, ldx, panel, i0, i1, nc);
+void tile_fn(float* out, int64_t ldo, const float* x, int64_t ldx, const float* panel, int64_t n_in, int64_t nc) {
+    tile<MR>(out, ldo, x, ldx, panel, n_in, nc);
 }
 
 JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1) {
-    using Tile = void (*)(float*, int64_t, const float*, int64_t, const float*, int64_t, int64_t, int64_t);
+    using Tile = void (*)(float*, int64_t, const float*, int64_t, const float*, int64_t, int64_t);
     static constexpr Tile tiles[kMR + 1] = {nullptr, tile_fn<1>, tile_fn<2>, tile_fn<3>, tile_fn<4>, tile_fn<5>, tile_fn<6>};
     const int64_t n_in = W.n_in(), n_out = W.n_out();
     thread_local std::vector<float> panel;
@@ -202,10 +209,14 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
     for (int64_t c0 = o0; c0 < o1; c0 += kNB) {
         const int64_t nc = std::min(kNB, o1 - c0);
         pack_panel_fast(panel.data(), W, c0, nc);
-        for (int64_t i0 = 0; i0 < n_in; i0 += kKB)  // a 32 KiB slice of the panel stays in L1
-            for (int t = 0; t < T; t += kMR)
-                tiles[std::min(kMR, T - t)](out + t * n_out + c0, n_out, x + t * n_in, n_in, panel.data(), i0,
-                                            std::min(n_in, i0 + kKB), nc);
+        // Each tile runs over the whole panel (from L2, or L3 past 4096 inputs; the hardware
+        // prefetcher keeps up with one stream). Slicing n_in into 128-input passes that stay
+        // in L1 was slower: every pass reloads and stores the tiles' 24 sums from out, whose
+        // rows lie n_out floats apart (a page each); Llama 3.2 1B's shapes, 512 tokens, one
+        // thread: 2048 -> 8192 at 90 GFLOP/s with 128-input slices, 97-100 with 256, 103 with
+        // 512, 105 without; 8192 -> 2048 at 81-83 with 128, 101-103 without.
+        for (int t = 0; t < T; t += kMR)
+            tiles[std::min(kMR, T - t)](out + t * n_out + c0, n_out, x + t * n_in, n_in, panel.data(), n_in, nc);
     }
 }
 
