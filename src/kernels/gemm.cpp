@@ -7,11 +7,12 @@
 // 32-product instruction every other cycle, half the rate of F32 fma, so converting BF16 to F32
 // while packing and multiplying in F32 is faster (scripts/machine_limits.sh measures both).
 //
-// Shape of the kernel: threads take panels of 64 output columns; a panel of W, converted to
-// float, is packed as [n_in][64] (1 MiB at 4096 inputs: in L2), then 6 tokens at a time run over it with
-// 6 x 4 vector accumulators, one fma per weight vector and token. Quantized W: see
-// pack_panel_quant.
+// Shape of the kernel: threads take panels of 64 output columns as they come; a panel of W,
+// converted to float, is packed as [n_in][64] (1 MiB at 4096 inputs: in L2), then 6 tokens at
+// a time run over it with 6 x 4 vector accumulators, one fma per weight vector and token.
+// Quantized W: see pack_panel_quant.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <immintrin.h>
 #include <vector>
@@ -224,13 +225,18 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
 
 void gemm(float* out, const float* x, const Matrix& W, int T) {
     const int64_t n_out = W.n_out();
-    const int64_t blocks = (n_out + kNB - 1) / kNB;  // threads split whole panels
+    const int64_t blocks = (n_out + kNB - 1) / kNB;
     const bool fast = gemm_fast_available();
-    thread_pool().run([&](int i, int n) {
-        const int64_t o0 = std::min(n_out, blocks * i / n * kNB), o1 = std::min(n_out, blocks * (i + 1) / n * kNB);
-        if (o0 >= o1) return;
-        if (fast) gemm_avx512(out, x, W, T, o0, o1);
-        else gemm_portable(out, x, W, T, o0, o1);
+    // Threads take whole panels as they come, not fixed shares, so a thread that is preempted
+    // on a shared machine leaves its panels to the others. A panel's sums do not depend on
+    // which thread computes it.
+    std::atomic<int64_t> next{0};
+    thread_pool().run([&](int, int) {
+        for (int64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+            const int64_t o0 = b * kNB, o1 = std::min(n_out, o0 + kNB);
+            if (fast) gemm_avx512(out, x, W, T, o0, o1);
+            else gemm_portable(out, x, W, T, o0, o1);
+        }
     });
 }
 
