@@ -94,7 +94,7 @@ TEST_CASE("quantized GGUFs from llama-quantize: journey against llama.cpp, for e
         Session s(*model);
         const auto J = log_probs(s.eval(ids));
         const TokenId top1 = top_ids(J, 1)[0], f_top1 = c["f32_of_dequantized"]["top20"][0]["id"].get<TokenId>();
-        CHECK(top1 == c["top20"][0]["id"].get<TokenId>());
+        const TokenId l_top1 = c["top20"][0]["id"].get<TokenId>();
 
         const Distance j_f = distance(J, F, c["f32_of_dequantized"]["top20"]), l_f = distance(L, F, c["f32_of_dequantized"]["top20"]);
         const Distance j_l = distance(J, L, c["top20"]);
@@ -102,8 +102,11 @@ TEST_CASE("quantized GGUFs from llama-quantize: journey against llama.cpp, for e
         WARN(mix << ": |J-F| max " << j_f.max << " mean " << j_f.mean << " (llama.cpp |L-F| max " << l_f.max << " mean "
                  << l_f.mean << "); |J-L| max " << j_l.max << ", top-20 shared " << j_l.overlap
                  << "; mean to the F32 model: journey " << j_32.mean << ", llama.cpp " << l_32.mean);
-        // F's best may differ from J's (and L's) only in a tie closer than the rounding of
-        // the activations moves things (Q5_1: L and J take 226, F 215)
+        // J's best is L's, or F's where L's two candidates are closer than the rounding of the
+        // activations moves things (Q5_1: L takes 226 by 0.066 nats, F 215 by 0.017, max |L-F|
+        // 0.105; journey takes 226 with Q8_0 activations for its Q6_K output row, 215 with Q8_K).
+        // F's best may differ from J's only in such a tie too.
+        CHECK((top1 == l_top1 || (top1 == f_top1 && L[size_t(l_top1)] - L[size_t(top1)] <= l_f.max)));
         CHECK(F[size_t(top1)] >= F[size_t(f_top1)] - l_f.max);
         CHECK(j_f.max <= l_f.max);
         CHECK(j_f.mean <= l_f.mean);
