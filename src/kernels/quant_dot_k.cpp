@@ -163,6 +163,13 @@ JOURNEY_VNNI inline __m128i scales_mins_k4(const unsigned char* q) {
 
 JOURNEY_VNNI inline void store_lanes(float* lanes, __m512 a) { _mm512_storeu_ps(lanes, a); }
 
+// A half by F16C (the same value as f16_to_f32; the software one was ~10% of Q6_K's time).
+JOURNEY_VNNI inline float half_f16c(const unsigned char* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
 // Q4_K: chunk c's 64 elements are the low then the high nibbles of 32 bytes (sub-blocks 2c and
 // 2c+1). Q5_K (kFive): plus bits 2c and 2c+1 of qh[32] as their fifth bits.
 template <bool kFive>
@@ -178,7 +185,7 @@ JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActiv
         const __m512i sc = _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_cvtepu8_epi16(scm));  // scales as int16, each 16-byte lane
         const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
         const __m128i msum = _mm_madd_epi16(mins, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32.data() + 8 * k)));
-        accm = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), _mm_set1_ps(half_at(reinterpret_cast<const std::byte*>(b + 2)) * dx), accm);
+        accm = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), _mm_set1_ps(half_f16c(b + 2) * dx), accm);
         __m512i h;
         if constexpr (kFive) h = _mm512_maskz_broadcast_i64x4(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16)));
         const int8_t* qx = x.q.data() + k * kSuper;
@@ -195,7 +202,7 @@ JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActiv
             const __m512i p = _mm512_maddubs_epi16(u, _mm512_loadu_si512(qx + 64 * c));
             isum = _mm512_dpwssd_epi32(isum, p, _mm512_shuffle_epi8(sc, _mm512_load_si512(kTables.shuf45[c])));
         }
-        const float dd = half_at(reinterpret_cast<const std::byte*>(b)) * dx;
+        const float dd = half_f16c(b) * dx;
         acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_set1_ps(dd), acc);
     }
     alignas(64) float lanes[16], mlanes[4];
@@ -230,7 +237,7 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
             isum = _mm512_dpwssd_epi32(isum, plo, _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h]), sc));
             isum = _mm512_dpwssd_epi32(isum, phi, _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h + 1]), sc));
         }
-        const float dd = half_at(reinterpret_cast<const std::byte*>(b + 208)) * x.d[size_t(k)];
+        const float dd = half_f16c(b + 208) * x.d[size_t(k)];
         acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_set1_ps(dd), acc);
     }
     alignas(64) float lanes[16];
@@ -245,6 +252,8 @@ bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DT
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
     // One row at a time: on AMD Zen 4 two or four rows at once (sharing x's loads) ran at half
     // the rate of one (13:40 UTC 3 Dec): the interleaved streams cost more than the shared loads save.
+    // Software prefetch 512-2048 bytes ahead in the row stream was no faster (21:50 UTC, Q8_K
+    // kernels, one thread): the hardware prefetcher follows one stream.
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
