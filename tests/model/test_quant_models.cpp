@@ -5,8 +5,9 @@
 // What journey computes: every weight dequantized bit-exactly (test_dequant.cpp); prompts
 // multiply them in float (gemm), so a prompt alone would match f32_of_dequantized to float
 // rounding; one-token products (every greedy step, and the last token's output row) take
-// integer dots on activations rounded to 8 bits per block of 32, as llama.cpp's own quantized
-// path does (it rounds per 32 with f16 scales for the legacy types, per 256 for K-quants).
+// integer dots on activations rounded to 8 bits, as llama.cpp's own quantized path does: per
+// block of 32 for the legacy types (llama.cpp: with f16 scales, journey float), per 256 for
+// Q4_K, Q5_K and Q6_K (llama.cpp's Q8_K, the same arithmetic).
 //
 // Tolerances, stated against what llama.cpp itself shows on these files (L = llama.cpp on the
 // quantized file, F = llama.cpp on the F32 copy of the dequantized weights, J = journey):
