@@ -18,13 +18,13 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
     const int64_t n_in = W.cols, n_out = W.rows;
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in));
     if (T == 1 && !prompt_kernels) {
-        // One token, as llama.cpp does it: x is quantized to Q8_0 once, then each row · x is an
+        // One token, as llama.cpp does it: x is quantized to Q8_0 (K-quants: Q8_K) once, then each row · x is an
         // integer dot per block (quant_dot.h). The threads take ~64 KiB chunks of rows as
         // they come rather than fixed shares, so a worker that wakes late (perf at -t 2: ~20%
         // of the time in the scheduler's wake-up paths) or is preempted on a shared machine
         // leaves its rows to the others instead of stalling the product.
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
-        quantize_activations(x, n_in, scratch);
+        quantize_activations(x, n_in, scratch, activation_block(W.dtype));
         const QuantizedActivations* xq = &scratch;
         const int64_t chunk = std::max<int64_t>(16, (64 << 10) / int64_t(row_bytes)) / 4 * 4;  // ~64 KiB
         std::atomic<int64_t> next{0};

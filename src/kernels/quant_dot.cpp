@@ -198,11 +198,65 @@ void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int
 
 // ---- activations -----------------------------------------------------------------------------
 
-void quantize_activations(const float* x, int64_t n, QuantizedActivations& out) {
-    if (n < 0 || n % kQK != 0)
-        throw std::invalid_argument("quantize_activations: length " + std::to_string(n) + " is not a multiple of 32");
-    const int64_t nb = n / kQK, n_pad = (n + kPair - 1) / kPair * kPair;
+namespace {
+
+// llama.cpp's Q8_K (quantize_row_q8_K_ref), one block of 256; non-finite x: d NaN, q zero.
+void quantize_block_q8_k(const float* x, int8_t* q, float& d) {
+    float max = 0.0f, amax = 0.0f;
+    bool finite = true;
+    for (int j = 0; j < 256; ++j) {
+        finite = finite && std::isfinite(x[j]);
+        if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), max = x[j];
+    }
+    if (!finite) {
+        d = std::numeric_limits<float>::quiet_NaN();
+        return;
+    }
+    if (amax == 0.0f) return;
+    const float iscale = -127.0f / max;
+    if (std::isfinite(iscale)) {
+        // nearbyintf rounds to nearest, ties to even, as ggml's nearest_int does for |v| < 2^22
+        for (int j = 0; j < 256; ++j) q[j] = static_cast<int8_t>(std::min(127.0f, std::nearbyint(iscale * x[j])));
+        d = 1.0f / iscale;
+    } else {  // |max| below 127 / FLT_MAX (where ggml's float scale overflows): in double
+        const double s = -127.0 / double(max);
+        for (int j = 0; j < 256; ++j) q[j] = static_cast<int8_t>(std::min(127.0, std::nearbyint(s * double(x[j]))));
+        d = float(1.0 / s);
+    }
+}
+
+void quantize_activations_q8_k(const float* x, int64_t n, QuantizedActivations& out) {
+    out.q.assign(size_t(n), 0);
+    out.d.assign(size_t(n / 256), 0.0f);
+    out.sum16.assign(size_t(n / 16), 0);
+    out.sum32.assign(size_t(n / 32), 0);
+    out.d_lanes.clear();
+    for (auto* v : {&out.bias_q8_0, &out.bias_q4_0, &out.sum4}) v->clear();
+    for (int64_t b = 0; b < n / 256; ++b) quantize_block_q8_k(x + 256 * b, out.q.data() + 256 * b, out.d[size_t(b)]);
+    for (int64_t g = 0; g < n / 16; ++g) {
+        int s = 0;
+        for (int j = 0; j < 16; ++j) s += out.q[size_t(16 * g + j)];
+        out.sum16[size_t(g)] = int16_t(s);
+        out.sum32[size_t(g / 2)] = int16_t(out.sum32[size_t(g / 2)] + s);
+    }
+}
+
+}  // namespace
+
+int activation_block(DType w) { return has_k_dot(w) ? 256 : kQK; }
+
+void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, int block) {
+    if (block != kQK && block != 256)
+        throw std::invalid_argument("quantize_activations: block " + std::to_string(block) + " is not 32 or 256");
+    if (n < 0 || n % block != 0)
+        throw std::invalid_argument("quantize_activations: length " + std::to_string(n) + " is not a multiple of " +
+                                    std::to_string(block));
+    out.block = block;
     out.n = n;
+    if (block == 256) return quantize_activations_q8_k(x, n, out);
+    out.sum16.clear();
+    out.sum32.clear();
+    const int64_t nb = n / kQK, n_pad = (n + kPair - 1) / kPair * kPair;
     out.q.assign(size_t(n_pad), 0);
     out.d.assign(size_t(n_pad / kQK), 0.0f);
     out.d_lanes.assign(size_t(n_pad / 4), 0.0f);
@@ -245,6 +299,9 @@ bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(ke
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     if (W.layout != Layout::Linear || W.cols != x.n || r0 < 0 || r1 > W.rows)
         throw std::invalid_argument("dot_rows: W must be Linear with x.n columns, and rows within it");
+    if (x.block != activation_block(W.dtype))
+        throw std::invalid_argument("dot_rows: " + std::string(dtype_name(W.dtype)) + " needs x in blocks of " +
+                                    std::to_string(activation_block(W.dtype)));
     switch (W.dtype) {
         case DType::Q8_0: return dot_rows_of<DType::Q8_0>(out, W, x, r0, r1);
         case DType::Q4_0: return dot_rows_of<DType::Q4_0>(out, W, x, r0, r1);

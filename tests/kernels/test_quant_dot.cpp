@@ -1,5 +1,6 @@
 // Q8_0 / Q4_0 rows · Q8_0-quantized activations (quant_dot.h): the activation quantizer, the
 // VNNI kernels against the portable ones (same bits), and both against double references.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -102,6 +103,58 @@ TEST_CASE("quantize_activations: per block d = max|x|/127 and q = round(x/d)", "
     CHECK(xq.q[0] == 64);  // 63.5
     CHECK(xq.q[6] == 64);  // 64.5
     CHECK(xq.q[7] == -62);  // -62.5
+}
+
+TEST_CASE("quantize_activations, blocks of 256 (llama.cpp's Q8_K): d = -max/127 by the signed largest x", "[quant][quant_dot]") {
+    std::vector<float> x = random_activations(768, 3);
+    for (int j = 256; j < 512; ++j) x[size_t(j)] = 0.0f;  // a zero block
+    x[600] = -40.0f;                                       // block 2's largest |x|, negative
+    x[700] = 40.0f;                                        // as large, later: the first one counts
+    QuantizedActivations xq;
+    quantize_activations(x.data(), 768, xq, 256);
+    REQUIRE(xq.block == 256);
+    REQUIRE(xq.q.size() == 768);
+    REQUIRE(xq.d.size() == 3);
+    CHECK(xq.d[1] == 0.0f);
+    CHECK(xq.d[2] == 1.0f / (-127.0f / -40.0f));  // positive: the largest x was negative
+    CHECK(xq.q[600] == -127);
+    CHECK(xq.q[700] == 127);  // as large the other way
+    for (int64_t b = 0; b < 3; ++b) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < 256; ++j)
+            if (std::fabs(x[size_t(b * 256 + j)]) > amax) amax = std::fabs(x[size_t(b * 256 + j)]), max = x[size_t(b * 256 + j)];
+        // d has the opposite sign of the block's signed largest x, which maps to -127
+        if (amax > 0) CHECK(std::fabs(xq.d[size_t(b)] + max / 127.0f) <= 1e-6f * amax);
+        for (int j = 0; j < 256; ++j) {
+            const int64_t i = b * 256 + j;
+            CHECK(std::abs(int(xq.q[size_t(i)])) <= 127);
+            CHECK(std::fabs(x[size_t(i)] - xq.d[size_t(b)] * float(xq.q[size_t(i)])) <= std::fabs(xq.d[size_t(b)]) * (0.5f + 1e-4f));
+        }
+    }
+    for (size_t g = 0; g < 48; ++g) {
+        int s16 = 0, s32 = 0;
+        for (size_t j = 0; j < 16; ++j) s16 += xq.q[16 * g + j];
+        for (size_t j = 0; j < 32 && g < 24; ++j) s32 += xq.q[32 * g + j];
+        CHECK(xq.sum16[g] == s16);
+        if (g < 24) CHECK(xq.sum32[g] == s32);
+    }
+    // a non-finite value: that block's d is NaN and its quants zero
+    x[10] = std::numeric_limits<float>::infinity();
+    quantize_activations(x.data(), 768, xq, 256);
+    CHECK(std::isnan(xq.d[0]));
+    CHECK(std::all_of(xq.q.begin(), xq.q.begin() + 256, [](int8_t q) { return q == 0; }));
+    CHECK(xq.d[2] == 1.0f / (-127.0f / -40.0f));
+    CHECK_THROWS_AS(quantize_activations(x.data(), 512 + 32, xq, 256), std::invalid_argument);
+    CHECK_THROWS_AS(quantize_activations(x.data(), 512, xq, 64), std::invalid_argument);
+    // a K-quant row needs x in blocks of 256, the others in blocks of 32
+    std::vector<std::byte> row(dtype_bytes(DType::Q4_K, 256));
+    const Matrix W{DType::Q4_K, row.data(), 1, 256, Layout::Linear};
+    float out = 0;
+    quantize_activations(x.data() + 256, 256, xq, 32);
+    CHECK_THROWS_AS(dot_rows(&out, W, xq, 0, 1), std::invalid_argument);
+    quantize_activations(x.data() + 256, 256, xq, 256);
+    dot_rows(&out, W, xq, 0, 1);
+    CHECK(out == 0.0f);
 }
 
 TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {

@@ -1,5 +1,5 @@
-// Rows of every block type but Q8_0/Q4_0 (test_quant_dot.cpp) · Q8_0-quantized activations
-// (quant_dot.h): the VNNI kernels against the portable ones (same bits), both against a double
+// Rows of every block type but Q8_0/Q4_0 (test_quant_dot.cpp) · quantized activations
+// (quant_dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI kernels against the portable ones (same bits), both against a double
 // reference on the dequantized rows, and the threaded product on 1 and 2 threads.
 #include <algorithm>
 #include <cmath>
@@ -66,6 +66,8 @@ std::vector<float> random_activations(int64_t n, uint32_t seed) {
     std::vector<float> x(static_cast<size_t>(n));
     for (float& v : x) v = dist(rng);
     for (int j = 32; j < 64; ++j) x[size_t(j)] = 0.0f;  // one block of zeros: scale 0
+    if (n >= 768)
+        for (int j = 256; j < 512; ++j) x[size_t(j)] = 0.0f;  // and a whole Q8_K block of them
     return x;
 }
 
@@ -85,7 +87,7 @@ TEST_CASE("dot_rows, every other block type: AVX-512 VNNI and portable kernels g
         INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
         const KRows W = random_k_rows(L, rows, n, 7);
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 11).data(), n, xq);
+        quantize_activations(random_activations(n, 11).data(), n, xq, activation_block(L.t));
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
         dot_rows(fast.data(), W.m, xq, 0, rows);
         {
@@ -105,13 +107,13 @@ TEST_CASE("dot_rows, every other block type: the product of the dequantized weig
             const KRows W = random_k_rows(L, rows, n, 3);
             const std::vector<float> x = random_activations(n, 5);
             QuantizedActivations xq;
-            quantize_activations(x.data(), n, xq);
+            quantize_activations(x.data(), n, xq, activation_block(L.t));
             std::vector<float> got(static_cast<size_t>(rows));
             dot_rows(got.data(), W.m, xq, 0, rows);
             for (int64_t r = 0; r < rows; ++r) {
                 double exact = 0, mag = 0;
                 for (int64_t i = 0; i < n; ++i) {
-                    const double xi = double(xq.d[size_t(i / 32)]) * xq.q[size_t(i)];
+                    const double xi = double(xq.d[size_t(i / xq.block)]) * xq.q[size_t(i)];
                     exact += double(W.values[size_t(r * n + i)]) * xi;
                     // With a min, w = a + b (scale part, min part, |b| <= max_min · max|dmin|) is
                     // summed as a and b apart: bound by |a| + |b| <= |w| + 2 |b|.
@@ -119,8 +121,9 @@ TEST_CASE("dot_rows, every other block type: the product of the dequantized weig
                     mag += parts * std::fabs(xi);
                 }
                 // Integer sums and their scaling by S, M are exact; A·d_x rounds once, then each
-                // lane takes 1 or 2 (with a min) fmas per pair of blocks, then 4 levels of lane
-                // sums: relative 2^-24 each.
+                // lane takes 1 or 2 (with a min) fmas per pair of blocks (K-quants: one per
+                // super-block, after rounding its int32 sum to float, and the min's 4 lanes
+                // apart), then 4 levels of lane sums: relative 2^-24 each.
                 const double tol = (2.0 * double(n) / 64 + 6) * 0x1p-24 * mag;
                 CHECK(std::fabs(got[size_t(r)] - exact) <= tol);
             }

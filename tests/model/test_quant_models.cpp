@@ -5,8 +5,9 @@
 // What journey computes: every weight dequantized bit-exactly (test_dequant.cpp); prompts
 // multiply them in float (gemm), so a prompt alone would match f32_of_dequantized to float
 // rounding; one-token products (every greedy step, and the last token's output row) take
-// integer dots on activations rounded to 8 bits per block of 32, as llama.cpp's own quantized
-// path does (it rounds per 32 with f16 scales for the legacy types, per 256 for K-quants).
+// integer dots on activations rounded to 8 bits, as llama.cpp's own quantized path does: per
+// block of 32 for the legacy types (llama.cpp: with f16 scales, journey float), per 256 for
+// Q4_K, Q5_K and Q6_K (llama.cpp's Q8_K, the same arithmetic).
 //
 // Tolerances, stated against what llama.cpp itself shows on these files (L = llama.cpp on the
 // quantized file, F = llama.cpp on the F32 copy of the dequantized weights, J = journey):
@@ -94,7 +95,7 @@ TEST_CASE("quantized GGUFs from llama-quantize: journey against llama.cpp, for e
         Session s(*model);
         const auto J = log_probs(s.eval(ids));
         const TokenId top1 = top_ids(J, 1)[0], f_top1 = c["f32_of_dequantized"]["top20"][0]["id"].get<TokenId>();
-        CHECK(top1 == c["top20"][0]["id"].get<TokenId>());
+        const TokenId l_top1 = c["top20"][0]["id"].get<TokenId>();
 
         const Distance j_f = distance(J, F, c["f32_of_dequantized"]["top20"]), l_f = distance(L, F, c["f32_of_dequantized"]["top20"]);
         const Distance j_l = distance(J, L, c["top20"]);
@@ -102,8 +103,11 @@ TEST_CASE("quantized GGUFs from llama-quantize: journey against llama.cpp, for e
         WARN(mix << ": |J-F| max " << j_f.max << " mean " << j_f.mean << " (llama.cpp |L-F| max " << l_f.max << " mean "
                  << l_f.mean << "); |J-L| max " << j_l.max << ", top-20 shared " << j_l.overlap
                  << "; mean to the F32 model: journey " << j_32.mean << ", llama.cpp " << l_32.mean);
-        // F's best may differ from J's (and L's) only in a tie closer than the rounding of
-        // the activations moves things (Q5_1: L and J take 226, F 215)
+        // J's best is L's, or F's where L's two candidates are closer than the rounding of the
+        // activations moves things (Q5_1: L takes 226 by 0.066 nats, F 215 by 0.017, max |L-F|
+        // 0.105; journey takes 226 with Q8_0 activations for its Q6_K output row, 215 with Q8_K).
+        // F's best may differ from J's only in such a tie too.
+        CHECK((top1 == l_top1 || (top1 == f_top1 && L[size_t(l_top1)] - L[size_t(top1)] <= l_f.max)));
         CHECK(F[size_t(top1)] >= F[size_t(f_top1)] - l_f.max);
         CHECK(j_f.max <= l_f.max);
         CHECK(j_f.mean <= l_f.mean);

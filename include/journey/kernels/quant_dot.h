@@ -11,13 +11,20 @@
 //     acc[l] = fma(float(isum), scale, acc[l]).
 //   A missing odd last block adds fma(0, 0, acc[l]). Then lane l += lane l+8, +4, +2, +1.
 //
-// K-quants (Q4_K, Q5_K, Q6_K), rows of 256-element super-blocks with sub-block scales, the same
-// lanes: for super-block k with scales d (and dmin), pair c = 0..3 of x blocks (8k+2c, 8k+2c+1),
-// lane l's 4 elements lie in one sub-block s with integer scale sc_s (and min m_s):
-//     isum  = Σ q·qx over the 4 elements (exact int32; Q4_K q = 0..15, Q5_K 0..31, Q6_K -32..31),
-//     acc[l] = fma(float(sc_s · isum), d · d_x, acc[l]),
-//     Q4_K, Q5_K: acc[l] = fma(float(-(m_s · Σ qx)), dmin · d_x, acc[l]).
-//   w = d·sc·q - dmin·m (Q4_K, Q5_K), d·sc·q (Q6_K), so these sum w·(d_x·qx) per lane.
+// K-quants (Q4_K, Q5_K, Q6_K) take x quantized as llama.cpp's Q8_K (blocks of 256, below), and
+// their float work happens once per super-block of 256, not per pair of x blocks. For super-block
+// k (weight scales d, dmin; x scale d_x) the 256 elements are 4 vectors v of 64 (elements
+// 64v .. 64v+63), and lane l of 16 serves elements 64v+4l .. 64v+4l+3 of each; each group of 4
+// lies in one sub-block s with integer scale sc_s (and min m_s):
+//     isum[l] = Σ_v sc_s · Σ q·qx over lane l's groups (exact int32; q = 0..15 (Q4_K),
+//               0..31 (Q5_K), 0..63 (Q6_K, stored q + 32)),
+//     Q6_K:  isum[l] -= 32 · (sc_2l · Σ16_2l + sc_2l+1 · Σ16_2l+1) for l < 8 (Σ16_j: the sum of
+//               x's 16 quants j; this takes the +32 back out),
+//     acc[l] = fma(float(isum[l]), d · d_x, acc[l]),
+//     Q4_K, Q5_K: msum[j] = m_2j · Σ32_2j + m_2j+1 · Σ32_2j+1 (j < 4; Σ32: per 32 quants),
+//                 accm[j] = fma(float(msum[j]), dmin · d_x, accm[j]).
+//   The row's dot: acc reduced as above, minus accm reduced (lane j += lane j+2, then +1).
+//   w = d·sc·q - dmin·m (Q4_K, Q5_K), d·sc·(q - 32) (Q6_K), so these sum w·(d_x·qx).
 //
 // The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
 // is first rewritten as int8 quants q with, per lane group of 4 elements, integers S, M and
@@ -37,22 +44,32 @@ namespace journey {
 // x quantized per block of 32: d = max|x| / 127, q = round(x / d) (to nearest, ties to even), so
 // x ≈ d·q with |x - d·q| <= d/2. d stays a float (llama.cpp rounds it to f16; we need not).
 // Padded with zeros to a whole number of block pairs, which the kernels rely on.
+// Or per block of 256 as llama.cpp's Q8_K (quantize_row_q8_K_ref), exactly: m = the element of
+// largest |x| (the first of equals), s = -127 / m in float, q = min(127, round(s·x)) (ties to
+// even), d = 1 / s; with the sums of each 16 and each 32 quants.
 struct QuantizedActivations {
-    int64_t n = 0;               // elements (a multiple of 32)
+    int64_t n = 0;               // elements (a multiple of block)
+    int block = 32;              // 32 or 256 (Q8_K: only q, d, sum16 and sum32 are filled)
     std::vector<int8_t> q;       // n rounded up to 64
     std::vector<float> d;        // one per block, rounded up to even (padding 0)
     std::vector<float> d_lanes;  // d of each lane's block, 16 per block pair (the scale vector)
     // -k · (sum of each 4 q): undoes the +k the VNNI kernels add to w (Q8_0: 128, Q4_0: 8)
     std::vector<int32_t> bias_q8_0, bias_q4_0;
-    std::vector<int32_t> sum4;   // the sum of each 4 q (K-quants: their mins, Q6_K's +32)
+    std::vector<int32_t> sum4;   // the sum of each 4 q (the unpacked types' mins)
+    std::vector<int16_t> sum16, sum32;  // Q8_K: the sum of each 16 and each 32 q
 };
 
-// Quantize n floats (n a multiple of 32; throws std::invalid_argument otherwise). A non-finite
-// value makes its block's d NaN and its q zero, so NaN reaches every output it touches.
-void quantize_activations(const float* x, int64_t n, QuantizedActivations& out);
+// The block size x needs for a weight type's dots: 256 for Q4_K, Q5_K and Q6_K, else 32.
+int activation_block(DType w);
+
+// Quantize n floats per block of 32 or 256 (n a multiple of block; throws std::invalid_argument
+// otherwise). A non-finite value makes its block's d NaN and its q zero, so NaN reaches every
+// output it touches.
+void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, int block = 32);
 
 // out[r] = row r · x (the arithmetic above) for rows r0 <= r < r1 of a Linear W of any
-// block-quantized type with x.n columns (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
+// block-quantized type with x.n columns, x quantized per activation_block(W.dtype)
+// (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
 // when the CPU has it and the portable kernels are not forced (see gemv.h).
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 
