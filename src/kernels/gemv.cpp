@@ -78,17 +78,13 @@ void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, i
     }
 }
 
-// Linear rows: 64 partial sums, lane l taking i ≡ l (mod 64) by fma in order of i; lane l of
-// 16 is then (p[l] + p[l+16]) + (p[l+32] + p[l+48]), reduced as reduce16.
 template <DType D>
 void linear_portable(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
         const std::byte* row = w + static_cast<size_t>(o * n_in) * esize(D);
-        float acc[64] = {};
-        for (int64_t i = 0; i < n_in; ++i) acc[i % 64] = std::fma(element<D>(row, i), x[i], acc[i % 64]);
-        float lanes[16];
-        for (int l = 0; l < 16; ++l) lanes[l] = (acc[l] + acc[l + 16]) + (acc[l + 32] + acc[l + 48]);
-        y[o] = reduce16(lanes);
+        float acc[16] = {};
+        for (int64_t i = 0; i < n_in; ++i) acc[i % 16] = std::fma(element<D>(row, i), x[i], acc[i % 16]);
+        y[o] = reduce16(acc);
     }
 }
 
@@ -161,52 +157,52 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
     }
 }
 
-// Linear rows, two shapes of the same arithmetic (each row four fma chains, 16 lanes each,
-// chain j taking the 16 inputs at 64k + 16j, then (c0 + c1) + (c2 + c3) and hsum16), so they
-// give the same bits:
-// - interleaved: four rows at once, asking for the next four rows' lines while multiplying
-//   these. Tuned on Intel (Sapphire Rapids), whose prefetchers follow four long rows poorly;
+// Linear rows, two shapes of the same arithmetic (each row one fma chain per lane, in order of
+// i, then hsum16), so they give the same bits:
+// - interleaved: four rows at once (four independent chains), asking for the next four rows'
+//   lines while multiplying these. Tuned on Intel (Sapphire Rapids), whose prefetchers follow
+//   four long rows poorly;
 // - sequential: one row after the other, no software prefetch. On AMD Zen 4 the hardware
 //   prefetcher follows one stream per thread at full speed, and four interleaved rows (with or
-//   without prefetching) read slower: GPT-2 small's F16 token pattern on one core ran at 68
-//   tok/s against 42 for the interleaved shape (13:17 UTC 3 Dec, thread CPU time, load ~17),
-//   F32 at 40 against 25.
-// Four chains per row, not one: one chain waits an fma latency (4 cycles on Zen 4) per 16
-// weights, 8 bytes of F16 a cycle, which two threads at ~2.5 GHz barely sustain against the
-// memory's ~38 GB/s; llama.cpp's F16 dot keeps four too.
-template <DType D, int R>
-JOURNEY_AVX512 void linear_rows_avx512(float* y, const float* x, const std::byte* row, size_t stride, int64_t n_in, bool ask) {
-    __m512 a[R][4];
-    for (int r = 0; r < R; ++r)
-        for (int j = 0; j < 4; ++j) a[r][j] = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 64 <= n_in; i += 64) {
-        const size_t off = static_cast<size_t>(i) * esize(D);
-        if (ask)  // the next R rows, these inputs' lines
-            for (int r = R; r < 2 * R; ++r)
-                for (size_t b = 0; b < 64 * esize(D); b += 64) prefetch(row + r * stride + off + b);
-        for (int j = 0; j < 4; ++j) {
-            const __m512 xv = _mm512_loadu_ps(x + i + 16 * j);
-            for (int r = 0; r < R; ++r)
-                a[r][j] = _mm512_fmadd_ps(load16<D>(row + r * stride + off + 16 * j * esize(D), 0xFFFF), xv, a[r][j]);
-        }
-    }
-    for (int j = 0; i < n_in; i += 16, ++j) {  // the last 1-63 inputs, chains 0, 1, 2, 3 in turn
+//   without prefetching) or more chains per row read slower: GPT-2 small's F16 token pattern on
+//   one core ran at 68 tok/s against 42 for the interleaved shape (13:17 UTC 3 Dec, thread CPU
+//   time, load ~17), F32 at 40 against 25.
+template <DType D>
+JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte* row, int64_t n_in) {
+    __m512 a = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n_in; i += 16) {
         const __mmask16 m = tail_mask(n_in - i);
-        const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
-        const size_t off = static_cast<size_t>(i) * esize(D);
-        for (int r = 0; r < R; ++r) a[r][j] = _mm512_mask3_fmadd_ps(load16<D>(row + r * stride + off, m), xv, a[r][j], m);
+        a = _mm512_mask3_fmadd_ps(load16<D>(row + static_cast<size_t>(i) * esize(D), m), _mm512_maskz_loadu_ps(m, x + i), a, m);
     }
-    for (int r = 0; r < R; ++r) y[r] = hsum16(_mm512_add_ps(_mm512_add_ps(a[r][0], a[r][1]), _mm512_add_ps(a[r][2], a[r][3])));
+    *y = hsum16(a);
 }
 
 template <DType D>
 JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t o0, int64_t o1) {
     const size_t stride = static_cast<size_t>(n_in) * esize(D);
     int64_t o = o0;
-    if (stream_shape() == StreamShape::interleaved)
-        for (; o + 4 <= o1; o += 4) linear_rows_avx512<D, 4>(y + o, x, w + static_cast<size_t>(o) * stride, stride, n_in, o + 8 <= o1);
-    for (; o < o1; ++o) linear_rows_avx512<D, 1>(y + o, x, w + static_cast<size_t>(o) * stride, stride, n_in, false);
+    if (stream_shape() == StreamShape::interleaved) {
+        for (; o + 4 <= o1; o += 4) {  // four rows at once: four independent chains
+            const std::byte* row = w + static_cast<size_t>(o) * stride;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (int64_t i = 0; i < n_in; i += 16) {
+                const __mmask16 m = tail_mask(n_in - i);
+                const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+                const size_t off = static_cast<size_t>(i) * esize(D);
+                if (o + 8 <= o1 && off % 64 == 0)  // the next four rows, a cache line at a time
+                    for (int k = 4; k < 8; ++k) prefetch(row + k * stride + off);
+                a0 = _mm512_mask3_fmadd_ps(load16<D>(row + off, m), xv, a0, m);
+                a1 = _mm512_mask3_fmadd_ps(load16<D>(row + stride + off, m), xv, a1, m);
+                a2 = _mm512_mask3_fmadd_ps(load16<D>(row + 2 * stride + off, m), xv, a2, m);
+                a3 = _mm512_mask3_fmadd_ps(load16<D>(row + 3 * stride + off, m), xv, a3, m);
+            }
+            y[o] = hsum16(a0);
+            y[o + 1] = hsum16(a1);
+            y[o + 2] = hsum16(a2);
+            y[o + 3] = hsum16(a3);
+        }
+    }
+    for (; o < o1; ++o) linear_row_avx512<D>(y + o, x, w + static_cast<size_t>(o) * stride, n_in);
 }
 
 // Conv1D rows are summed in slabs of kSlab: each slab's chain of fmas into its own partial sum,

@@ -34,9 +34,8 @@ const char* stream_shape_name();
 //   Arithmetic, identical on both paths and on any thread count:
 //   Conv1D: the inputs in slabs of 128 rows; slab s gives p_s[o] = fma(x[i1-1], W[i1-1,o], ...
 //           fma(x[i0], W[i0,o], 0)) in order of i, and y[o] = ((p_0[o] + p_1[o]) + p_2[o]) + ...
-//   Linear: 64 partial sums p, lane l accumulating i ≡ l (mod 64) by fma in order of i; then
-//           16 lanes s[l] = (p[l] + p[l+16]) + (p[l+32] + p[l+48]), added pairwise
-//           (lane l += lane l+8, +4, +2, +1).
+//   Linear: 16 partial sums, lane l accumulating i ≡ l (mod 16) by fma in order of i, then
+//           added pairwise (lane l += lane l+8, +4, +2, +1).
 void gemv(float* y, const float* x, const Matrix& W);
 
 // out[T, n_out] = x[T, n_in] · W for F32, F16 and BF16 W, and Linear Q8_0/Q4_0 W (src/kernels/gemm.cpp), split over the thread
