@@ -156,9 +156,9 @@ JOURNEY_VNNI inline __m128i scales_mins_k4(const unsigned char* q) {
     uint32_t w[3];
     std::memcpy(w, q, 12);
     const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
-    const uint32_t v[4] = {w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4), w[1] & six,
-                           ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4)};
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(v));
+    // in registers (a store of four words and a 16-byte load would miss store forwarding)
+    return _mm_set_epi32(int(((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4)), int(w[1] & six),
+                         int((w[2] & four) | (((w[0] >> 6) & two) << 4)), int(w[0] & six));
 }
 
 JOURNEY_VNNI inline void store_lanes(float* lanes, __m512 a) { _mm512_storeu_ps(lanes, a); }
