@@ -175,10 +175,11 @@ void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int
         for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(W.data + size_t(r) * row_bytes, x);
         return;
     }
-    // The sequential shape (AMD Zen, gemv.h): one row after another, the hardware prefetcher
-    // alone; each row's sums are the same as in a group of R.
+    // The sequential shape (AMD Zen, gemv.h): one row after another, asking kStreamAhead bytes
+    // on in the stream (past the matrix's end a prefetch is a no-op); each row's sums are the
+    // same as in a group of R.
     if (stream_shape() == StreamShape::sequential) {
-        for (int64_t r = r0; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, 0);
+        for (int64_t r = r0; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, kStreamAhead);
         return;
     }
     // Interleaved (Intel): prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on

@@ -10,6 +10,7 @@
 
 #include "dequant_blocks.h"
 #include "journey/kernels/convert.h"
+#include "journey/kernels/gemv.h"
 
 namespace journey {
 namespace {
@@ -163,6 +164,13 @@ JOURNEY_VNNI inline __m128i scales_mins_k4(const unsigned char* q) {
 
 JOURNEY_VNNI inline void store_lanes(float* lanes, __m512 a) { _mm512_storeu_ps(lanes, a); }
 
+// The lines of a super-block kStreamAhead bytes on in the row stream (gemv.h; past the
+// matrix's end a prefetch is a no-op).
+template <size_t kBytes>
+inline void ask_ahead(const unsigned char* b) {
+    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(b + kStreamAhead + o), _MM_HINT_T0);
+}
+
 // A half by F16C (the same value as f16_to_f32; the software one was ~10% of Q6_K's time).
 JOURNEY_VNNI inline float half_f16c(const unsigned char* p) {
     uint16_t h;
@@ -180,6 +188,7 @@ JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActiv
     const __m512i low4 = _mm512_set1_epi8(0x0f), five = _mm512_set1_epi8(0x10);
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * block_bytes);
+        ask_ahead<block_bytes>(b);
         const float dx = x.d[size_t(k)];
         const __m128i scm = scales_mins_k4(b + 4);
         const __m512i sc = _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_cvtepu8_epi16(scm));  // scales as int16, each 16-byte lane
@@ -219,6 +228,7 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
     const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * 210);
+        ask_ahead<210>(b);
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));
         const __m512i sc = _mm512_maskz_broadcast_i64x4(0xFF, sc16);  // vpermw reads the low 16
         const __m256i bias = _mm256_slli_epi32(
@@ -252,8 +262,7 @@ bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DT
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
     // One row at a time: on AMD Zen 4 two or four rows at once (sharing x's loads) ran at half
     // the rate of one (13:40 UTC 3 Dec): the interleaved streams cost more than the shared loads save.
-    // Software prefetch 512-2048 bytes ahead in the row stream was no faster (21:50 UTC, Q8_K
-    // kernels, one thread): the hardware prefetcher follows one stream.
+    // Each super-block asks for the lines kStreamAhead bytes on (gemv.h).
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;

@@ -6,6 +6,7 @@
 // Layouts as in weights.h: Linear W [n_out, n_in] (y[o] = W[o,:] · x), Conv1D W [n_in, n_out]
 // (y = Σ_i x[i] · W[i,:]).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -22,10 +23,16 @@ const char* kernel_isa();
 // How the fast one-token kernels (gemv's Linear rows, the quantized dots) walk the weights;
 // the arithmetic, and so every bit of the result, is the same in both:
 //   interleaved: a few rows at once with software prefetching (best on Intel);
-//   sequential: one row after another, the hardware prefetcher alone (best on AMD Zen).
+//   sequential: one row after another, asking for the weights kStreamAhead bytes further on in
+//   the stream (best on AMD Zen).
 // Chosen by the CPU's vendor at run time; JOURNEY_STREAM_SHAPE=interleaved|sequential in the
 // environment, or force_stream_shape (tests; nullopt: the automatic choice), overrides it.
 enum class StreamShape { interleaved, sequential };
+// The sequential shape's software prefetch distance. On AMD Zen 4 (Llama 3.2 1B, tg32, journey
+// bench -r 2, 22:45-22:50 UTC 3 Dec, quiet, none / 4096 bytes alternating): F16 -t 2 7.6-8.3 /
+// 8.8-10.2 tok/s, -t 1 5.2-5.5 / 5.7-6.1 (2048); Q8_0 -t 2 13.5, 15.9 / 17.2, 17.6, -t 1 9.2, 9.6 /
+// 10.4, 11.4; Q4_K_M -t 2 21.3, 26.3 / 27.7, 28.5, -t 1 16.4, 17.5 / 17.6, 18.1.
+constexpr size_t kStreamAhead = 4096;
 StreamShape stream_shape();
 void force_stream_shape(std::optional<StreamShape> shape);
 const char* stream_shape_name();
