@@ -66,6 +66,24 @@ struct ShapeScope {
     ~ShapeScope() { force_stream_shape(std::nullopt); }
 };
 
+// One prompt product three ways: the fast kernels on 1 and on 2 threads, and the portable ones.
+struct GemmRuns {
+    std::vector<float> fast, two, port;
+};
+GemmRuns gemm_three_ways(const Matrix& W, const std::vector<float>& x, int T, int64_t n_out) {
+    GemmRuns g{std::vector<float>(static_cast<size_t>(T * n_out)), {}, {}};
+    g.two.resize(g.fast.size());
+    g.port.resize(g.fast.size());
+    set_num_threads(1);
+    gemm(g.fast.data(), x.data(), W, T);
+    set_num_threads(2);
+    gemm(g.two.data(), x.data(), W, T);
+    set_num_threads(1);
+    PortableScope p(true);
+    gemm(g.port.data(), x.data(), W, T);
+    return g;
+}
+
 }  // namespace
 
 TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fast]") {
@@ -123,16 +141,7 @@ TEST_CASE("gemm: AVX-512 and portable kernels give the same bits, on any thread 
                 const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
                 const Stored W = random_matrix(dtype, rows, cols, layout, 17);
                 const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 19);
-                std::vector<float> fast(static_cast<size_t>(T * n_out)), port(fast.size()), two(fast.size());
-                set_num_threads(1);
-                gemm(fast.data(), x.data(), W.m, T);
-                set_num_threads(2);
-                gemm(two.data(), x.data(), W.m, T);
-                set_num_threads(1);
-                {
-                    PortableScope p(true);
-                    gemm(port.data(), x.data(), W.m, T);
-                }
+                const auto [fast, two, port] = gemm_three_ways(W.m, x, T, n_out);
                 INFO(stream_shape_name() << " " << dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", T " << T);
                 CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
                 CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
@@ -172,16 +181,7 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
         }
         const Matrix W{dtype, bytes.data(), n_out, n_in, Layout::Linear};
         const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 29);
-        std::vector<float> fast(static_cast<size_t>(T * n_out)), port(fast.size()), two(fast.size());
-        set_num_threads(1);
-        gemm(fast.data(), x.data(), W, T);
-        set_num_threads(2);
-        gemm(two.data(), x.data(), W, T);
-        set_num_threads(1);
-        {
-            PortableScope p(true);
-            gemm(port.data(), x.data(), W, T);
-        }
+        const auto [fast, two, port] = gemm_three_ways(W, x, T, n_out);
         INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T << " (kernels: " << kernel_isa() << ")");
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
