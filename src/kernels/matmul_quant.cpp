@@ -26,7 +26,7 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
         quantize_activations(x, n_in, scratch, activation_block(W.dtype));
         const QuantizedActivations* xq = &scratch;
-        const int64_t chunk = std::max<int64_t>(16, (64 << 10) / int64_t(row_bytes)) / 4 * 4;  // ~64 KiB
+        const int64_t chunk = std::max<int64_t>(16, (64 << 10) / int64_t(row_bytes)) / 16 * 16;  // ~64 KiB, whole groups of 16 (pack_rows16)
         std::atomic<int64_t> next{0};
         thread_pool().run([&](int, int) {
             for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < n_out;)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <immintrin.h>
 
 #include "dequant_blocks.h"
@@ -71,27 +72,18 @@ void unpack_q6_k(const unsigned char* b, Unpacked& u) {
     for (int g = 0; g < kSuper / 4; ++g) u.scale[g] = sc[g / 4];  // a scale per 16 elements
 }
 
-template <DType D>
-constexpr size_t kBlockBytes = D == DType::Q4_K ? 144 : D == DType::Q5_K ? 176 : 210;
-
-// lane j += lane j+2, then +1: the min lanes' fixed order
-float reduce4(const float* a) { return (a[0] + a[2]) + (a[1] + a[3]); }
-
 float reduce16(float* a) {
     for (int s = 8; s >= 1; s /= 2)
         for (int l = 0; l < s; ++l) a[l] += a[l + s];
     return a[0];
 }
 
-template <DType D>
-float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
-    constexpr bool with_min = D != DType::Q6_K;
-    float acc[16] = {}, accm[4] = {};
+// Q6_K: 16 lanes (quant_dot.h).
+float dot_row_portable_q6(const std::byte* row, const QuantizedActivations& x) {
+    float acc[16] = {};
     Unpacked u;
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
-        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * kBlockBytes<D>);
-        if constexpr (D == DType::Q6_K) unpack_q6_k(b, u);
-        else unpack_q45_k<D == DType::Q5_K>(b, u);
+        unpack_q6_k(reinterpret_cast<const unsigned char*>(row + size_t(k) * 210), u);
         const int8_t* qx = x.q.data() + k * kSuper;
         int32_t isum[16] = {};
         for (int v = 0; v < 4; ++v)  // elements 64v .. 64v+63; lane l: 64v+4l .. 64v+4l+3
@@ -101,20 +93,35 @@ float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
                                   u.q[4 * g + 3] * qx[4 * g + 3];
                 isum[l] += u.scale[g] * s;
             }
-        if constexpr (D == DType::Q6_K) {
-            const int16_t* s16 = x.sum16.data() + k * 16;
-            for (int l = 0; l < 8; ++l) isum[l] -= 32 * (u.sc16[2 * l] * s16[2 * l] + u.sc16[2 * l + 1] * s16[2 * l + 1]);
-        }
-        const float dx = x.d[size_t(k)], dd = u.d * dx;
+        const int16_t* s16 = x.sum16.data() + k * 16;
+        for (int l = 0; l < 8; ++l) isum[l] -= 32 * (u.sc16[2 * l] * s16[2 * l] + u.sc16[2 * l + 1] * s16[2 * l + 1]);
+        const float dd = u.d * x.d[size_t(k)];
         for (int l = 0; l < 16; ++l) acc[l] = std::fma(float(isum[l]), dd, acc[l]);
-        if constexpr (with_min) {
-            const int16_t* s32 = x.sum32.data() + k * 8;
-            const float dm = u.dmin * dx;
-            for (int j = 0; j < 4; ++j)
-                accm[j] = std::fma(float(u.min[2 * j] * s32[2 * j] + u.min[2 * j + 1] * s32[2 * j + 1]), dm, accm[j]);
-        }
     }
-    return reduce16(acc) - reduce4(accm);
+    return reduce16(acc);
+}
+
+// Q4_K, Q5_K: one integer sum and one min sum per super-block (quant_dot.h).
+template <bool kFive>
+float dot_row_portable_q45(const std::byte* row, const QuantizedActivations& x) {
+    float acc = 0.0f, accm = 0.0f;
+    Unpacked u;
+    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+        unpack_q45_k<kFive>(reinterpret_cast<const unsigned char*>(row + size_t(k) * (kFive ? 176 : 144)), u);
+        const int8_t* qx = x.q.data() + k * kSuper;
+        const int16_t* s32 = x.sum32.data() + k * 8;
+        int32_t isum = 0, msum = 0;
+        for (int s = 0; s < 8; ++s) {
+            int32_t t = 0;
+            for (int i = 32 * s; i < 32 * s + 32; ++i) t += u.q[i] * qx[i];
+            isum += u.scale[8 * s] * t;
+            msum += u.min[s] * s32[s];
+        }
+        const float dx = x.d[size_t(k)];
+        acc = std::fma(float(isum), u.d * dx, acc);
+        accm = std::fma(float(msum), u.dmin * dx, accm);
+    }
+    return acc - accm;
 }
 
 // ---- AVX-512 VNNI ----------------------------------------------------------------------------
@@ -178,13 +185,26 @@ JOURNEY_VNNI inline float half_f16c(const unsigned char* p) {
     return _cvtsh_ss(h);
 }
 
+// The exact int32 sum of 4 lanes.
+JOURNEY_VNNI inline int32_t sum4_i32(__m128i v) {
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
+    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1)));
+}
+
+// The exact int32 sum of 16 lanes.
+JOURNEY_VNNI inline int32_t sum16_i32(__m512i v) {
+    const __m256i h = _mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xF, v, 0), _mm512_maskz_extracti64x4_epi64(0xF, v, 1));
+    return sum4_i32(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+}
+
+constexpr size_t kRows16Block = 16 * 144;  // a super-block of 16 Q4_K rows (pack_rows16)
+
 // Q4_K: chunk c's 64 elements are the low then the high nibbles of 32 bytes (sub-blocks 2c and
 // 2c+1). Q5_K (kFive): plus bits 2c and 2c+1 of qh[32] as their fifth bits.
 template <bool kFive>
 JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActivations& x) {
     constexpr size_t block_bytes = kFive ? 176 : 144, qs_at = kFive ? 48 : 16;
-    __m512 acc = _mm512_setzero_ps();
-    __m128 accm = _mm_setzero_ps();
+    float acc = 0.0f, accm = 0.0f;
     const __m512i low4 = _mm512_set1_epi8(0x0f), five = _mm512_set1_epi8(0x10);
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * block_bytes);
@@ -194,7 +214,7 @@ JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActiv
         const __m512i sc = _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_cvtepu8_epi16(scm));  // scales as int16, each 16-byte lane
         const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
         const __m128i msum = _mm_madd_epi16(mins, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32.data() + 8 * k)));
-        accm = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), _mm_set1_ps(half_f16c(b + 2) * dx), accm);
+        accm = std::fma(float(sum4_i32(msum)), half_f16c(b + 2) * dx, accm);
         __m512i h;
         if constexpr (kFive) h = _mm512_maskz_broadcast_i64x4(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16)));
         const int8_t* qx = x.q.data() + k * kSuper;
@@ -211,13 +231,67 @@ JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActiv
             const __m512i p = _mm512_maddubs_epi16(u, _mm512_loadu_si512(qx + 64 * c));
             isum = _mm512_dpwssd_epi32(isum, p, _mm512_shuffle_epi8(sc, _mm512_load_si512(kTables.shuf45[c])));
         }
-        const float dd = half_f16c(b) * dx;
-        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_set1_ps(dd), acc);
+        acc = std::fma(float(sum16_i32(isum)), half_f16c(b) * dx, acc);
     }
-    alignas(64) float lanes[16], mlanes[4];
-    store_lanes(lanes, acc);
-    _mm_storeu_ps(mlanes, accm);
-    return reduce16(lanes) - reduce4(mlanes);
+    return acc - accm;
+}
+
+// Q4_K, 16 rows side by side (pack_rows16): per chunk c of 64 elements, 8 vectors of 16 rows ×
+// 4 bytes; vpdpbusd takes each against 4 of x's quants broadcast, the low nibbles (sub-block
+// 2c) and the high ones kept in place (16 q, sub-block 2c+1; the sum is shifted back, exactly).
+// Each sub-block's sums of the 16 rows then take their scales (vpmulld), the mins their x sums
+// (vpmaddwd), and the float work is one fma per super-block for 16 rows.
+JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, const std::byte* group, const QuantizedActivations& x) {
+    __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
+    const __m512i lo4 = _mm512_set1_epi8(0x0f), hi4 = _mm512_set1_epi8(char(0xf0));
+    const __m512i six = _mm512_set1_epi32(0x3f3f3f3f), four = _mm512_set1_epi32(0x0f0f0f0f),
+                  top = _mm512_set1_epi32(0x30303030), byte0 = _mm512_set1_epi32(0xff), words = _mm512_set1_epi32(0x00ff00ff);
+    // x's sums per 32 as the word pairs (Σ32_0, Σ32_2), (Σ32_1, Σ32_3), (Σ32_4, Σ32_6), (Σ32_5, Σ32_7)
+    const __m128i pairs = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16Block);
+
+        const __m512i w0 = _mm512_loadu_si512(b + 64), w1 = _mm512_loadu_si512(b + 128), w2 = _mm512_loadu_si512(b + 192);
+        const __m512i s03 = _mm512_and_si512(w0, six), m03 = _mm512_and_si512(w1, six);
+        const __m512i s47 = _mm512_or_si512(_mm512_and_si512(w2, four), _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w0, 2), top));
+        const __m512i m47 = _mm512_or_si512(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w2, 4), four), _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w1, 2), top));
+        const int8_t* qx = x.q.data() + k * kSuper;
+        const unsigned char* qs = b + 256;
+        __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; ++j) {
+                const __m512i p = _mm512_loadu_si512(qs + 64 * (8 * c + j));
+                int32_t xl, xh;
+                std::memcpy(&xl, qx + 64 * c + 4 * j, 4);
+                std::memcpy(&xh, qx + 64 * c + 32 + 4 * j, 4);
+                lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(p, lo4), _mm512_set1_epi32(xl));
+                hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(p, hi4), _mm512_set1_epi32(xh));
+            }
+            const __m512i s = c < 2 ? s03 : s47;
+            const int at = 16 * (c % 2);  // scale 2c is byte 2c % 4 of its word, 2c+1 the next
+            const __m512i sc_lo = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, s, unsigned(at)), byte0);
+            const __m512i sc_hi = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, s, unsigned(at + 8)), byte0);
+            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(lo, sc_lo));
+            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(_mm512_maskz_srai_epi32(0xFFFF, hi, 4), sc_hi));
+        }
+        const __m128i x32 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32.data() + 8 * k)), pairs);
+        __m512i msum = _mm512_madd_epi16(_mm512_and_si512(m03, words), _mm512_maskz_broadcastd_epi32(0xFFFF, x32));
+        msum = _mm512_add_epi32(msum, _mm512_madd_epi16(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, m03, 8), words),
+                                                        _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0x55))));
+        msum = _mm512_add_epi32(msum, _mm512_madd_epi16(_mm512_and_si512(m47, words),
+                                                        _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0xaa))));
+        msum = _mm512_add_epi32(msum, _mm512_madd_epi16(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, m47, 8), words),
+                                                        _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0xff))));
+        const __m512 dx = _mm512_set1_ps(x.d[size_t(k)]);
+        const __m512 d = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+        const __m512 dmin = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32)));
+        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(d, dx), acc);
+        accm = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, msum), _mm512_mul_ps(dmin, dx), accm);
+    }
+    _mm512_storeu_ps(out, _mm512_sub_ps(acc, accm));
 }
 
 // Q6_K: half h of the super-block (elements 128h .. 128h+127) is ql[64h .. 64h+63], low nibbles
@@ -260,18 +334,49 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
 bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
 
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
-    // One row at a time: on AMD Zen 4 two or four rows at once (sharing x's loads) ran at half
-    // the rate of one (13:40 UTC 3 Dec): the interleaved streams cost more than the shared loads save.
-    // Each super-block asks for the lines kStreamAhead bytes on (gemv.h).
+    // One row at a time, each super-block asking for the lines kStreamAhead bytes on (gemv.h):
+    // on AMD Zen 4 two or four rows at once from their own streams (sharing x's loads) ran at
+    // half the rate of one (13:40 UTC 3 Dec). Q4_K packed 16 rows side by side (pack_rows16) is
+    // one stream again, and takes whole groups of 16 here.
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    if (fast && W.rows16 && W.dtype == DType::Q4_K) {
+        const size_t group_bytes = 16 * row_bytes;
+        for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q45_k_vnni<false>(W.data + size_t(r0) * row_bytes, x);
+        for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q4_k_vnni(out + r0, W.rows16 + size_t(r0 / 16) * group_bytes, x);
+    }
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
         switch (W.dtype) {
-            case DType::Q4_K: out[r] = fast ? dot_row_q45_k_vnni<false>(row, x) : dot_row_portable<DType::Q4_K>(row, x); break;
-            case DType::Q5_K: out[r] = fast ? dot_row_q45_k_vnni<true>(row, x) : dot_row_portable<DType::Q5_K>(row, x); break;
-            default: out[r] = fast ? dot_row_q6_k_vnni(row, x) : dot_row_portable<DType::Q6_K>(row, x); break;
+            case DType::Q4_K: out[r] = fast ? dot_row_q45_k_vnni<false>(row, x) : dot_row_portable_q45<false>(row, x); break;
+            case DType::Q5_K: out[r] = fast ? dot_row_q45_k_vnni<true>(row, x) : dot_row_portable_q45<true>(row, x); break;
+            default: out[r] = fast ? dot_row_q6_k_vnni(row, x) : dot_row_portable_q6(row, x); break;
         }
     }
+}
+
+bool can_pack_rows16(const Matrix& W) {
+    return W.dtype == DType::Q4_K && W.layout == Layout::Linear && W.data && W.rows > 0 && W.rows % 16 == 0 &&
+           W.cols > 0 && W.cols % kSuper == 0;
+}
+
+size_t rows16_bytes(const Matrix& W) { return dtype_bytes(W.dtype, uint64_t(W.cols)) * size_t(W.rows); }
+
+void pack_rows16(const Matrix& W, std::byte* dst) {
+    if (!can_pack_rows16(W)) throw std::invalid_argument("pack_rows16: needs Q4_K, Linear, rows a multiple of 16");
+    const int64_t nsb = W.cols / kSuper;
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    for (int64_t g = 0; g < W.rows / 16; ++g)
+        for (int64_t k = 0; k < nsb; ++k) {
+            std::byte* o = dst + size_t(g * nsb + k) * kRows16Block;
+            for (int r = 0; r < 16; ++r) {
+                const std::byte* b = W.data + size_t(16 * g + r) * row_bytes + size_t(k) * 144;
+                std::memcpy(o + 2 * r, b, 2);        // d
+                std::memcpy(o + 32 + 2 * r, b + 2, 2);  // dmin
+                for (int j = 0; j < 3; ++j) std::memcpy(o + 64 + 64 * j + 4 * r, b + 4 + 4 * j, 4);  // scales
+                for (int c = 0; c < 4; ++c)
+                    for (int j = 0; j < 8; ++j) std::memcpy(o + 256 + 64 * (8 * c + j) + 4 * r, b + 16 + 32 * c + 4 * j, 4);
+            }
+        }
 }
 
 }  // namespace journey

@@ -8,8 +8,10 @@
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <sys/mman.h>
 
 #include "journey/kernels/convert.h"
+#include "journey/kernels/quant_dot.h"
 #include "journey/errors.h"
 
 namespace journey {
@@ -272,8 +274,34 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
         if (sf) w.rope_short = b.vector(*sf, half);
     }
     b.refuse_unused(traits);
+    w.pack_for_one_token();
     if ((w.set_aside = b.set_aside()) > 0) w.set_aside_what = find_hf_wrapper(config.hf_wrapper)->unused_what;
     return w;
+}
+
+// Q4_K block matrices regrouped 16 rows at a time for the one-token dot (quant_dot.h), as
+// llama.cpp repacks Q4_K at load on x86: one pass over x then serves 16 rows. The copy is the
+// matrix's own size, in memory of its own (huge pages where the kernel gives them); prompts,
+// the embedding lookup and everything else keep reading the mapping. Only where the VNNI
+// kernels run: the portable path reads the rows as stored.
+void Weights::pack_for_one_token() {
+    if (!quant_dot_fast_available()) return;
+    auto pack = [this](Matrix& m) {
+        if (!can_pack_rows16(m)) return;
+        const size_t n = rows16_bytes(m);
+        void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return;  // no memory for the copy: the rows as stored serve
+        ::madvise(p, n, MADV_HUGEPAGE);
+        std::shared_ptr<std::byte> buf(static_cast<std::byte*>(p), [n](std::byte* q) { ::munmap(q, n); });
+        pack_rows16(m, buf.get());
+        m.rows16 = buf.get();
+        packed_.push_back(std::move(buf));
+    };
+    for (LayerWeights& l : layers)
+        for (Matrix* m : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
+                          &l.mlp_gate_up, &l.mlp_down})
+            pack(*m);
+    if (output.data != tok_embd.data) pack(output);
 }
 
 int64_t Weights::n_params() const {

@@ -148,3 +148,53 @@ TEST_CASE("matmul: one-token products of every block type split over the pool wi
         CHECK(std::memcmp(one.data(), two.data(), one.size() * 4) == 0);
     }
 }
+
+TEST_CASE("dot_rows, Q4_K regrouped 16 rows at a time (pack_rows16): the same bits as the rows as stored",
+          "[quant][quant_dot][fast]") {
+    INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+    const BlockFields& L = kTypes[0];
+    REQUIRE(L.t == DType::Q4_K);
+    for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 256}, {48, 768}, {64, 2048}}) {
+        INFO(rows << " rows of " << n);
+        const KRows W = random_k_rows(L, rows, n, 23);
+        REQUIRE(can_pack_rows16(W.m));
+        REQUIRE(rows16_bytes(W.m) == W.bytes.size());
+        std::vector<std::byte> packed(rows16_bytes(W.m));
+        pack_rows16(W.m, packed.data());
+        // the same bytes, rearranged
+        std::vector<std::byte> a = W.bytes, b = packed;
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        CHECK(a == b);
+        Matrix P = W.m;
+        P.rows16 = packed.data();
+        QuantizedActivations xq;
+        quantize_activations(random_activations(n, 29).data(), n, xq, activation_block(L.t));
+        std::vector<float> port(static_cast<size_t>(rows));
+        {
+            PortableScope p(true);
+            dot_rows(port.data(), W.m, xq, 0, rows);
+        }
+        // whole groups, and ranges that start and end inside one
+        for (auto [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{{0, rows}, {5, rows - 3}, {0, 16}, {3, 13}}) {
+            INFO("rows " << r0 << " .. " << r1);
+            std::vector<float> got(static_cast<size_t>(rows), -1.0f);
+            dot_rows(got.data(), P, xq, r0, r1);
+            CHECK(std::memcmp(got.data() + r0, port.data() + r0, size_t(r1 - r0) * 4) == 0);
+        }
+        std::vector<float> one(static_cast<size_t>(rows)), two(static_cast<size_t>(rows));
+        const std::vector<float> x = random_activations(n, 31);
+        set_num_threads(1);
+        matmul(one.data(), x.data(), W.m, 1);
+        set_num_threads(2);
+        matmul(two.data(), x.data(), P, 1);
+        set_num_threads(1);
+        CHECK(std::memcmp(one.data(), two.data(), one.size() * 4) == 0);
+    }
+    const KRows odd = random_k_rows(L, 17, 256, 37);
+    CHECK_FALSE(can_pack_rows16(odd.m));
+    std::vector<std::byte> out(odd.bytes.size());
+    CHECK_THROWS_AS(pack_rows16(odd.m, out.data()), std::invalid_argument);
+    const KRows q5 = random_k_rows(kTypes[1], 16, 256, 41);
+    CHECK_FALSE(can_pack_rows16(q5.m));
+}

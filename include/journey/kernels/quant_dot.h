@@ -21,9 +21,12 @@
 //     Q6_K:  isum[l] -= 32 · (sc_2l · Σ16_2l + sc_2l+1 · Σ16_2l+1) for l < 8 (Σ16_j: the sum of
 //               x's 16 quants j; this takes the +32 back out),
 //     acc[l] = fma(float(isum[l]), d · d_x, acc[l]),
-//     Q4_K, Q5_K: msum[j] = m_2j · Σ32_2j + m_2j+1 · Σ32_2j+1 (j < 4; Σ32: per 32 quants),
-//                 accm[j] = fma(float(msum[j]), dmin · d_x, accm[j]).
-//   The row's dot: acc reduced as above, minus accm reduced (lane j += lane j+2, then +1).
+//   The row's dot: acc reduced as above.
+// Q4_K and Q5_K have no lanes: per super-block the whole integer sum and the whole min sum,
+//     isum = Σ_s sc_s · Σ_{i in s} q_i·qx_i,   msum = Σ_s m_s · Σ32_s   (exact int32),
+//     acc  = fma(float(isum), d · d_x, acc),   accm = fma(float(msum), dmin · d_x, accm),
+//   and the row's dot is acc - accm. With no order inside a super-block, any grouping of the
+//   integer work gives these bits: one row at a time, or 16 rows side by side (pack_rows16).
 //   w = d·sc·q - dmin·m (Q4_K, Q5_K), d·sc·(q - 32) (Q6_K), so these sum w·(d_x·qx).
 //
 // The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
@@ -74,5 +77,16 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 
 bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portable
+
+// Q4_K rows regrouped for the one-token dot, as llama.cpp repacks Q4_K at load on x86: the
+// blocks of 16 rows side by side, so that one pass over x serves 16 rows and one vector
+// instruction 16 rows' sums. Group g (rows 16g .. 16g+15), super-block k, 2304 bytes at
+// (g · cols/256 + k) · 2304: d[16] and dmin[16] (halves), then the 12 scale bytes of the
+// rows as three arrays of 16 words (word j of row r at 64 + 64j + 4r), then the quants at 256:
+// bytes 4j .. 4j+3 of chunk c (qs[32c .. 32c+31]) of row r at 256 + 64 (8c + j) + 4r.
+// The same bytes as the rows, rearranged: W.rows16 then serves dot_rows (same bits).
+bool can_pack_rows16(const Matrix& W);  // Q4_K, Linear, rows a multiple of 16
+size_t rows16_bytes(const Matrix& W);   // = the matrix's own size
+void pack_rows16(const Matrix& W, std::byte* dst);
 
 }  // namespace journey
