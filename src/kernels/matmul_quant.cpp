@@ -16,17 +16,20 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
     if (W.layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
     if (dtype_block(W.dtype) == 1) throw std::logic_error("matmul_quantized: not a block-quantized type");
     const int64_t n_in = W.cols, n_out = W.rows;
-    const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in));
     if (T == 1 && !prompt_kernels) {
         // One token, as llama.cpp does it: x is quantized to Q8_0 (K-quants: Q8_K) once, then each row · x is an
-        // integer dot per block (quant_dot.h). The threads take ~64 KiB chunks of rows as
-        // they come rather than fixed shares, so a worker that wakes late (perf at -t 2: ~20%
-        // of the time in the scheduler's wake-up paths) or is preempted on a shared machine
-        // leaves its rows to the others instead of stalling the product.
+        // integer dot per block (quant_dot.h). The threads take a quarter of their share of the
+        // rows at a time as they come rather than fixed shares, so a worker that wakes late (perf
+        // at -t 2: ~20% of the time in the scheduler's wake-up paths) or is preempted on a shared
+        // machine leaves its rows to the others instead of stalling the product. Chunks of ~64
+        // KiB, as before, restarted the hardware's prefetching too often: Llama 3.2 1B tg32 -t 2,
+        // alternating runs (04:25-04:31 UTC 4 Dec), Q4_K_M 29.7, 32.1 -> 35.0, 38.2 tok/s, Q6_K
+        // 22.2, 24.1 -> 27.4, 28.6.
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
         quantize_activations(x, n_in, scratch, activation_block(W.dtype));
         const QuantizedActivations* xq = &scratch;
-        const int64_t chunk = std::max<int64_t>(16, (64 << 10) / int64_t(row_bytes)) / 16 * 16;  // ~64 KiB, whole groups of 16 (pack_rows16)
+        const int64_t parts = 4 * int64_t(thread_pool().size());
+        const int64_t chunk = ((n_out + parts - 1) / parts + 15) / 16 * 16;  // whole groups of 16 (pack_rows16)
         std::atomic<int64_t> next{0};
         thread_pool().run([&](int, int) {
             for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < n_out;)

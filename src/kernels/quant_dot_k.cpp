@@ -25,11 +25,11 @@ float half_at(const std::byte* p) {
 }
 
 // One super-block, unpacked for the portable loop: q[256] as stored (Q4_K 0..15, Q5_K 0..31,
-// Q6_K q + 32 = 0..63), the integer scale of each group of 4 elements, the mins of the eight
-// sub-blocks (Q4_K, Q5_K), Q6_K's sixteen scales, and d, dmin.
+// Q6_K q + 32 = 0..63), the scales and mins of the eight sub-blocks of 32 (Q4_K, Q5_K) or the
+// sixteen scales of the sub-blocks of 16 (Q6_K), and d, dmin.
 struct Unpacked {
     uint8_t q[kSuper];
-    int32_t scale[kSuper / 4], min[8], sc16[16];
+    int32_t scale[8], min[8], sc16[16];
     float d, dmin;
 };
 
@@ -49,7 +49,7 @@ void unpack_q45_k(const unsigned char* b, Unpacked& u) {
     for (int s = 0; s < 8; ++s) {  // sub-block s: elements 32s .. 32s+31, groups of 4 8s .. 8s+7
         uint8_t sc, m;
         scale_min_k4(s, b + 4, sc, m);
-        for (int g = 8 * s; g < 8 * s + 8; ++g) u.scale[g] = sc;
+        u.scale[s] = sc;
         u.min[s] = m;
     }
 }
@@ -69,36 +69,26 @@ void unpack_q6_k(const unsigned char* b, Unpacked& u) {
             q[l + 96] = uint8_t((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
         }
     for (int j = 0; j < 16; ++j) u.sc16[j] = sc[j];
-    for (int g = 0; g < kSuper / 4; ++g) u.scale[g] = sc[g / 4];  // a scale per 16 elements
 }
 
-float reduce16(float* a) {
-    for (int s = 8; s >= 1; s /= 2)
-        for (int l = 0; l < s; ++l) a[l] += a[l + s];
-    return a[0];
-}
 
-// Q6_K: 16 lanes (quant_dot.h).
+// Q6_K: one integer sum per super-block (quant_dot.h).
 float dot_row_portable_q6(const std::byte* row, const QuantizedActivations& x) {
-    float acc[16] = {};
+    float acc = 0.0f;
     Unpacked u;
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         unpack_q6_k(reinterpret_cast<const unsigned char*>(row + size_t(k) * 210), u);
         const int8_t* qx = x.q.data() + k * kSuper;
-        int32_t isum[16] = {};
-        for (int v = 0; v < 4; ++v)  // elements 64v .. 64v+63; lane l: 64v+4l .. 64v+4l+3
-            for (int l = 0; l < 16; ++l) {
-                const int g = 16 * v + l;
-                const int32_t s = u.q[4 * g] * qx[4 * g] + u.q[4 * g + 1] * qx[4 * g + 1] + u.q[4 * g + 2] * qx[4 * g + 2] +
-                                  u.q[4 * g + 3] * qx[4 * g + 3];
-                isum[l] += u.scale[g] * s;
-            }
         const int16_t* s16 = x.sum16.data() + k * 16;
-        for (int l = 0; l < 8; ++l) isum[l] -= 32 * (u.sc16[2 * l] * s16[2 * l] + u.sc16[2 * l + 1] * s16[2 * l + 1]);
-        const float dd = u.d * x.d[size_t(k)];
-        for (int l = 0; l < 16; ++l) acc[l] = std::fma(float(isum[l]), dd, acc[l]);
+        int32_t isum = 0;
+        for (int s = 0; s < 16; ++s) {
+            int32_t t = 0;
+            for (int i = 16 * s; i < 16 * s + 16; ++i) t += u.q[i] * qx[i];
+            isum += u.sc16[s] * (t - 32 * s16[s]);
+        }
+        acc = std::fma(float(isum), u.d * x.d[size_t(k)], acc);
     }
-    return reduce16(acc);
+    return acc;
 }
 
 // Q4_K, Q5_K: one integer sum and one min sum per super-block (quant_dot.h).
@@ -114,7 +104,7 @@ float dot_row_portable_q45(const std::byte* row, const QuantizedActivations& x) 
         for (int s = 0; s < 8; ++s) {
             int32_t t = 0;
             for (int i = 32 * s; i < 32 * s + 32; ++i) t += u.q[i] * qx[i];
-            isum += u.scale[8 * s] * t;
+            isum += u.scale[s] * t;
             msum += u.min[s] * s32[s];
         }
         const float dx = x.d[size_t(k)];
@@ -168,8 +158,6 @@ JOURNEY_VNNI inline __m128i scales_mins_k4(const unsigned char* q) {
     return _mm_set_epi32(int(((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4)), int(w[1] & six),
                          int((w[2] & four) | (((w[0] >> 6) & two) << 4)), int(w[0] & six));
 }
-
-JOURNEY_VNNI inline void store_lanes(float* lanes, __m512 a) { _mm512_storeu_ps(lanes, a); }
 
 // The lines of a super-block kStreamAhead bytes on in the row stream (gemv.h; past the
 // matrix's end a prefetch is a no-op).
@@ -298,7 +286,7 @@ JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, const std::byte* group, const
 // for elements 0-63 and high nibbles for 64-127 of it, with two bits each from qh[32h .. 32h+31]
 // (bits 0-1 / 2-3 for the low nibbles of bytes 0-31 / 32-63, bits 4-5 / 6-7 for the high).
 JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActivations& x) {
-    __m512 acc = _mm512_setzero_ps();
+    float acc = 0.0f;
     const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * 210);
@@ -321,12 +309,9 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
             isum = _mm512_dpwssd_epi32(isum, plo, _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h]), sc));
             isum = _mm512_dpwssd_epi32(isum, phi, _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h + 1]), sc));
         }
-        const float dd = half_f16c(b + 208) * x.d[size_t(k)];
-        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_set1_ps(dd), acc);
+        acc = std::fma(float(sum16_i32(isum)), half_f16c(b + 208) * x.d[size_t(k)], acc);
     }
-    alignas(64) float lanes[16];
-    store_lanes(lanes, acc);
-    return reduce16(lanes);
+    return acc;
 }
 
 }  // namespace
@@ -370,7 +355,7 @@ void pack_rows16(const Matrix& W, std::byte* dst) {
             std::byte* o = dst + size_t(g * nsb + k) * kRows16Block;
             for (int r = 0; r < 16; ++r) {
                 const std::byte* b = W.data + size_t(16 * g + r) * row_bytes + size_t(k) * 144;
-                std::memcpy(o + 2 * r, b, 2);        // d
+                std::memcpy(o + 2 * r, b, 2);           // d
                 std::memcpy(o + 32 + 2 * r, b + 2, 2);  // dmin
                 for (int j = 0; j < 3; ++j) std::memcpy(o + 64 + 64 * j + 4 * r, b + 4 + 4 * j, 4);  // scales
                 for (int c = 0; c < 4; ++c)

@@ -279,7 +279,7 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
     return w;
 }
 
-// Q4_K block matrices regrouped 16 rows at a time for the one-token dot (quant_dot.h), as
+// Q4_K matrices regrouped 16 rows at a time for the one-token dot (quant_dot.h), as
 // llama.cpp repacks Q4_K at load on x86: one pass over x then serves 16 rows. The copy is the
 // matrix's own size, in memory of its own (huge pages where the kernel gives them); prompts,
 // the embedding lookup and everything else keep reading the mapping. Only where the VNNI
@@ -301,7 +301,7 @@ void Weights::pack_for_one_token() {
         for (Matrix* m : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
                           &l.mlp_gate_up, &l.mlp_down})
             pack(*m);
-    if (output.data != tok_embd.data) pack(output);
+    pack(output);  // tied or not (a Q4_K table is looked up in the mapping, multiplied in the copy)
 }
 
 int64_t Weights::n_params() const {

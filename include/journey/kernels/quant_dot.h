@@ -12,21 +12,17 @@
 //   A missing odd last block adds fma(0, 0, acc[l]). Then lane l += lane l+8, +4, +2, +1.
 //
 // K-quants (Q4_K, Q5_K, Q6_K) take x quantized as llama.cpp's Q8_K (blocks of 256, below), and
-// their float work happens once per super-block of 256, not per pair of x blocks. For super-block
-// k (weight scales d, dmin; x scale d_x) the 256 elements are 4 vectors v of 64 (elements
-// 64v .. 64v+63), and lane l of 16 serves elements 64v+4l .. 64v+4l+3 of each; each group of 4
-// lies in one sub-block s with integer scale sc_s (and min m_s):
-//     isum[l] = Σ_v sc_s · Σ q·qx over lane l's groups (exact int32; q = 0..15 (Q4_K),
-//               0..31 (Q5_K), 0..63 (Q6_K, stored q + 32)),
-//     Q6_K:  isum[l] -= 32 · (sc_2l · Σ16_2l + sc_2l+1 · Σ16_2l+1) for l < 8 (Σ16_j: the sum of
-//               x's 16 quants j; this takes the +32 back out),
-//     acc[l] = fma(float(isum[l]), d · d_x, acc[l]),
-//   The row's dot: acc reduced as above.
-// Q4_K and Q5_K have no lanes: per super-block the whole integer sum and the whole min sum,
-//     isum = Σ_s sc_s · Σ_{i in s} q_i·qx_i,   msum = Σ_s m_s · Σ32_s   (exact int32),
+// their float work happens once per super-block of 256, with no lanes: for super-block k
+// (weight scales d, dmin; x scale d_x) the whole integer sum and, for Q4_K/Q5_K, the whole min sum
+//     Q4_K, Q5_K: isum = Σ_s sc_s · Σ_{i in s} q_i·qx_i,  msum = Σ_s m_s · Σ32_s  (8 sub-blocks
+//                 s of 32; q = 0..15 (Q4_K), 0..31 (Q5_K); Σ32_s: the sum of x's 32 quants there),
+//     Q6_K:       isum = Σ_s sc_s · (Σ_{i in s} q_i·qx_i - 32 · Σ16_s)  (16 sub-blocks of 16,
+//                 q stored as q + 32 = 0..63; the second term takes the +32 back out),
+//   all exact int32, then
 //     acc  = fma(float(isum), d · d_x, acc),   accm = fma(float(msum), dmin · d_x, accm),
-//   and the row's dot is acc - accm. With no order inside a super-block, any grouping of the
-//   integer work gives these bits: one row at a time, or 16 rows side by side (pack_rows16).
+//   and the row's dot is acc - accm (Q6_K: acc). With no order inside a super-block, any
+//   grouping of the integer work gives these bits: one row at a time, or 16 rows side by side
+//   (pack_rows16).
 //   w = d·sc·q - dmin·m (Q4_K, Q5_K), d·sc·(q - 32) (Q6_K), so these sum w·(d_x·qx).
 //
 // The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
@@ -78,13 +74,15 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
 
 bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portable
 
-// Q4_K rows regrouped for the one-token dot, as llama.cpp repacks Q4_K at load on x86: the
-// blocks of 16 rows side by side, so that one pass over x serves 16 rows and one vector
-// instruction 16 rows' sums. Group g (rows 16g .. 16g+15), super-block k, 2304 bytes at
-// (g · cols/256 + k) · 2304: d[16] and dmin[16] (halves), then the 12 scale bytes of the
-// rows as three arrays of 16 words (word j of row r at 64 + 64j + 4r), then the quants at 256:
-// bytes 4j .. 4j+3 of chunk c (qs[32c .. 32c+31]) of row r at 256 + 64 (8c + j) + 4r.
+// Q4_K rows regrouped for the one-token dot, as llama.cpp repacks Q4_K at load on x86 (8 rows):
+// the blocks of 16 rows side by side, so that one pass over x serves 16 rows and one vector
+// instruction 16 rows' sums. Group g (rows 16g .. 16g+15), super-block k: 2304 bytes at
+// (g · cols/256 + k) · 2304, holding d[16] and dmin[16] (halves), the 12 scale bytes of each
+// row as three arrays of 16 words (word j, bytes 4j .. 4j+3, of row r at 64 + 64j + 4r), then
+// word j of chunk c (qs[32c .. 32c+31]) of row r at 256 + 64 (8c + j) + 4r.
 // The same bytes as the rows, rearranged: W.rows16 then serves dot_rows (same bits).
+// (Q6_K regrouped the same way measured within the noise of its rows as stored, 23-33 tok/s
+// either way on Llama 3.2 1B, for twice the memory; it is not done.)
 bool can_pack_rows16(const Matrix& W);  // Q4_K, Linear, rows a multiple of 16
 size_t rows16_bytes(const Matrix& W);   // = the matrix's own size
 void pack_rows16(const Matrix& W, std::byte* dst);
