@@ -304,6 +304,19 @@ void Weights::pack_for_one_token() {
     pack(output);  // tied or not (a Q4_K table is looked up in the mapping, multiplied in the copy)
 }
 
+DType Weights::main_dtype() const {
+    std::map<DType, uint64_t> bytes;
+    for (const LayerWeights& l : layers)
+        for (const Matrix* m : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
+                                &l.mlp_gate_up, &l.mlp_down})
+            if (*m) bytes[m->dtype] += dtype_bytes(m->dtype, uint64_t(m->rows * m->cols));
+    DType best = tok_embd.dtype;
+    uint64_t most = 0;
+    for (const auto& [t, n] : bytes)
+        if (n > most) best = t, most = n;
+    return best;
+}
+
 int64_t Weights::n_params() const {
     auto m = [](const Matrix& x) { return x.rows * x.cols; };
     auto v = [](const Vector& x) { return x.n; };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -215,6 +216,15 @@ TEST_CASE("convert: --type q4_k_m is llama-quantize's Q4_K_M of the F32 conversi
         // And journey runs it, not far from the directory on the 12 ids.
         const auto q = Model::load(direct, LoadOptions{.tokenizer = false});
         const auto d = Model::load(hf_dir(family), LoadOptions{.tokenizer = false});
+        // journey info / bench name the type of most of the blocks' bytes, not the embedding's
+        // (llama3 is tied: its token_embd is Q6_K in a Q4_K_M file)
+        std::map<DType, uint64_t> block_bytes;
+        for (const auto& [name, t] : q->file().tensors)
+            if (name.starts_with("blk.") && t.shape.size() == 2) block_bytes[t.dtype] += t.nbytes;
+        const auto most = std::max_element(block_bytes.begin(), block_bytes.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+        REQUIRE(most != block_bytes.end());
+        CHECK(q->weight_dtype() == most->first);
         const Gap gap = logprob_gap(*d, *q, case_ids(family));
         if (std::getenv("JOURNEY_TEST_REPORT"))
             std::fprintf(stderr, "convert %-8s q4_k_m dir vs gguf: worst |dlogprob| %.2e (top-20 %.2e)\n", family, gap.all, gap.top20);

@@ -42,7 +42,7 @@ public:
     bool has_tokenizer() const { return tokenizer_ != nullptr; }
     const Tokenizer& tokenizer() const;  // throws ModelError when loaded without one
     int64_t n_params() const { return weights_.n_params(); }
-    DType weight_dtype() const { return weights_.tok_embd.dtype; }
+    DType weight_dtype() const { return weights_.main_dtype(); }
     // The rotary inverse frequencies of layer `layer` in a context of n_ctx positions, [R/2] for
     // the R rotated dimensions (model/rope_freq.h): Gemma 3's sliding layers have their own;
     // longrope uses its long factors when n_ctx exceeds the original context (as llama.cpp).

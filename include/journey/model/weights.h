@@ -57,6 +57,9 @@ struct Weights {
     static Weights bind(const ModelFile& file, const ModelConfig& config);
 
     int64_t n_params() const;  // counted from the bound views (tied output counted once)
+    // The type holding most of the blocks' matrix bytes (a Q4_K_M file: Q4_K, though its token
+    // embedding may be Q6_K); the token embedding's for a model without blocks.
+    DType main_dtype() const;
 
 private:
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
