@@ -19,6 +19,7 @@
 
 #include "journey/kernels/convert.h"
 #include "journey/kernels/dequant_fast.h"
+#include "journey/kernels/quant_dot.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/thread_pool.h"
 #include "avx512_loads.h"
@@ -129,6 +130,36 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
     }
 }
 
+// Q4_K regrouped 16 rows at a time (pack_rows16): a group's super-block is one contiguous
+// 2304 bytes, put back into its 16 blocks as stored, then dequantized and transposed as below
+// (the same values, so the same bits as from the mapping; the mapping's pages stay unread).
+// Panels start at multiples of 64 and such a W has whole groups of 16 rows.
+JOURNEY_AVX512 void pack_panel_rows16(float* panel, const Matrix& W, int64_t o0, int64_t nc, float (*dq)[256]) {
+    constexpr int64_t kSuper = 256, kAhead = 2;
+    constexpr size_t kGroupBlock = 16 * 144;
+    const int64_t n_in = W.n_in(), nsb = n_in / kSuper;
+    alignas(64) unsigned char blocks[16][144];
+    for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
+        if (c0 >= nc) {  // outputs past nc: 0
+            for (int64_t i = 0; i < n_in; ++i) std::fill(panel + i * kNB + c0, panel + i * kNB + c0 + 16, 0.0f);
+            continue;
+        }
+        const std::byte* group = W.rows16 + static_cast<size_t>((o0 + c0) / 16 * nsb) * kGroupBlock;
+        for (int64_t k = 0; k < nsb; ++k) {
+            if (k + kAhead < nsb)
+                for (size_t b = 0; b < kGroupBlock; b += 64) prefetch(group + static_cast<size_t>(k + kAhead) * kGroupBlock + b);
+            unpack_rows16_block(group + static_cast<size_t>(k) * kGroupBlock, blocks);
+            for (int c = 0; c < 16; ++c) dequantize_blocks_avx512(W.dtype, blocks[c], dq[c], 1);
+            for (int64_t i = 0; i < kSuper; i += 16) {
+                __m512 r[16];
+                for (int c = 0; c < 16; ++c) r[c] = _mm512_load_ps(dq[c] + i);
+                transpose16(r);
+                for (int j = 0; j < 16; ++j) _mm512_storeu_ps(panel + (k * kSuper + i + j) * kNB + c0, r[j]);
+            }
+        }
+    }
+}
+
 // The same for block-quantized (Linear) W: per group of 16 outputs, 256 inputs of each row at a
 // time (whole blocks: every block type holds 32 or 256; n_in is whole blocks, so a multiple of
 // 32) are dequantized into a 16 KiB buffer that stays in L1, then transposed 16 x 16 at a time.
@@ -137,6 +168,7 @@ JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, 
     const int64_t n_in = W.n_in(), block = int64_t(dtype_block(W.dtype));
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in)), block_bytes = dtype_bytes(W.dtype, uint64_t(block));
     alignas(64) float dq[16][kChunk];
+    if (W.rows16) return pack_panel_rows16(panel, W, o0, nc, dq);
     for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
         const int64_t rows = std::clamp<int64_t>(nc - c0, 0, 16);
         for (int64_t c = rows; c < 16; ++c) std::fill(dq[c], dq[c] + kChunk, 0.0f);  // outputs past nc: 0

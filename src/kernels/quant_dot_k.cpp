@@ -364,4 +364,15 @@ void pack_rows16(const Matrix& W, std::byte* dst) {
         }
 }
 
+void unpack_rows16_block(const std::byte* o, unsigned char (*blocks)[144]) {
+    for (int r = 0; r < 16; ++r) {
+        auto* b = reinterpret_cast<std::byte*>(blocks[r]);
+        std::memcpy(b, o + 2 * r, 2);
+        std::memcpy(b + 2, o + 32 + 2 * r, 2);
+        for (int j = 0; j < 3; ++j) std::memcpy(b + 4 + 4 * j, o + 64 + 64 * j + 4 * r, 4);
+        for (int c = 0; c < 4; ++c)
+            for (int j = 0; j < 8; ++j) std::memcpy(b + 16 + 32 * c + 4 * j, o + 256 + 64 * (8 * c + j) + 4 * r, 4);
+    }
+}
+
 }  // namespace journey

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "journey/kernels/gemv.h"
+#include "journey/kernels/quant_dot.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/quant.h"
 #include "journey/kernels/quantize.h"
@@ -168,7 +169,7 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
     using Case = std::tuple<DType, int64_t, int64_t, int>;
     for (auto [dtype, n_in, n_out, T] : {Case{DType::Q8_0, 64, 70, 7}, {DType::Q8_0, 160, 129, 3}, {DType::Q8_0, 288, 40, 7},
                                          {DType::Q4_0, 64, 70, 7}, {DType::Q4_0, 160, 129, 3}, {DType::Q5_0, 288, 70, 7},
-                                         {DType::Q4_K, 256, 70, 7}, {DType::Q4_K, 768, 129, 3}, {DType::Q5_K, 512, 70, 7},
+                                         {DType::Q4_K, 256, 70, 7}, {DType::Q4_K, 768, 129, 3}, {DType::Q4_K, 512, 144, 5}, {DType::Q5_K, 512, 70, 7},
                                          {DType::Q6_K, 256, 70, 7}, {DType::Q6_K, 768, 40, 13}, {DType::Q3_K, 256, 70, 7}}) {
         const std::vector<float> f = random_vector(static_cast<size_t>(n_in * n_out), 23);
         const size_t row_bytes = dtype_bytes(dtype, static_cast<uint64_t>(n_in));
@@ -185,6 +186,15 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
         INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T << " (kernels: " << kernel_isa() << ")");
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
+        if (can_pack_rows16(W)) {  // Q4_K regrouped 16 rows (quant_dot.h): prompts read the copy, same bits
+            std::vector<std::byte> packed(rows16_bytes(W));
+            pack_rows16(W, packed.data());
+            Matrix P = W;
+            P.rows16 = packed.data();
+            const auto [pfast, ptwo, pport] = gemm_three_ways(P, x, T, n_out);
+            CHECK(std::memcmp(fast.data(), pfast.data(), fast.size() * 4) == 0);
+            CHECK(std::memcmp(fast.data(), ptwo.data(), fast.size() * 4) == 0);
+        }
         size_t bad = 0;
         for (int t = 0; t < T; ++t)
             for (int64_t o = 0; o < n_out; ++o) {

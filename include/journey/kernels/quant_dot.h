@@ -86,5 +86,8 @@ bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portabl
 bool can_pack_rows16(const Matrix& W);  // Q4_K, Linear, rows a multiple of 16
 size_t rows16_bytes(const Matrix& W);   // = the matrix's own size
 void pack_rows16(const Matrix& W, std::byte* dst);
+// The inverse for one group's super-block: its 16 rows' blocks as stored (144 bytes each), so
+// that prompts (gemm.cpp's panels) read the regrouped copy and the mapping's pages stay unread.
+void unpack_rows16_block(const std::byte* group_block, unsigned char (*blocks)[144]);
 
 }  // namespace journey

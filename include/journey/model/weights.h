@@ -64,7 +64,7 @@ struct Weights {
 private:
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
     std::vector<std::shared_ptr<std::byte>> packed_;  // Q4_K matrices regrouped 16 rows at a time (Matrix::rows16)
-    void pack_for_one_token();
+    void pack_for_one_token(const ModelFile& file);
 };
 
 }  // namespace journey
