@@ -23,7 +23,7 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         // at -t 2: ~20% of the time in the scheduler's wake-up paths) or is preempted on a shared
         // machine leaves its rows to the others instead of stalling the product. Chunks of ~64
         // KiB, as before, restarted the hardware's prefetching too often: Llama 3.2 1B tg32 -t 2,
-        // alternating runs (04:25-04:31 UTC 4 Dec), Q4_K_M 29.7, 32.1 -> 35.0, 38.2 tok/s, Q6_K
+        // alternating runs (about 04:10-04:20 UTC 4 Dec), Q4_K_M 29.7, 32.1 -> 35.0, 38.2 tok/s, Q6_K
         // 22.2, 24.1 -> 27.4, 28.6.
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
         quantize_activations(x, n_in, scratch, activation_block(W.dtype));

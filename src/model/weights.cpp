@@ -313,7 +313,7 @@ void Weights::pack_for_one_token(const ModelFile& file) {
     // The threads share the matrices: much of the time is the kernel handing out (zeroing) the
     // new pages. Huge pages cost loading time on this VM, Llama 3.2 1B Q4_K_M 0.6-1.5 s against
     // 0.26-0.31 s with 4 KiB pages, and give tg32 40.7, 44.4, 51.4 against 38.0, 39.0, 39.6
-    // tok/s (-t 2, alternating, 05:03 UTC 4 Dec): a cost paid once for every token after it.
+    // tok/s (-t 2, alternating, about 04:35 UTC 4 Dec): a cost paid once for every token after it.
     // Once copied, a matrix's pages of the mapping are let go (MADV_DONTNEED: the file's pages
     // stay in the page cache; a read, such as a Q4_K embedding's lookup, maps them again), so the
     // copy does not double the memory (Llama 3.2 1B Q4_K_M, journey bench -p 64 -n 4: peak RSS
