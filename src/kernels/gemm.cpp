@@ -130,6 +130,16 @@ JOURNEY_AVX512 void pack_panel(float* panel, const Matrix& W, int64_t o0, int64_
     }
 }
 
+// panel[i0 + i][c0 + c] = dq[c][i] for i < n (a multiple of 16), c < 16: 16 x 16 at a time.
+JOURNEY_AVX512 inline void store_transposed(float* panel, const float (*dq)[256], int64_t n, int64_t i0, int64_t c0) {
+    for (int64_t i = 0; i < n; i += 16) {
+        __m512 r[16];
+        for (int c = 0; c < 16; ++c) r[c] = _mm512_load_ps(dq[c] + i);
+        transpose16(r);
+        for (int j = 0; j < 16; ++j) _mm512_storeu_ps(panel + (i0 + i + j) * kNB + c0, r[j]);
+    }
+}
+
 // Q4_K regrouped 16 rows at a time (pack_rows16): a group's super-block is one contiguous
 // 2304 bytes, put back into its 16 blocks as stored, then dequantized and transposed as below
 // (the same values, so the same bits as from the mapping; the mapping's pages stay unread).
@@ -150,12 +160,7 @@ JOURNEY_AVX512 void pack_panel_rows16(float* panel, const Matrix& W, int64_t o0,
                 for (size_t b = 0; b < kGroupBlock; b += 64) prefetch(group + static_cast<size_t>(k + kAhead) * kGroupBlock + b);
             unpack_rows16_block(group + static_cast<size_t>(k) * kGroupBlock, blocks);
             for (int c = 0; c < 16; ++c) dequantize_blocks_avx512(W.dtype, blocks[c], dq[c], 1);
-            for (int64_t i = 0; i < kSuper; i += 16) {
-                __m512 r[16];
-                for (int c = 0; c < 16; ++c) r[c] = _mm512_load_ps(dq[c] + i);
-                transpose16(r);
-                for (int j = 0; j < 16; ++j) _mm512_storeu_ps(panel + (k * kSuper + i + j) * kNB + c0, r[j]);
-            }
+            store_transposed(panel, dq, kSuper, k * kSuper, c0);
         }
     }
 }
@@ -186,12 +191,7 @@ JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, 
             }
             for (int64_t c = 0; c < rows; ++c)
                 dequantize_blocks_avx512(W.dtype, src + static_cast<size_t>(c) * row_bytes + at, dq[c], n / block);
-            for (int64_t i = 0; i < n; i += 16) {
-                __m512 r[16];
-                for (int c = 0; c < 16; ++c) r[c] = _mm512_load_ps(dq[c] + i);
-                transpose16(r);
-                for (int j = 0; j < 16; ++j) _mm512_storeu_ps(panel + (i0 + i + j) * kNB + c0, r[j]);
-            }
+            store_transposed(panel, dq, n, i0, c0);
         }
     }
 }

@@ -187,6 +187,17 @@ JOURNEY_VNNI inline int32_t sum16_i32(__m512i v) {
 
 constexpr size_t kRows16Block = 16 * 144;  // a super-block of 16 Q4_K rows (pack_rows16)
 
+// The layout of pack_rows16 (quant_dot.h), once: f(offset in the group's super-block, offset in
+// row r's block, bytes) for each piece of that block.
+template <typename F>
+void rows16_pieces(int r, F&& f) {
+    f(2 * r, 0, 2);       // d
+    f(32 + 2 * r, 2, 2);  // dmin
+    for (int j = 0; j < 3; ++j) f(64 + 64 * j + 4 * r, 4 + 4 * j, 4);  // scale words
+    for (int c = 0; c < 4; ++c)
+        for (int j = 0; j < 8; ++j) f(256 + 64 * (8 * c + j) + 4 * r, 16 + 32 * c + 4 * j, 4);  // quant words
+}
+
 // Q4_K: chunk c's 64 elements are the low then the high nibbles of 32 bytes (sub-blocks 2c and
 // 2c+1). Q5_K (kFive): plus bits 2c and 2c+1 of qh[32] as their fifth bits.
 template <bool kFive>
@@ -238,7 +249,6 @@ JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, const std::byte* group, const
     const __m128i pairs = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
     for (int64_t k = 0; k < x.n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16Block);
-
         const __m512i w0 = _mm512_loadu_si512(b + 64), w1 = _mm512_loadu_si512(b + 128), w2 = _mm512_loadu_si512(b + 192);
         const __m512i s03 = _mm512_and_si512(w0, six), m03 = _mm512_and_si512(w1, six);
         const __m512i s47 = _mm512_or_si512(_mm512_and_si512(w2, four), _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w0, 2), top));
@@ -355,24 +365,14 @@ void pack_rows16(const Matrix& W, std::byte* dst) {
             std::byte* o = dst + size_t(g * nsb + k) * kRows16Block;
             for (int r = 0; r < 16; ++r) {
                 const std::byte* b = W.data + size_t(16 * g + r) * row_bytes + size_t(k) * 144;
-                std::memcpy(o + 2 * r, b, 2);           // d
-                std::memcpy(o + 32 + 2 * r, b + 2, 2);  // dmin
-                for (int j = 0; j < 3; ++j) std::memcpy(o + 64 + 64 * j + 4 * r, b + 4 + 4 * j, 4);  // scales
-                for (int c = 0; c < 4; ++c)
-                    for (int j = 0; j < 8; ++j) std::memcpy(o + 256 + 64 * (8 * c + j) + 4 * r, b + 16 + 32 * c + 4 * j, 4);
+                rows16_pieces(r, [&](int at, int from, int n) { std::memcpy(o + at, b + from, size_t(n)); });
             }
         }
 }
 
 void unpack_rows16_block(const std::byte* o, unsigned char (*blocks)[144]) {
-    for (int r = 0; r < 16; ++r) {
-        auto* b = reinterpret_cast<std::byte*>(blocks[r]);
-        std::memcpy(b, o + 2 * r, 2);
-        std::memcpy(b + 2, o + 32 + 2 * r, 2);
-        for (int j = 0; j < 3; ++j) std::memcpy(b + 4 + 4 * j, o + 64 + 64 * j + 4 * r, 4);
-        for (int c = 0; c < 4; ++c)
-            for (int j = 0; j < 8; ++j) std::memcpy(b + 16 + 32 * c + 4 * j, o + 256 + 64 * (8 * c + j) + 4 * r, 4);
-    }
+    for (int r = 0; r < 16; ++r)
+        rows16_pieces(r, [&](int at, int from, int n) { std::memcpy(blocks[r] + from, o + at, size_t(n)); });
 }
 
 }  // namespace journey

@@ -296,9 +296,7 @@ void Weights::pack_for_one_token(const ModelFile& file) {
         total += rows16_bytes(m);
     };
     for (LayerWeights& l : layers)
-        for (Matrix* m : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
-                          &l.mlp_gate_up, &l.mlp_down})
-            want(*m);
+        for (Matrix* m : l.matrices()) want(*m);
     want(output);  // tied or not (a Q4_K table is looked up in the mapping, multiplied in the copy)
     if (todo.empty()) return;
     void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -342,8 +340,7 @@ void Weights::pack_for_one_token(const ModelFile& file) {
 DType Weights::main_dtype() const {
     std::map<DType, uint64_t> bytes;
     for (const LayerWeights& l : layers)
-        for (const Matrix* m : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
-                                &l.mlp_gate_up, &l.mlp_down})
+        for (const Matrix* m : l.matrices())
             if (*m) bytes[m->dtype] += dtype_bytes(m->dtype, uint64_t(m->rows * m->cols));
     DType best = tok_embd.dtype;
     uint64_t most = 0;
@@ -358,9 +355,7 @@ int64_t Weights::n_params() const {
     int64_t n = m(tok_embd) + m(pos_embd) + v(final_norm_w) + v(final_norm_b);
     if (output.data != tok_embd.data) n += m(output);
     for (const LayerWeights& l : layers) {
-        for (const Matrix* x : {&l.attn_qkv, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.mlp_up, &l.mlp_gate,
-                                &l.mlp_gate_up, &l.mlp_down})
-            n += m(*x);
+        for (const Matrix* x : l.matrices()) n += m(*x);
         for (const Vector* x : {&l.attn_norm_w, &l.attn_norm_b, &l.attn_qkv_b, &l.attn_q_b, &l.attn_k_b, &l.attn_v_b,
                                 &l.attn_q_norm, &l.attn_k_norm, &l.attn_out_b, &l.attn_post_norm, &l.mlp_norm_w,
                                 &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b, &l.mlp_post_norm})

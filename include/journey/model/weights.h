@@ -2,6 +2,7 @@
 // Every view points into the read-only mapping (F32 matrices are used in place; F16/BF16
 // matrices are read in place by the matmul kernel). Shapes are checked once, at bind time.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -36,6 +37,14 @@ struct LayerWeights {
     Matrix mlp_down;                  // (F -> C)        gpt2 mlp.c_proj / llama down_proj
     Vector mlp_down_b;                // (C)
     Vector mlp_post_norm;             // (C)             gemma2: RMSNorm of the MLP output
+
+    // Every matrix field (the unused ones empty), for what goes over all of them.
+    std::array<Matrix*, 9> matrices() {
+        return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down};
+    }
+    std::array<const Matrix*, 9> matrices() const {
+        return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down};
+    }
 };
 
 struct Weights {
