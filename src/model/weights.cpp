@@ -276,37 +276,53 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
         if (sf) w.rope_short = b.vector(*sf, half);
     }
     b.refuse_unused(traits);
-    w.pack_for_one_token(file);
+    w.copy_for_kernels(file);
     if ((w.set_aside = b.set_aside()) > 0) w.set_aside_what = find_hf_wrapper(config.hf_wrapper)->unused_what;
     return w;
 }
 
-// Q4_K matrices regrouped 16 rows at a time for the one-token dot (quant_dot.h), as
-// llama.cpp repacks Q4_K at load on x86: one pass over x then serves 16 rows. The copy is the
-// matrix's own size, in memory of its own (huge pages where the kernel gives them); prompts read
-// it too (gemm.cpp), the embedding lookup and everything else the mapping. Only where the VNNI
-// kernels run: the portable path reads the rows as stored.
-void Weights::pack_for_one_token(const ModelFile& file) {
-    if (!quant_dot_fast_available()) return;
-    std::vector<Matrix*> todo;
+// Matrices the kernels read faster in another arrangement, copied once at load into memory of
+// our own (huge pages where the kernel gives them); every reader then uses the copy:
+// - Q4_K regrouped 16 rows at a time for the one-token dot (quant_dot.h), as llama.cpp repacks
+//   Q4_K at load on x86: one pass over x then serves 16 rows. Prompts read it too (gemm.cpp), the
+//   embedding lookup the mapping. Only where the VNNI kernels run: the portable path reads the
+//   rows as stored, with the same bits.
+// - F16/BF16 Conv1D matrices (GPT-2's Hugging Face checkpoints) rewritten as Linear: the
+//   one-token product of a Linear row streams it once, where the Conv1D product sweeps a slab of
+//   rows over every output (GPT-2 small F16, journey bench tg64 -t 2 in the same rounds: the
+//   directory 129-136 tok/s, the converter's GGUF, Linear, 185-188; 07:40 UTC 4 Dec). The bits
+//   are moved, not converted, so the directory computes exactly what its GGUF does; on every
+//   path, so fast and portable kernels still agree. F32 Conv1D stays in place (it was level).
+void Weights::copy_for_kernels(const ModelFile& file) {
+    enum class Kind { rows16, transpose };
+    struct Job {
+        Matrix* m;
+        Kind kind;
+        size_t bytes;
+        std::byte* at = nullptr;
+    };
+    std::vector<Job> todo;
     size_t total = 0;
+    const bool vnni = quant_dot_fast_available();
     auto want = [&](Matrix& m) {
-        if (!can_pack_rows16(m)) return;
-        todo.push_back(&m);
-        total += rows16_bytes(m);
+        const size_t bytes = static_cast<size_t>(m.rows * m.cols) * 2;
+        if (vnni && can_pack_rows16(m)) todo.push_back({&m, Kind::rows16, rows16_bytes(m)});
+        else if (m && m.layout == Layout::Conv1D && (m.dtype == DType::F16 || m.dtype == DType::BF16))
+            todo.push_back({&m, Kind::transpose, bytes});
+        else return;
+        total += todo.back().bytes;
     };
     for (LayerWeights& l : layers)
         for (Matrix* m : l.matrices()) want(*m);
     want(output);  // tied or not (a Q4_K table is looked up in the mapping, multiplied in the copy)
     if (todo.empty()) return;
     void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;  // no memory for the copy: the rows as stored serve
+    if (p == MAP_FAILED) return;  // no memory for the copy: the matrices as stored serve (the same math)
     ::madvise(p, total, MADV_HUGEPAGE);
     packed_.emplace_back(static_cast<std::byte*>(p), [total](std::byte* q) { ::munmap(q, total); });
-    std::vector<std::byte*> at;
-    for (std::byte* next = packed_.back().get(); Matrix* m : todo) {
-        at.push_back(next);
-        next += rows16_bytes(*m);
+    for (std::byte* next = packed_.back().get(); Job& j : todo) {
+        j.at = next;
+        next += j.bytes;
     }
     // The threads share the matrices: much of the time is the kernel handing out (zeroing) the
     // new pages. Huge pages cost loading time on this VM, Llama 3.2 1B Q4_K_M 0.6-1.5 s against
@@ -318,8 +334,8 @@ void Weights::pack_for_one_token(const ModelFile& file) {
     // 1269 MiB without, 824 with; 823 before the copy existed).
     // Only within the file's own read-only mappings, never on memory of ours.
     const size_t page = size_t(::sysconf(_SC_PAGESIZE));
-    auto let_go = [&](const Matrix& m) {
-        const auto b = reinterpret_cast<uintptr_t>(m.data), e = b + rows16_bytes(m);
+    auto let_go = [&](const Job& j) {
+        const auto b = reinterpret_cast<uintptr_t>(j.m->data), e = b + j.bytes;
         bool mapped = false;
         for (const auto& f : file.mappings) {
             const auto fb = reinterpret_cast<uintptr_t>(f->data());
@@ -330,11 +346,19 @@ void Weights::pack_for_one_token(const ModelFile& file) {
     };
     thread_pool().run([&](int i, int n) {
         for (size_t k = size_t(i); k < todo.size(); k += size_t(n)) {
-            pack_rows16(*todo[k], at[k]);
-            let_go(*todo[k]);
+            const Job& j = todo[k];
+            if (j.kind == Kind::rows16) pack_rows16(*j.m, j.at);
+            else transpose16(j.m->data, j.m->rows, j.m->cols, j.at);
+            let_go(j);
         }
     });
-    for (size_t k = 0; k < todo.size(); ++k) todo[k]->rows16 = at[k];
+    for (const Job& j : todo) {
+        if (j.kind == Kind::rows16) {
+            j.m->rows16 = j.at;
+            continue;
+        }
+        *j.m = Matrix{j.m->dtype, j.at, j.m->cols, j.m->rows, Layout::Linear};
+    }
 }
 
 DType Weights::main_dtype() const {

@@ -3,7 +3,9 @@
 // per-token log-probabilities; the KV cache (token by token) must agree with the full prompt.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <cstring>
 #include <numeric>
 
@@ -11,7 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "safetensors_writer.h"
 #include "journey/errors.h"
+#include "journey/formats/safetensors_reader.h"
+#include "journey/kernels/convert.h"
+#include "journey/kernels/quant.h"
+#include "journey/kernels/quantize.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 
@@ -149,4 +156,79 @@ TEST_CASE("gpt2-tiny: eval rejects bad ids and context overflow", "[gpt2]") {
     CHECK(s.n_past() == 128);
     std::vector<TokenId> one{11};
     CHECK_THROWS_AS(s.eval(one), InputError);
+}
+
+// GPT-2's Hugging Face checkpoints store their matrices Conv1D [in, out]; at F16/BF16 journey
+// copies them at load into the Linear [out, in] layout its one-token product streams fastest
+// (weights.cpp). The copy must move the file's bits exactly, and the model must then compute what
+// the same numbers give at F32 in the Conv1D layout as stored (checked against minGPT above).
+TEST_CASE("gpt2-tiny at F16 and BF16: Conv1D matrices read as Linear, bit for bit, same logits as their F32 values", "[gpt2][reference]") {
+    const ModelFile f = read_safetensors(ref_dir + "/gpt2-tiny/model.safetensors");
+    const auto ids = expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
+    REQUIRE(ids.size() >= 4);
+    for (DType dtype : {DType::F16, DType::BF16}) {
+        INFO(dtype_name(dtype));
+        test::TempDir half, wide;  // the matrices at dtype; the same numbers at F32
+        std::map<std::string, std::string> stored;  // each matrix's bytes at dtype, as in the file
+        std::vector<test::FakeTensor> th, tw;
+        for (const auto& [name, t] : f.tensors) {
+            std::vector<float> v(static_cast<size_t>(t.numel()));
+            to_float(v.data(), t.dtype, t.data, t.numel());
+            const bool matrix = name.starts_with("h.") && t.shape.size() == 2;
+            if (!matrix) {
+                th.push_back({name, "F32", t.shape, v, {}});
+                tw.push_back({name, "F32", t.shape, v, {}});
+                continue;
+            }
+            std::string raw(static_cast<size_t>(t.numel()) * 2, '\0');
+            quantize_row(dtype, v.data(), raw.data(), t.numel());
+            dequantize_row(dtype, reinterpret_cast<const std::byte*>(raw.data()), v.data(), t.numel());
+            stored[name] = raw;
+            th.push_back({name, dtype == DType::F16 ? "F16" : "BF16", t.shape, {}, raw});
+            tw.push_back({name, "F32", t.shape, v, {}});
+        }
+        REQUIRE(stored.size() == 8);
+        for (const test::TempDir* d : {&half, &wide})
+            std::filesystem::copy_file(ref_dir + "/gpt2-tiny/config.json", *d / "config.json");
+        test::write_safetensors(half / "model.safetensors", th);
+        test::write_safetensors(wide / "model.safetensors", tw);
+        const auto mh = Model::load(half.path, LoadOptions{.tokenizer = false});
+        const auto mw = Model::load(wide.path, LoadOptions{.tokenizer = false});
+
+        CHECK(mw->weights().layers[0].attn_qkv.layout == Layout::Conv1D);  // F32 stays as stored
+        for (int l = 0; l < 2; ++l) {
+            const LayerWeights& L = mh->weights().layers[size_t(l)];
+            const std::pair<const Matrix*, const char*> ms[] = {{&L.attn_qkv, "attn.c_attn"}, {&L.attn_out, "attn.c_proj"},
+                                                                 {&L.mlp_up, "mlp.c_fc"}, {&L.mlp_down, "mlp.c_proj"}};
+            for (const auto& [m, what] : ms) {
+                const std::string name = "h." + std::to_string(l) + "." + what + ".weight";
+                INFO(name);
+                const TensorInfo& t = f.tensors.at(name);
+                const int64_t n_in = t.shape[0], n_out = t.shape[1];
+                REQUIRE(m->layout == Layout::Linear);
+                REQUIRE(m->dtype == dtype);
+                REQUIRE((m->rows == n_out && m->cols == n_in));
+                const std::string& raw = stored.at(name);
+                int64_t differ = 0;
+                for (int64_t i = 0; i < n_in; ++i)
+                    for (int64_t o = 0; o < n_out; ++o)
+                        differ += std::memcmp(m->data + 2 * (o * n_in + i), raw.data() + 2 * (i * n_out + o), 2) != 0;
+                CHECK(differ == 0);
+            }
+        }
+
+        // Token by token (the one-token product) and the whole prompt at once (the prompt gemm).
+        Session sh(*mh), sw(*mw);
+        float worst = 0;
+        for (size_t t = 0; t < ids.size(); ++t) {
+            const auto a = sw.eval(std::span(&ids[t], 1));
+            const std::vector<float> want(a.begin(), a.end());
+            worst = std::max(worst, max_abs_diff(sh.eval(std::span(&ids[t], 1)), want));
+        }
+        CHECK(worst < 1e-4f);
+        Session ph(*mh), pw(*mw);
+        const auto a = pw.eval(ids, LogitsFor::all);
+        const std::vector<float> want(a.begin(), a.end());
+        CHECK(max_abs_diff(ph.eval(ids, LogitsFor::all), want) < 1e-4f);
+    }
 }

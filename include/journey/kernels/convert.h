@@ -39,4 +39,8 @@ inline float bf16_to_f32(uint16_t h) {
 // out[n] = the n elements of type t starting at src (for Q8_0 / Q4_0, n whole blocks of 32).
 void to_float(float* out, DType t, const std::byte* src, int64_t n);
 
+// dst[c, r] = src[r, c] for a rows x cols matrix of 2-byte elements (F16/BF16 bits moved, never
+// converted): a Conv1D [in, out] matrix rewritten as Linear [out, in].
+void transpose16(const std::byte* src, int64_t rows, int64_t cols, std::byte* dst);
+
 }  // namespace journey

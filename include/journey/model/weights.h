@@ -72,8 +72,10 @@ struct Weights {
 
 private:
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
-    std::vector<std::shared_ptr<std::byte>> packed_;  // Q4_K matrices regrouped 16 rows at a time (Matrix::rows16)
-    void pack_for_one_token(const ModelFile& file);
+    // Copies the kernels read instead of the mapping: Q4_K matrices regrouped 16 rows at a time
+    // (Matrix::rows16), F16/BF16 Conv1D matrices rewritten as Linear (weights.cpp).
+    std::vector<std::shared_ptr<std::byte>> packed_;
+    void copy_for_kernels(const ModelFile& file);
 };
 
 }  // namespace journey
