@@ -32,5 +32,6 @@ JOURNEY_AVX512 inline __m512 load16(const std::byte* p, __mmask16 m) {
 }
 
 inline void prefetch(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+inline void prefetch_l2(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
 
 }  // namespace journey::avx512

@@ -162,16 +162,17 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
 // - interleaved: four rows at once (four independent chains), asking for the next four rows'
 //   lines while multiplying these. Tuned on Intel (Sapphire Rapids), whose prefetchers follow
 //   four long rows poorly;
-// - sequential: one row after the other, asking for the line kStreamAhead bytes on in the
-//   stream (gemv.h: 10-25% faster than the hardware prefetcher alone). On AMD Zen 4 four
-//   interleaved rows (with or without prefetching) or more chains per row read slower: GPT-2 small's F16 token pattern on
-//   one core ran at 68 tok/s against 42 for the interleaved shape (13:17 UTC 3 Dec, thread CPU
-//   time, load ~17), F32 at 40 against 25.
+// - sequential: one row after the other, asking for the line kStreamAheadL2 bytes on in the
+//   stream, into L2 only (gemv.h says why). On AMD Zen 4 four interleaved rows (with or without
+//   prefetching) read slower: GPT-2 small's F16 token pattern on one core ran at 68 tok/s against
+//   42 for the interleaved shape (13:17 UTC 3 Dec, thread CPU time, load ~17), F32 at 40
+//   against 25; so did four rows without prefetching, as llama.cpp's tinyBLAS walks them
+//   (Llama 3.2 1B F16, -t 1: 6.1-6.4 tok/s against 8.5, 07:50 UTC 4 Dec).
 template <DType D>
 JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte* row, int64_t n_in) {
     __m512 a = _mm512_setzero_ps();
     for (int64_t i = 0; i < n_in; i += 16) {
-        if ((i * esize(D)) % 64 == 0) prefetch(row + i * esize(D) + kStreamAhead);  // past the end: a no-op
+        if ((i * esize(D)) % 64 == 0) prefetch_l2(row + i * esize(D) + kStreamAheadL2);  // past the end: a no-op
         const __mmask16 m = tail_mask(n_in - i);
         a = _mm512_mask3_fmadd_ps(load16<D>(row + static_cast<size_t>(i) * esize(D), m), _mm512_maskz_loadu_ps(m, x + i), a, m);
     }

@@ -23,16 +23,27 @@ const char* kernel_isa();
 // How the fast one-token kernels (gemv's Linear rows, the quantized dots) walk the weights;
 // the arithmetic, and so every bit of the result, is the same in both:
 //   interleaved: a few rows at once with software prefetching (best on Intel);
-//   sequential: one row after another, asking for the weights kStreamAhead bytes further on in
+//   sequential: one row after another, asking for the weights a fixed distance further on in
 //   the stream (best on AMD Zen).
 // Chosen by the CPU's vendor at run time; JOURNEY_STREAM_SHAPE=interleaved|sequential in the
 // environment, or force_stream_shape (tests; nullopt: the automatic choice), overrides it.
 enum class StreamShape { interleaved, sequential };
-// The sequential shape's software prefetch distance. On AMD Zen 4 (Llama 3.2 1B, tg32, journey
-// bench -r 2, 22:45-22:50 UTC 3 Dec, quiet, none / 4096 bytes alternating): F16 -t 2 7.6-8.3 /
-// 8.8-10.2 tok/s, -t 1 5.2-5.5 / 5.7-6.1 (2048); Q8_0 -t 2 13.5, 15.9 / 17.2, 17.6, -t 1 9.2, 9.6 /
-// 10.4, 11.4; Q4_K_M -t 2 21.3, 26.3 / 27.7, 28.5, -t 1 16.4, 17.5 / 17.6, 18.1.
+// The sequential shape's software prefetch distances.
+// kStreamAhead, into L1 (_MM_HINT_T0): the K-quant dots. On AMD Zen 4 (Llama 3.2 1B, tg32,
+// journey bench -r 2, 22:45-22:50 UTC 3 Dec, quiet, none / 4096 bytes alternating): Q4_K_M -t 2
+// 21.3, 26.3 / 27.7, 28.5, -t 1 16.4, 17.5 / 17.6, 18.1. Into L2 at 8 KiB instead, Q6_K stayed
+// level (-t 1 22.9, 22.5, 21.8 / 23.2, 22.8, 23.0; -t 2 30.6, 30.0, 32.6 / 30.3, 29.9, 30.9;
+// 08:10 UTC 4 Dec), so they keep it.
+// kStreamAheadL2, into L2 only (_MM_HINT_T1): the float rows and the Q8_0/Q4_0 dots. Their
+// activations are large (a float x of 8192 inputs is 32 KiB, all of Zen 4's L1; Q8_0's quants,
+// biases and scales 24 KiB), and lines prefetched into L1 pushed them out: one thread reading
+// 2048 x 8192 F16 rows (ffn_down's shape) made 12.5-12.8 GB/s with 4 KiB into L1, 25.7-26.6
+// with 8 KiB into L2; 8192 x 2048 rows 24-25 and 28 (a test program over 1 GiB of rows, 4 KiB
+// and 2 MiB pages alike, 07:55 UTC 4 Dec). Llama 3.2 1B, journey bench -p 0 -n 16 -t 1,
+// alternating (08:00-08:10 UTC 4 Dec): F16 7.6, 8.1 -> 10.0, 10.7 tok/s; Q8_0 14.8, 14.6, 14.1,
+// 13.3 -> 18.5, 18.8, 18.0, 18.2. 16 KiB was no better, 4 KiB into L2 in between.
 constexpr size_t kStreamAhead = 4096;
+constexpr size_t kStreamAheadL2 = 8192;
 StreamShape stream_shape();
 void force_stream_shape(std::optional<StreamShape> shape);
 const char* stream_shape_name();
