@@ -27,14 +27,14 @@ void swiglu(float* up, const float* gate, int64_t n) {
     }
 }
 
-void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing) {
-    const int half = D / 2;
+void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing, int R, float mscale) {
+    const int half = (R > 0 ? R : D) / 2;
     // Second element of pair i, relative to the first; the first is at 2i or i.
     const bool interleaved = pairing == RopePairing::interleaved;
     for (int t = 0; t < T; ++t) {
         const float pos = static_cast<float>(pos0 + t);
         for (int i = 0; i < half; ++i) {
-            const float angle = pos * inv_freq[i], c = std::cos(angle), s = std::sin(angle);
+            const float angle = pos * inv_freq[i], c = std::cos(angle) * mscale, s = std::sin(angle) * mscale;
             const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
             for (int h = 0; h < n_heads; ++h) {
                 float* v = x + (int64_t{t} * n_heads + h) * D;

@@ -87,25 +87,10 @@ struct KvLayer {
     }
 };
 
-// Rotates the first R = rot_dims() values of each head by position, cos and sin scaled by mscale
-// (yarn / longrope attention factor). The whole-head unscaled case is the kernel's rope.
+// Rotates the first rot_dims() values of each head by position, cos and sin scaled by mscale
+// (yarn / longrope attention factor): the kernel's rope with the model's facts.
 void rotate(float* x, int T, int heads, const ModelConfig& c, int P, const float* inv_freq, float mscale) {
-    const int D = c.head_dim, R = c.rot_dims(), half = R / 2;
-    if (R == D && mscale == 1.0f) return rope(x, T, heads, D, P, inv_freq, c.rope_pairing);
-    const bool interleaved = c.rope_pairing == RopePairing::interleaved;
-    for (int t = 0; t < T; ++t) {
-        const float pos = static_cast<float>(P + t);
-        for (int i = 0; i < half; ++i) {
-            const float angle = pos * inv_freq[i], cs = std::cos(angle) * mscale, sn = std::sin(angle) * mscale;
-            const int a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
-            for (int h = 0; h < heads; ++h) {
-                float* v = x + (int64_t{t} * heads + h) * D;
-                const float v0 = v[a], v1 = v[b];
-                v[a] = v0 * cs - v1 * sn;
-                v[b] = v0 * sn + v1 * cs;
-            }
-        }
-    }
+    rope(x, T, heads, c.head_dim, P, inv_freq, c.rope_pairing, c.rot_dims(), mscale);
 }
 
 // Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's

@@ -64,11 +64,14 @@ void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps
 void swiglu(float* up, const float* gate, int64_t n);
 
 // Rotary position embedding, in place over x[T, n_heads * D]; row t is at position pos0 + t.
-// Pair i of a head (i < D/2) is rotated by the angle pos * inv_freq[i] (theta^(-2i/D) unscaled;
-// model/rope_freq.h stretches it for long contexts). Which two elements
-// form pair i is the checkpoint's convention: (2i, 2i+1) interleaved (GGUF, llama2.c, Meta),
-// or (i, i + D/2) half (Hugging Face, whose conversion permutes the q/k rows accordingly).
-void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing);
+// Only the first R values of each head turn (partial rotary: GPT-NeoX, Phi; R = 0 means all D).
+// Pair i of a head (i < R/2) is rotated by the angle pos * inv_freq[i] (theta^(-2i/D) unscaled;
+// model/rope_freq.h stretches it for long contexts), cos and sin multiplied by mscale (yarn's and
+// longrope's attention factor; 1 leaves them exact). Which two elements form pair i is the
+// checkpoint's convention: (2i, 2i+1) interleaved (GGUF, llama2.c, Meta), or (i, i + R/2) half
+// (Hugging Face, whose conversion permutes the q/k rows accordingly).
+void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing, int R = 0,
+          float mscale = 1.0f);
 // The same with the unscaled frequencies theta^(-2i/D).
 void rope(float* x, int T, int n_heads, int D, int pos0, float theta, RopePairing pairing);
 
