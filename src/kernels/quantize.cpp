@@ -143,15 +143,8 @@ void quantize_q5_0(const float* x, unsigned char* out, int64_t nb) {
 // Symmetric quants in [-nmax, nmax) with a weighted least-squares scale search (rmse_type 1:
 // weights x^2). L receives q + nmax. Returns the scale.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
+    const float max = signed_absmax(x, n);
+    if (std::fabs(max) < kGroupMaxEps) {
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
     }
@@ -192,15 +185,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
 
 // Q3_K's sub-block quants: symmetric in [-nmax, nmax), refined coordinate by coordinate.
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-    float max = 0, amax = 0;
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > amax) {
-            amax = ax;
-            max = x[i];
-        }
-    }
-    if (amax < kGroupMaxEps) {
+    const float max = signed_absmax(x, n);
+    if (std::fabs(max) < kGroupMaxEps) {
         for (int i = 0; i < n; ++i) L[i] = 0;
         return 0.f;
     }
