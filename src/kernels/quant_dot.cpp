@@ -134,8 +134,9 @@ pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx,
 // The weights come from L3 or DRAM, read once per token: the hardware prefetcher alone keeps
 // too few lines in flight for R interleaved streams, so each step also prefetches the two
 // lines `ahead` bytes on (the same place some groups of rows later; 0 near the end), into L1
-// (Hint _MM_HINT_T0) or only into L2 (_MM_HINT_T1, the sequential shape: gemv.h).
-template <DType D, int R, _mm_hint Hint = _MM_HINT_T0>
+// (_MM_HINT_T0) or, with IntoL2, only into L2 (_MM_HINT_T1, the sequential shape: gemv.h).
+// (A bool, not the hint itself: g++ types the hints as enum _mm_hint, clang as int.)
+template <DType D, int R, bool IntoL2 = false>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
 void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const QuantizedActivations& x, size_t ahead) {
     const int64_t nb = x.n / kQK;
@@ -150,8 +151,14 @@ void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const Qu
         const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
         for (int r = 0; r < R; ++r) {
             const std::byte* blk = row0 + size_t(r) * row_bytes + c * pair_bytes;
-            _mm_prefetch(reinterpret_cast<const char*>(blk + ahead), Hint);
-            if constexpr (pair_bytes > 64) _mm_prefetch(reinterpret_cast<const char*>(blk + ahead + 64), Hint);
+            const char* p = reinterpret_cast<const char*>(blk + ahead);
+            if constexpr (IntoL2) {
+                _mm_prefetch(p, _MM_HINT_T1);
+                if constexpr (pair_bytes > 64) _mm_prefetch(p + 64, _MM_HINT_T1);
+            } else {
+                _mm_prefetch(p, _MM_HINT_T0);
+                if constexpr (pair_bytes > 64) _mm_prefetch(p + 64, _MM_HINT_T0);
+            }
             acc[r] = pair_vnni<D>(acc[r], blk, xq, bias, dx, true);
         }
     }
@@ -181,7 +188,7 @@ void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int
     // no-op); each row's sums are the same as in a group of R.
     if (stream_shape() == StreamShape::sequential) {
         for (int64_t r = r0; r < r1; ++r)
-            dot_rows_vnni<D, 1, _MM_HINT_T1>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, kStreamAheadL2);
+            dot_rows_vnni<D, 1, true>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, kStreamAheadL2);
         return;
     }
     // Interleaved (Intel): prefetch whole groups of 4 rows ahead, at least 8 KiB (measured on
