@@ -76,7 +76,7 @@ struct PortableScope {
     ~PortableScope() { force_portable_kernels(false); }
 };
 
-const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 256}, {5, 512}, {33, 768}, {3, 1792}, {4, 3072}};  // whole 256s (1792: Q6_K's four super-blocks at a time and three more)
+const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 256}, {5, 512}, {33, 768}, {3, 1792}, {4, 3072}};  // whole 256s (1792: seven super-blocks, an odd count)
 
 }  // namespace
 
