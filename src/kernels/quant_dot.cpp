@@ -16,6 +16,7 @@
 #include "journey/kernels/convert.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/quant.h"
+#include "avx512_loads.h"
 #include "quant_dot_k.h"
 
 namespace journey {
@@ -135,7 +136,8 @@ pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx,
 // too few lines in flight for R interleaved streams, so each step also prefetches the two
 // lines `ahead` bytes on (the same place some groups of rows later; 0 near the end), into L1
 // (_MM_HINT_T0) or, with IntoL2, only into L2 (_MM_HINT_T1, the sequential shape: gemv.h).
-// (A bool, not the hint itself: g++ types the hints as enum _mm_hint, clang as int.)
+// (A bool, not the hint itself: g++ types the hints as enum _mm_hint, clang as int; the two
+// calls are avx512_loads.h's prefetch and prefetch_l2.)
 template <DType D, int R, bool IntoL2 = false>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
 void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const QuantizedActivations& x, size_t ahead) {
@@ -151,14 +153,9 @@ void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const Qu
         const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
         for (int r = 0; r < R; ++r) {
             const std::byte* blk = row0 + size_t(r) * row_bytes + c * pair_bytes;
-            const char* p = reinterpret_cast<const char*>(blk + ahead);
-            if constexpr (IntoL2) {
-                _mm_prefetch(p, _MM_HINT_T1);
-                if constexpr (pair_bytes > 64) _mm_prefetch(p + 64, _MM_HINT_T1);
-            } else {
-                _mm_prefetch(p, _MM_HINT_T0);
-                if constexpr (pair_bytes > 64) _mm_prefetch(p + 64, _MM_HINT_T0);
-            }
+            constexpr auto ask = IntoL2 ? avx512::prefetch_l2 : avx512::prefetch;
+            ask(blk + ahead);
+            if constexpr (pair_bytes > 64) ask(blk + ahead + 64);
             acc[r] = pair_vnni<D>(acc[r], blk, xq, bias, dx, true);
         }
     }
