@@ -78,13 +78,18 @@ void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, i
     }
 }
 
+// A Linear row: 64 fma chains, input i into chain i % 64 (four registers of 16 lanes on AVX-512,
+// so four independent chains hide the fma latency), then lane l of the four added as
+// (c0 + c1) + (c2 + c3), then reduce16.
 template <DType D>
 void linear_portable(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
         const std::byte* row = w + static_cast<size_t>(o * n_in) * esize(D);
-        float acc[16] = {};
-        for (int64_t i = 0; i < n_in; ++i) acc[i % 16] = std::fma(element<D>(row, i), x[i], acc[i % 16]);
-        y[o] = reduce16(acc);
+        float acc[64] = {};
+        for (int64_t i = 0; i < n_in; ++i) acc[i % 64] = std::fma(element<D>(row, i), x[i], acc[i % 64]);
+        float lanes[16];
+        for (int l = 0; l < 16; ++l) lanes[l] = (acc[l] + acc[l + 16]) + (acc[l + 32] + acc[l + 48]);
+        y[o] = reduce16(lanes);
     }
 }
 
@@ -157,9 +162,14 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
     }
 }
 
-// Linear rows, two shapes of the same arithmetic (each row one fma chain per lane, in order of
-// i, then hsum16), so they give the same bits:
-// - interleaved: four rows at once (four independent chains), asking for the next four rows'
+// Linear rows, two shapes of the same arithmetic (linear_portable's: each row four registers of
+// fma chains, step j of 16 inputs into register j % 4, then (c0 + c1) + (c2 + c3) and hsum16),
+// so they give the same bits. One register per row, as before 4 Dec, left each row a single
+// chain at the fma's latency (4 cycles per 16 inputs, ~28 GB/s of F16 on a 3.5 GHz core): one
+// thread reading 8192 x 2048 F16 rows (a token's short rows) made 19-27 GB/s with one chain,
+// 33-36 with four; 2048 x 8192 25 against 28 (2 threads: 39-41 against 55, and 37-39 against
+// 41-42; alternating, 15:15 UTC 4 Dec, this host's Zen 4).
+// - interleaved: four rows at once (sixteen independent chains), asking for the next four rows'
 //   lines while multiplying these. Tuned on Intel (Sapphire Rapids), whose prefetchers follow
 //   four long rows poorly;
 // - sequential: one row after the other, asking for the line kStreamAheadL2 bytes on in the
@@ -170,13 +180,21 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
 //   (Llama 3.2 1B F16, -t 1: 6.1-6.4 tok/s against 8.5, 07:50 UTC 4 Dec).
 template <DType D>
 JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte* row, int64_t n_in) {
-    __m512 a = _mm512_setzero_ps();
-    for (int64_t i = 0; i < n_in; i += 16) {
-        if ((i * esize(D)) % 64 == 0) prefetch_l2(row + i * esize(D) + kStreamAheadL2);  // past the end: a no-op
-        const __mmask16 m = tail_mask(n_in - i);
-        a = _mm512_mask3_fmadd_ps(load16<D>(row + static_cast<size_t>(i) * esize(D), m), _mm512_maskz_loadu_ps(m, x + i), a, m);
+    __m512 c[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 64 <= n_in; i += 64) {
+        const std::byte* p = row + static_cast<size_t>(i) * esize(D);
+        for (size_t b = 0; b < 64 * esize(D); b += 64) prefetch_l2(p + b + kStreamAheadL2);  // past the end: a no-op
+        for (int k = 0; k < 4; ++k)
+            c[k] = _mm512_fmadd_ps(load16<D>(p + 16 * k * esize(D), 0xffff), _mm512_loadu_ps(x + i + 16 * k), c[k]);
     }
-    *y = hsum16(a);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k, i += 16) {  // the last 1..63 inputs continue chains 0, 1, 2, 3
+        if (i >= n_in) break;
+        const __mmask16 m = tail_mask(n_in - i);
+        c[k] = _mm512_mask3_fmadd_ps(load16<D>(row + static_cast<size_t>(i) * esize(D), m), _mm512_maskz_loadu_ps(m, x + i), c[k], m);
+    }
+    *y = hsum16(_mm512_add_ps(_mm512_add_ps(c[0], c[1]), _mm512_add_ps(c[2], c[3])));
 }
 
 template <DType D>
@@ -184,24 +202,29 @@ JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, 
     const size_t stride = static_cast<size_t>(n_in) * esize(D);
     int64_t o = o0;
     if (stream_shape() == StreamShape::interleaved) {
-        for (; o + 4 <= o1; o += 4) {  // four rows at once: four independent chains
+        for (; o + 4 <= o1; o += 4) {  // four rows at once: sixteen independent chains
             const std::byte* row = w + static_cast<size_t>(o) * stride;
-            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            for (int64_t i = 0; i < n_in; i += 16) {
-                const __mmask16 m = tail_mask(n_in - i);
+            __m512 c[4][4];
+            for (auto& r : c)
+                for (auto& v : r) v = _mm512_setzero_ps();
+            // steps of 16 inputs, step j into chain j % 4 (whole 64 first, then the last 1..63)
+            const auto step = [&](int64_t i, int k, __mmask16 m) JOURNEY_AVX512 {
                 const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
                 const size_t off = static_cast<size_t>(i) * esize(D);
                 if (o + 8 <= o1 && off % 64 == 0)  // the next four rows, a cache line at a time
-                    for (int k = 4; k < 8; ++k) prefetch(row + k * stride + off);
-                a0 = _mm512_mask3_fmadd_ps(load16<D>(row + off, m), xv, a0, m);
-                a1 = _mm512_mask3_fmadd_ps(load16<D>(row + stride + off, m), xv, a1, m);
-                a2 = _mm512_mask3_fmadd_ps(load16<D>(row + 2 * stride + off, m), xv, a2, m);
-                a3 = _mm512_mask3_fmadd_ps(load16<D>(row + 3 * stride + off, m), xv, a3, m);
-            }
-            y[o] = hsum16(a0);
-            y[o + 1] = hsum16(a1);
-            y[o + 2] = hsum16(a2);
-            y[o + 3] = hsum16(a3);
+                    for (int r = 4; r < 8; ++r) prefetch(row + r * stride + off);
+                for (int r = 0; r < 4; ++r)
+                    c[r][k] = _mm512_mask3_fmadd_ps(load16<D>(row + r * stride + off, m), xv, c[r][k], m);
+            };
+            int64_t i = 0;
+            for (; i + 64 <= n_in; i += 64)
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; ++k) step(i + 16 * k, k, 0xffff);
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; ++k, i += 16)
+                if (i < n_in) step(i, k, tail_mask(n_in - i));
+            for (int r = 0; r < 4; ++r)
+                y[o + r] = hsum16(_mm512_add_ps(_mm512_add_ps(c[r][0], c[r][1]), _mm512_add_ps(c[r][2], c[r][3])));
         }
     }
     for (; o < o1; ++o) linear_row_avx512<D>(y + o, x, w + static_cast<size_t>(o) * stride, n_in);
