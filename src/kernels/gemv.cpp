@@ -177,14 +177,18 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
 //   prefetching) read slower: GPT-2 small's F16 token pattern on one core ran at 68 tok/s against
 //   42 for the interleaved shape (13:17 UTC 3 Dec, thread CPU time, load ~17), F32 at 40
 //   against 25; so did four rows without prefetching, as llama.cpp's tinyBLAS walks them
-//   (Llama 3.2 1B F16, -t 1: 6.1-6.4 tok/s against 8.5, 07:50 UTC 4 Dec).
+//   (Llama 3.2 1B F16, -t 1: 6.1-6.4 tok/s against 8.5, 07:50 UTC 4 Dec). F32 rows (a whole
+//   line per step, as for Conv1D below) stream faster without asking: GPT-2 small F32 GGUF tg64
+//   -t 1 54-60 tok/s against 48-50, -t 2 77-96 against 71-79; F16 rows still want it (Llama 3.2
+//   1B F16 -t 1 8.2, 9.6 against 7.5, 8.4; alternating, 15:30 UTC 4 Dec).
 template <DType D>
 JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte* row, int64_t n_in) {
     __m512 c[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     int64_t i = 0;
     for (; i + 64 <= n_in; i += 64) {
         const std::byte* p = row + static_cast<size_t>(i) * esize(D);
-        for (size_t b = 0; b < 64 * esize(D); b += 64) prefetch_l2(p + b + kStreamAheadL2);  // past the end: a no-op
+        if constexpr (D != DType::F32)  // F32 rows: the hardware prefetcher alone (see above)
+            for (size_t b = 0; b < 64 * esize(D); b += 64) prefetch_l2(p + b + kStreamAheadL2);  // past the end: a no-op
         for (int k = 0; k < 4; ++k)
             c[k] = _mm512_fmadd_ps(load16<D>(p + 16 * k * esize(D), 0xffff), _mm512_loadu_ps(x + i + 16 * k), c[k]);
     }
