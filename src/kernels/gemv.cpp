@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "journey/kernels/convert.h"
@@ -109,11 +110,47 @@ JOURNEY_AVX512 inline float hsum16(__m512 a) {
 
 // One sweep of exactly R rows (R known at compile time: x's R values stay in registers, and
 // whole 16-column steps need no mask) over all n_out columns, continuing y's sums.
+// Rows that start A floats (1..15) into a cache line, every one of them (the stride whole lines):
+// as realigned_f32 below, whole lines shifted into place, the first read masked and none past a
+// row's end; returns the columns done (the caller's loop continues from there, same sums).
+template <int64_t R, int A>
+JOURNEY_AVX512 int64_t conv1d_realigned_f32(float* y, const __m512* xv, const std::byte* rows, size_t stride, int64_t n_out) {
+    const float* line[R];
+    __m512 lo[R];
+    for (int64_t k = 0; k < R; ++k) {
+        line[k] = reinterpret_cast<const float*>(rows + k * stride) - A;
+        lo[k] = _mm512_maskz_load_ps(__mmask16(0xffff << A), line[k]);
+    }
+    int64_t o = 0;
+    for (; o + 32 - A <= n_out; o += 16) {
+        __m512 acc = _mm512_loadu_ps(y + o);
+        for (int64_t k = 0; k < R; ++k) {
+            const __m512 hi = _mm512_load_ps(line[k] + o + 16);
+            const __m512 w = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xffff, _mm512_castps_si512(hi), _mm512_castps_si512(lo[k]), A));
+            acc = _mm512_fmadd_ps(xv[k], w, acc);
+            lo[k] = hi;
+        }
+        _mm512_storeu_ps(y + o, acc);
+    }
+    return o;
+}
+
+template <int64_t R, int... A>
+JOURNEY_AVX512 int64_t conv1d_realigned_f32(int a, float* y, const __m512* xv, const std::byte* rows, size_t stride, int64_t n_out,
+                                            std::integer_sequence<int, A...>) {
+    int64_t done = 0;
+    ((a == A + 1 ? (done = conv1d_realigned_f32<R, A + 1>(y, xv, rows, stride, n_out)) : 0), ...);
+    return done;
+}
+
 template <int64_t R>
 JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* rows, size_t stride, int64_t n_out) {
     __m512 xv[R];
     for (int64_t k = 0; k < R; ++k) xv[k] = _mm512_set1_ps(x[k]);
     int64_t o = 0;
+    const auto off = reinterpret_cast<uintptr_t>(rows) % 64;
+    if (off != 0 && off % 4 == 0 && (R == 1 || stride % 64 == 0))
+        o = conv1d_realigned_f32<R>(int(off / 4), y, xv, rows, stride, n_out, std::make_integer_sequence<int, 15>());
     for (; o + 16 <= n_out; o += 16) {
         __m512 acc = _mm512_loadu_ps(y + o);
         for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_loadu_ps(rows + k * stride + 4 * o), acc);
@@ -181,10 +218,47 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
 //   line per step, as for Conv1D below) stream faster without asking: GPT-2 small F32 GGUF tg64
 //   -t 1 54-60 tok/s against 48-50, -t 2 77-96 against 71-79; F16 rows still want it (Llama 3.2
 //   1B F16 -t 1 8.2, 9.6 against 7.5, 8.4; alternating, 15:30 UTC 4 Dec).
+//
+// F32 rows that do not start on a 64-byte line (safetensors places each tensor at any multiple of
+// 8 bytes, so a whole F32 directory can be misaligned) would make every 64-byte load span two
+// lines: one thread reading 3072 x 768 F32 rows made 25-27 GB/s at offsets 8 and 32 against 34-40
+// aligned (16:15 UTC 4 Dec). realigned_f32 reads them in whole lines instead and shifts each
+// pair of lines into place (valignd): the same elements in the same lanes and chains, so the
+// same bits. A is the row's offset within its line in floats (1..15); the first line is read
+// masked (nothing before the row is touched) and the loop stops where the next line would run
+// past the row's end; the caller's loops take the rest. Returns how many inputs were done.
+template <int A>
+JOURNEY_AVX512 int64_t realigned_f32(__m512* c, const float* x, const float* row, int64_t n_in) {
+    const float* line = row - A;
+    __m512 lo = _mm512_maskz_load_ps(__mmask16(0xffff << A), line);
+    int64_t i = 0;
+    for (; i + 80 - A <= n_in; i += 64)
+        for (int k = 0; k < 4; ++k) {
+            const __m512 hi = _mm512_load_ps(line + i + 16 * (k + 1));
+            const __m512 w = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xffff, _mm512_castps_si512(hi), _mm512_castps_si512(lo), A));
+            c[k] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + i + 16 * k), c[k]);
+            lo = hi;
+        }
+    return i;
+}
+
+template <int... A>
+JOURNEY_AVX512 int64_t realigned_f32(int a, __m512* c, const float* x, const float* row, int64_t n_in,
+                                     std::integer_sequence<int, A...>) {
+    int64_t done = 0;
+    ((a == A + 1 ? (done = realigned_f32<A + 1>(c, x, row, n_in)) : 0), ...);
+    return done;
+}
+
 template <DType D>
 JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte* row, int64_t n_in) {
     __m512 c[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     int64_t i = 0;
+    if constexpr (D == DType::F32) {
+        const auto off = reinterpret_cast<uintptr_t>(row) % 64;
+        if (off != 0 && off % 4 == 0)
+            i = realigned_f32(int(off / 4), c, x, reinterpret_cast<const float*>(row), n_in, std::make_integer_sequence<int, 15>());
+    }
     for (; i + 64 <= n_in; i += 64) {
         const std::byte* p = row + static_cast<size_t>(i) * esize(D);
         if constexpr (D != DType::F32)  // F32 rows: the hardware prefetcher alone (see above)

@@ -2,6 +2,7 @@
 // random matrices whose sizes leave tails in every loop.
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -15,6 +16,22 @@
 #include "journey/kernels/quantize.h"
 
 using namespace journey;
+
+#if defined(__SANITIZE_ADDRESS__)
+#define JOURNEY_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JOURNEY_TEST_ASAN 1
+#endif
+#endif
+#ifdef JOURNEY_TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#define JOURNEY_TEST_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define JOURNEY_TEST_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define JOURNEY_TEST_POISON(p, n) ((void)(p), (void)(n))
+#define JOURNEY_TEST_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 namespace {
 
@@ -119,6 +136,45 @@ TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fa
                     CHECK(std::fabs(fast[static_cast<size_t>(o)] - want) <= 1e-6 * mag + 1e-30);
                 }
             }
+}
+
+// Safetensors places a tensor at any multiple of 8 bytes, so an F32 row may start anywhere in a
+// cache line; the fast kernel then reads whole lines and shifts them into place (gemv.cpp). At
+// every offset, for row lengths that end at every point of a line, the bits must be the
+// portable kernel's, and nothing outside the matrix may be read: it sits at the very end of its
+// allocation, and under AddressSanitizer the bytes before it are poisoned.
+TEST_CASE("gemv: F32 rows starting anywhere in a cache line give the portable bits", "[kernels][fast]") {
+    // Linear [n_out, n_in] and Conv1D [n_in, n_out]; Conv1D rows of 48 or 768 outputs are whole
+    // lines apart (all at one offset), of 100 or 7 not
+    const std::tuple<Layout, int64_t, int64_t> shapes[] = {
+        {Layout::Linear, 768, 7}, {Layout::Linear, 100, 7}, {Layout::Linear, 79, 7}, {Layout::Linear, 65, 7}, {Layout::Linear, 200, 7},
+        {Layout::Conv1D, 200, 48}, {Layout::Conv1D, 37, 768}, {Layout::Conv1D, 200, 100}, {Layout::Conv1D, 9, 7}};
+    for (const auto& [layout, n_in, n_out] : shapes)
+        for (size_t offset = 0; offset < 64; offset += 2) {
+            const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
+            const Stored W = random_matrix(DType::F32, rows, cols, layout, 13);
+            const std::vector<float> x = random_vector(static_cast<size_t>(n_in), 17);
+            const size_t bytes = W.bytes.size();
+            auto* block = static_cast<std::byte*>(::operator new(offset + bytes, std::align_val_t(64)));
+            std::memcpy(block + offset, W.bytes.data(), bytes);
+            JOURNEY_TEST_POISON(block, offset);
+            const Matrix m{DType::F32, block + offset, rows, cols, layout};
+            std::vector<float> fast(static_cast<size_t>(n_out)), port(fast.size());
+            for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential}) {
+                {
+                    ShapeScope sc(shape);
+                    gemv(fast.data(), x.data(), m);
+                }
+                {
+                    PortableScope p(true);
+                    gemv(port.data(), x.data(), m);
+                }
+                INFO(stream_shape_name() << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", offset " << offset);
+                CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+            }
+            JOURNEY_TEST_UNPOISON(block, offset);
+            ::operator delete(block, std::align_val_t(64));
+        }
 }
 
 TEST_CASE("gemv splits over the pool without changing the result", "[kernels][fast]") {
