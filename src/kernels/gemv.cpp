@@ -115,6 +115,7 @@ JOURNEY_AVX512 inline float hsum16(__m512 a) {
 // row's end; returns the columns done (the caller's loop continues from there, same sums).
 template <int64_t R, int A>
 JOURNEY_AVX512 int64_t conv1d_realigned_f32(float* y, const __m512* xv, const std::byte* rows, size_t stride, int64_t n_out) {
+    if (n_out < 32 - A) return 0;  // not one whole step: the first line may reach past the row
     const float* line[R];
     __m512 lo[R];
     for (int64_t k = 0; k < R; ++k) {
@@ -229,6 +230,7 @@ JOURNEY_AVX512 void conv1d_avx512(float* y, const float* x, const std::byte* w, 
 // past the row's end; the caller's loops take the rest. Returns how many inputs were done.
 template <int A>
 JOURNEY_AVX512 int64_t realigned_f32(__m512* c, const float* x, const float* row, int64_t n_in) {
+    if (n_in < 80 - A) return 0;  // not one whole step: the first line may reach past the row
     const float* line = row - A;
     __m512 lo = _mm512_maskz_load_ps(__mmask16(0xffff << A), line);
     int64_t i = 0;

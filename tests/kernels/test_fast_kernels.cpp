@@ -148,7 +148,8 @@ TEST_CASE("gemv: F32 rows starting anywhere in a cache line give the portable bi
     // lines apart (all at one offset), of 100 or 7 not
     const std::tuple<Layout, int64_t, int64_t> shapes[] = {
         {Layout::Linear, 768, 7}, {Layout::Linear, 100, 7}, {Layout::Linear, 79, 7}, {Layout::Linear, 65, 7}, {Layout::Linear, 200, 7},
-        {Layout::Conv1D, 200, 48}, {Layout::Conv1D, 37, 768}, {Layout::Conv1D, 200, 100}, {Layout::Conv1D, 9, 7}};
+        {Layout::Conv1D, 200, 48}, {Layout::Conv1D, 37, 768}, {Layout::Conv1D, 200, 100}, {Layout::Conv1D, 9, 7},
+        {Layout::Linear, 5, 3}, {Layout::Linear, 20, 3}, {Layout::Conv1D, 3, 20}, {Layout::Conv1D, 17, 16}};  // rows shorter than a step
     for (const auto& [layout, n_in, n_out] : shapes)
         for (size_t offset = 0; offset < 64; offset += 2) {
             const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
