@@ -17,14 +17,8 @@
 
 using namespace journey;
 
-#if defined(__SANITIZE_ADDRESS__)
-#define JOURNEY_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define JOURNEY_TEST_ASAN 1
-#endif
-#endif
-#ifdef JOURNEY_TEST_ASAN
+#include "asan.h"
+#if JOURNEY_TEST_ASAN
 #include <sanitizer/asan_interface.h>
 #define JOURNEY_TEST_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define JOURNEY_TEST_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)

@@ -9,18 +9,8 @@
 #include <unistd.h>
 
 // Under AddressSanitizer an address-space limit would stop the shadow memory itself: the child's
-// memory is bounded through ASan's own limits instead. g++ says so with __SANITIZE_ADDRESS__,
-// clang (before 17) only through __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define JOURNEY_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define JOURNEY_TEST_ASAN 1
-#endif
-#endif
-#ifndef JOURNEY_TEST_ASAN
-#define JOURNEY_TEST_ASAN 0
-#endif
+// memory is bounded through ASan's own limits instead (asan.h).
+#include "asan.h"
 
 namespace journey::test {
 
