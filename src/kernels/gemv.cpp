@@ -95,18 +95,6 @@ void linear_portable(float* y, const float* x, const std::byte* w, int64_t n_in,
 }
 
 // ---- AVX-512 --------------------------------------------------------------------------------
-// reduce16's order in registers: lane l += lane l+8, +4, +2, +1 (float + is commutative, so
-// each step is the same sum as in the portable loop).
-JOURNEY_AVX512 inline float hsum16(__m512 a) {
-    // (maskz forms with a full mask: the plain ones start from an undefined register, which
-    // GCC 12 reports as maybe-uninitialized)
-    const __m512d d = _mm512_castps_pd(a);
-    const __m256 s8 = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, d, 0)),
-                                    _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, d, 1)));
-    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
 
 // One sweep of exactly R rows (R known at compile time: x's R values stay in registers, and
 // whole 16-column steps need no mask) over all n_out columns, continuing y's sums.

@@ -107,7 +107,7 @@ bool cpu_avx512vnni() {
 // (The zero-masked forms spell out what the plain ones do without GCC 12's false "may be used
 // uninitialized" warnings.)
 template <DType D>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c"), always_inline)) inline __m512
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"), always_inline)) inline __m512
 pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx, bool pair) {
     __m512i u;  // w + k, 64 bytes: block 2c in the low half, 2c+1 in the high half
     if constexpr (D == DType::Q8_0) {
@@ -139,7 +139,7 @@ pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx,
 // (A bool, not the hint itself: g++ types the hints as enum _mm_hint, clang as int; the two
 // calls are avx512_loads.h's prefetch and prefetch_l2.)
 template <DType D, int R, bool IntoL2 = false>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c")))
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
 void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const QuantizedActivations& x, size_t ahead) {
     const int64_t nb = x.n / kQK;
     constexpr int64_t pair_bytes = 2 * kBlockBytes<D>;
@@ -166,11 +166,7 @@ void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const Qu
         for (int r = 0; r < R; ++r)
             acc[r] = pair_vnni<D>(acc[r], row0 + size_t(r) * row_bytes + c * pair_bytes, xq, bias, dx, false);
     }
-    for (int r = 0; r < R; ++r) {
-        alignas(64) float lanes[16];
-        _mm512_store_ps(lanes, acc[r]);
-        out[r] = reduce16(lanes);
-    }
+    for (int r = 0; r < R; ++r) out[r] = avx512::hsum16(acc[r]);
 }
 
 template <DType D>

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #include <vector>
 
+#include "avx512_loads.h"
 #include "dequant_blocks.h"
 #include "journey/kernels/convert.h"
 
@@ -119,7 +120,7 @@ float lanes_portable(const UnpackedRow& u, const QuantizedActivations& x) {
 }
 
 // The same lanes, 16 at a time: w + 128 as u8 against x's int8, seeded with x's -128·Σq.
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) float lanes_vnni(const UnpackedRow& u, const QuantizedActivations& x) {
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"))) float lanes_vnni(const UnpackedRow& u, const QuantizedActivations& x) {
     __m512 acc = _mm512_setzero_ps();
     for (size_t p = 0; p < u.q.size() / 64; ++p) {
         const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(u.q.data() + 64 * p), _mm512_set1_epi8(static_cast<char>(0x80)));
@@ -134,11 +135,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) float lanes_vnni
             acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, M), _mm512_mul_ps(_mm512_loadu_ps(u.B.data() + 16 * p), dx), acc);
         }
     }
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, acc);
-    for (int s = 8; s >= 1; s /= 2)
-        for (int l = 0; l < s; ++l) lanes[l] += lanes[l + s];
-    return lanes[0];
+    return avx512::hsum16(acc);  // the portable loop's lane order
 }
 
 }  // namespace
