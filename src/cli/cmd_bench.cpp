@@ -44,7 +44,13 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"pp_tok_s", r.pp_tok_s}, {"tg_tok_s", r.tg_tok_s}, {"load_ms", load_ms},
                             {"peak_rss_mb", rss_mb}, {"pp_tok_s_cpu", r.pp_tok_s_cpu},
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
-                            {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()}};
+                            {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
+                            {"token_bytes", r.token_bytes}};
+        if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
+        if (r.read_gb_s > 0) {
+            j["read_gb_s"] = r.read_gb_s;
+            j["tg_read_share"] = r.tg_read_share;
+        }
         out_line(j.dump());
         return;
     }
@@ -64,6 +70,16 @@ void run_bench_cmd(const BenchCliOptions& o) {
     }
     std::snprintf(buf, sizeof buf, "load %.1f ms, peak RSS %.1f MiB", load_ms, rss_mb);
     out_line(buf);
+    if (o.bench.n_gen > 0 && r.token_bytes > 0) {
+        std::snprintf(buf, sizeof buf, "tg reads %.1f MB of weights a token: %.1f GB/s", r.token_bytes / 1e6,
+                      r.tg_weights_gb_s);
+        out_line(buf);
+    }
+    if (r.read_gb_s > 0) {
+        std::snprintf(buf, sizeof buf, "read bandwidth over the same weights: %.1f GB/s; tg at %.0f%% of it (medians)",
+                      r.read_gb_s, 100 * r.tg_read_share);
+        out_line(buf);
+    }
 }
 
 }  // namespace
@@ -78,6 +94,9 @@ void register_bench(CLI::App& app) {
         ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("-r,--repetitions", opts->bench.reps, "Timed repetitions; the median is reported")
         ->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_flag("--bandwidth", opts->bench.bandwidth,
+                  "Before each generation repetition, time a plain read of the same weights with the same threads, "
+                  "and report generation's share of that read bandwidth");
     cmd->add_flag("--json", opts->json, "Print one JSON object");
     cmd->callback([opts] { run_bench_cmd(*opts); });
 }

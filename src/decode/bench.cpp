@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "journey/errors.h"
+#include "journey/kernels/read_bandwidth.h"
 #include "journey/model/session.h"
 
 namespace journey {
@@ -80,22 +81,48 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     };
     const Test tests[] = {{"pp", o.n_prompt, &BenchResult::pp_tok_s, &BenchResult::pp_tok_s_cpu, time_pp},
                           {"tg", o.n_gen, &BenchResult::tg_tok_s, &BenchResult::tg_tok_s_cpu, time_tg}};
+    const auto reads = model.weights().token_reads();
+    for (const auto& m : reads) r.token_bytes += double(m.size());
+    std::vector<double> read_rates, shares;
     for (const Test& t : tests) {
         if (t.n <= 0) continue;
+        const bool gauge = o.bandwidth && t.run == time_tg && r.token_bytes > 0;
         const std::vector<TokenId> ids = bench_tokens(t.n, model.config().n_vocab);
         t.run(session, ids);  // warm-up: pages in the weights, sizes the buffers
         std::vector<double> rates, cpu_rates;
         for (int rep = 0; rep < std::max(1, o.reps); ++rep) {
+            double read_s = 0;
+            if (gauge) {  // the fastest of three reads
+                for (int k = 0; k < 3; ++k) {
+                    const auto t0 = Clock::now();
+                    const uint64_t sum = read_all(reads);
+                    const double s = seconds_since(t0);
+                    asm volatile("" ::"r"(sum));
+                    read_s = k == 0 ? s : std::min(read_s, s);
+                }
+                read_rates.push_back(r.token_bytes / read_s / 1e9);
+            }
             const double cpu0 = cpu_seconds();
-            rates.push_back(t.n / t.run(session, ids));
+            const double s = t.run(session, ids);
+            rates.push_back(t.n / s);
             cpu_rates.push_back(t.n / ((cpu_seconds() - cpu0) / std::max(1, threads)));
-            char buf[128];
-            std::snprintf(buf, sizeof buf, "%s%d rep %d/%d: %.1f tok/s (%.1f by CPU time)", t.name, t.n, rep + 1,
-                          o.reps, rates.back(), cpu_rates.back());
+            char buf[160];
+            int len = std::snprintf(buf, sizeof buf, "%s%d rep %d/%d: %.1f tok/s (%.1f by CPU time)", t.name, t.n,
+                                    rep + 1, o.reps, rates.back(), cpu_rates.back());
+            if (gauge) {
+                shares.push_back(read_s * t.n / s);  // (tokens/s x bytes) / (bytes / read_s)
+                std::snprintf(buf + len, sizeof buf - size_t(len), "; read %.1f GB/s just before, tg at %.0f%% of it",
+                              read_rates.back(), 100 * shares.back());
+            }
             say(buf);
         }
         r.*t.wall = median(rates);
         r.*t.cpu = median(cpu_rates);
+    }
+    r.tg_weights_gb_s = r.tg_tok_s * r.token_bytes / 1e9;
+    if (!read_rates.empty()) {
+        r.read_gb_s = median(read_rates);
+        r.tg_read_share = median(shares);
     }
     return r;
 }

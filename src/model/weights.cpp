@@ -373,6 +373,17 @@ DType Weights::main_dtype() const {
     return best;
 }
 
+std::vector<std::span<const std::byte>> Weights::token_reads() const {
+    std::vector<std::span<const std::byte>> reads;
+    auto add = [&](const Matrix& m) {
+        if (m) reads.emplace_back(m.rows16 ? m.rows16 : m.data, dtype_bytes(m.dtype, uint64_t(m.rows * m.cols)));
+    };
+    for (const LayerWeights& l : layers)
+        for (const Matrix* m : l.matrices()) add(*m);
+    add(output);
+    return reads;
+}
+
 int64_t Weights::n_params() const {
     auto m = [](const Matrix& x) { return x.rows * x.cols; };
     auto v = [](const Vector& x) { return x.n; };

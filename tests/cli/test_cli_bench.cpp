@@ -1,6 +1,7 @@
 // journey bench, run as a user would, on the gpt2-tiny reference checkpoint (speed itself is
 // not tested: only that the figures are there, on stdout, and progress is on stderr).
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
@@ -36,4 +37,26 @@ TEST_CASE("bench: a table; -n 0 skips generation; too long a prompt is refused",
     auto bad = run_journey({"bench", "-m", tiny, "-p", "100000", "-r", "1"});
     CHECK(bad.exit_code == 3);
     CHECK_THAT(bad.err, Contains("context"));
+}
+
+TEST_CASE("bench: the bytes a token reads, and with --bandwidth the share of the read bandwidth", "[cli][bench]") {
+    // GPT-2's block: c_attn C x 3C, attn c_proj C x C, c_fc C x 4C, mlp c_proj 4C x C (12 C^2),
+    // then the output projection (the tied wte, V x C); F32. The embeddings' one row is not counted.
+    std::ifstream f(tiny + "/config.json");
+    const auto config = nlohmann::json::parse(f);
+    const double C = config["n_embd"], L = config["n_layer"], V = config["vocab_size"];
+    auto r = run_journey({"bench", "-m", tiny, "-p", "0", "-n", "4", "-r", "2", "-t", "2", "--json", "--bandwidth", "-v"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["token_bytes"].get<double>() == 4 * (L * 12 * C * C + V * C));
+    CHECK(j["tg_weights_gb_s"].get<double>() == Approx(j["tg_tok_s"].get<double>() * j["token_bytes"].get<double>() / 1e9));
+    CHECK(j["read_gb_s"].get<double>() > 0);
+    CHECK(j["tg_read_share"].get<double>() > 0);
+    CHECK_THAT(r.err, Contains("tg4 rep 2/2") && Contains("GB/s just before"));
+    // Without --bandwidth there is no read and no share; the table says the GB/s of weights.
+    auto t = run_journey({"bench", "-m", tiny, "-p", "0", "-n", "4", "-r", "1", "-t", "1"});
+    REQUIRE(t.exit_code == 0);
+    CHECK_THAT(t.out, Contains("MB of weights a token"));
+    CHECK(t.out.find("read bandwidth") == std::string::npos);
 }

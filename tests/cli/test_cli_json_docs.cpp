@@ -59,7 +59,7 @@ TEST_CASE("docs/json.md documents every key of every JSON output", "[cli][json][
         {"trace --json (or --format json)", {"trace", "-m", gpt2, "--json", "-p", "Hi there"}, ""},
         {"trace --format jsonl", {"trace", "-m", gpt2, "--format", "jsonl", "-p", "Hi there"}, ""},
         {"info --json", {"info", "-m", gpt2, "--json"}, ""},
-        {"bench --json", {"bench", "-m", gpt2, "--json", "-p", "4", "-n", "2", "-r", "1"}, ""},
+        {"bench --json", {"bench", "-m", gpt2, "--json", "-p", "4", "-n", "2", "-r", "1", "--bandwidth"}, ""},
         {"--batch (next, generate, score)", {"next", "-m", gpt2, "--batch", "-"}, "Hi\n{\"prompt\": 3}\n"},
     };
     for (const Output& o : outputs) {

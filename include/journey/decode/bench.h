@@ -14,6 +14,9 @@ struct BenchOptions {
     int n_prompt = 128;  // tokens in the prompt-processing test (0: skip it)
     int n_gen = 64;      // tokens in the generation test (0: skip it)
     int reps = 5;        // timed repetitions of each test, after one untimed warm-up
+    // Before each generation repetition, also time three reads of the same weights at full speed
+    // (read_all: each thread one long stream); the fastest is the yardstick for generation's share.
+    bool bandwidth = false;
 };
 
 struct BenchResult {
@@ -24,6 +27,15 @@ struct BenchResult {
     // oversubscribed machine wall-clock rates mostly measure the other processes.
     double pp_tok_s_cpu = 0;
     double tg_tok_s_cpu = 0;
+    // Bytes of weights one token's step reads (Weights::token_reads), and at the median tg rate,
+    // GB/s of them.
+    double token_bytes = 0;
+    double tg_weights_gb_s = 0;
+    // With BenchOptions::bandwidth: the median of the reads' GB/s, and the median over the
+    // repetitions of generation's GB/s of weights over the read's just before it (the share of
+    // the machine's read bandwidth a token's step reaches, both taken within a second).
+    double read_gb_s = 0;
+    double tg_read_share = 0;
 };
 
 // Runs the tests on a fresh Session. `progress` (may be empty) gets one line per repetition.

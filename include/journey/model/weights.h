@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "journey/kernels/matrix.h"
@@ -69,6 +70,10 @@ struct Weights {
     // The type holding most of the blocks' matrix bytes (a Q4_K_M file: Q4_K, though its token
     // embedding may be Q6_K); the token embedding's for a model without blocks.
     DType main_dtype() const;
+    // The matrices one token's step reads whole (each block's, and the output projection), as the
+    // kernels read them (a regrouped or rewritten copy where there is one). The embeddings, of
+    // which a token reads one row, and the vectors are left out.
+    std::vector<std::span<const std::byte>> token_reads() const;
 
 private:
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
