@@ -10,8 +10,12 @@
 # SHAPE llama: Llama 3.2 1B from make_bench_model.py MODELS_DIR --shape llama-3.2-1b --dtypes bf16
 # --gguf f16,q8_0, plus llama-quantize's Q4_K_M and Q6_K of the F16 file (llama-3.2-1b-q4_k_m.gguf,
 # llama-3.2-1b-q6_k.gguf), pp512 and tg32, 2 repetitions (a round takes minutes).
-# Prints one line per run (tool dtype format pp tg), then medians, ranges and the per-round
-# ratios journey / llama.cpp. Each round's header gives the time and the load average.
+# Prints one line per run (tool dtype format pp tg, and for journey the bytes of weights a token
+# reads, the read bandwidth over them just before each tg repetition, and tg's share of it:
+# journey bench --bandwidth), then medians, ranges and the per-round ratios journey / llama.cpp,
+# and the share of the read bandwidth each run's tg reaches (llama.cpp's: its tg times the same
+# file's bytes, over the read journey measured next to it in the same round). Each round's
+# header gives the time and the load average.
 set -euo pipefail
 llama_bench=${1:?usage: bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR] [ROUNDS] [THREADS] [JOURNEY] [SHAPE]}
 models=${2:-/work/bench-models}
@@ -33,13 +37,14 @@ import json, sys
 runs = json.load(sys.stdin)
 pp = [r["avg_ts"] for r in runs if r["n_prompt"] > 0][0]
 tg = [r["avg_ts"] for r in runs if r["n_gen"] > 0][0]
-print("llama.cpp %s gguf %.1f %.1f" % (sys.argv[1], pp, tg))' "$1"
+print("llama.cpp %s gguf %.1f %.1f - - -" % (sys.argv[1], pp, tg))' "$1"
 }
 journey_row() {  # dtype format model
-  "$journey" bench -m "$models/$3" -p "$pp" -n "$tg" -r "$reps" -t "$threads" --json 2>/dev/null | python3 -c '
+  "$journey" bench -m "$models/$3" -p "$pp" -n "$tg" -r "$reps" -t "$threads" --json --bandwidth 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print("journey %s %s %.1f %.1f" % (sys.argv[1], sys.argv[2], d["pp_tok_s"], d["tg_tok_s"]))' "$1" "$2"
+print("journey %s %s %.1f %.1f %.0f %.1f %.3f" % (sys.argv[1], sys.argv[2], d["pp_tok_s"], d["tg_tok_s"],
+      d["token_bytes"], d["read_gb_s"], d["tg_read_share"]))' "$1" "$2"
 }
 
 for r in $(seq "$rounds"); do
@@ -62,10 +67,11 @@ done | tee "$out"
 python3 - "$out" "$pp" "$tg" <<'PY'
 import statistics as st, sys
 pp_name, tg_name = "pp" + sys.argv[2], "tg" + sys.argv[3]
-runs = {}
+runs, gauge = {}, {}
 for line in open(sys.argv[1]):
-    tool, dtype, fmt, pp, tg = line.split()
+    tool, dtype, fmt, pp, tg, nbytes, read, share = line.split()
     runs.setdefault(f"{tool} {dtype} {fmt}", []).append((float(pp), float(tg)))
+    if tool == "journey": gauge.setdefault(f"{dtype} {fmt}", []).append((float(nbytes), float(read), float(share)))
 print(f"\n| run | {pp_name} median [range] | {tg_name} median [range] |\n| --- | ---: | ---: |")
 for key, v in runs.items():
     pp, tg = [a for a, _ in v], [b for _, b in v]
@@ -84,4 +90,15 @@ for num, den in [("journey f32 gguf", "llama.cpp f32 gguf"), ("journey f32 hf", 
                  ("journey q6_k gguf", "llama.cpp q6_k gguf")]:
     pp, tg = ratios(num, den, 0), ratios(num, den, 1)
     if pp: print(f"| {num} / {den} | {pp} | {tg} |")
+
+print(f"\n| run | bytes a token | read GB/s, median [range] | {tg_name} share of it, median [range] |\n| --- | ---: | ---: | ---: |")
+for key, v in gauge.items():
+    reads, shares = [r for _, r, _ in v], [x for _, _, x in v]
+    print(f"| journey {key} | {v[0][0] / 1e6:.1f} MB | {st.median(reads):.1f} [{min(reads):.1f}–{max(reads):.1f}] | "
+          f"{st.median(shares):.2f} [{min(shares):.2f}–{max(shares):.2f}] |")
+    dtype, fmt = key.split()
+    llama = runs.get(f"llama.cpp {dtype} gguf")
+    if fmt == "gguf" and llama:  # the same file: the same bytes; the read journey measured in that round
+        s = [tg * v[0][0] / 1e9 / r for (_, tg), (_, r, _) in zip(llama, v)]
+        print(f"| llama.cpp {dtype} gguf | {v[0][0] / 1e6:.1f} MB | (journey's) | {st.median(s):.2f} [{min(s):.2f}–{max(s):.2f}] |")
 PY

@@ -10,21 +10,26 @@
 namespace journey {
 namespace {
 
-// The sum of the bytes: whole 64-byte lines four at a time (vpsadbw sums each 8 bytes into a
-// 64-bit lane, four independent chains), the rest one by one.
+// The sum of the bytes: the bytes before the first 64-byte line boundary one by one, then whole
+// lines four at a time with aligned loads (vpsadbw sums each 8 bytes into a 64-bit lane, four
+// independent chains), the rest one by one. Aligned, as a plain read of memory goes line by line:
+// unaligned 64-byte loads would each touch two lines (an F32 safetensors file, 32 bytes into a
+// line, read at 26.7 GB/s against its GGUF's 31.2 on one thread).
 __attribute__((target("avx512f,avx512bw"))) uint64_t fold_avx512(const std::byte* p, size_t n) {
     const __m512i zero = _mm512_setzero_si512();
     __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
     size_t i = 0;
+    uint64_t head = 0;
+    for (; i < n && reinterpret_cast<uintptr_t>(p + i) % 64 != 0; ++i) head += uint64_t(p[i]);
     for (; i + 256 <= n; i += 256) {
-        a0 = _mm512_add_epi64(a0, _mm512_sad_epu8(_mm512_loadu_si512(p + i), zero));
-        a1 = _mm512_add_epi64(a1, _mm512_sad_epu8(_mm512_loadu_si512(p + i + 64), zero));
-        a2 = _mm512_add_epi64(a2, _mm512_sad_epu8(_mm512_loadu_si512(p + i + 128), zero));
-        a3 = _mm512_add_epi64(a3, _mm512_sad_epu8(_mm512_loadu_si512(p + i + 192), zero));
+        a0 = _mm512_add_epi64(a0, _mm512_sad_epu8(_mm512_load_si512(p + i), zero));
+        a1 = _mm512_add_epi64(a1, _mm512_sad_epu8(_mm512_load_si512(p + i + 64), zero));
+        a2 = _mm512_add_epi64(a2, _mm512_sad_epu8(_mm512_load_si512(p + i + 128), zero));
+        a3 = _mm512_add_epi64(a3, _mm512_sad_epu8(_mm512_load_si512(p + i + 192), zero));
     }
     alignas(64) uint64_t lanes[8];
     _mm512_store_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
-    uint64_t s = 0;
+    uint64_t s = head;
     for (uint64_t l : lanes) s += l;
     for (; i < n; ++i) s += uint64_t(p[i]);
     return s;

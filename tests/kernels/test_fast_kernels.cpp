@@ -137,23 +137,26 @@ TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fa
 // every offset, for row lengths that end at every point of a line, the bits must be the
 // portable kernel's, and nothing outside the matrix may be read: it sits at the very end of its
 // allocation, and under AddressSanitizer the bytes before it are poisoned.
-TEST_CASE("gemv: F32 rows starting anywhere in a cache line give the portable bits", "[kernels][fast]") {
+TEST_CASE("gemv: float rows starting anywhere in a cache line give the portable bits", "[kernels][fast]") {
     // Linear [n_out, n_in] and Conv1D [n_in, n_out]; Conv1D rows of 48 or 768 outputs are whole
-    // lines apart (all at one offset), of 100 or 7 not
+    // lines apart (all at one offset), of 100 or 7 not; so are F16/BF16 Linear rows of 768 or 96
+    // inputs (of 100 or 130 not)
     const std::tuple<Layout, int64_t, int64_t> shapes[] = {
         {Layout::Linear, 768, 7}, {Layout::Linear, 100, 7}, {Layout::Linear, 79, 7}, {Layout::Linear, 65, 7}, {Layout::Linear, 200, 7},
+        {Layout::Linear, 96, 5}, {Layout::Linear, 130, 5}, {Layout::Linear, 93, 3},
         {Layout::Conv1D, 200, 48}, {Layout::Conv1D, 37, 768}, {Layout::Conv1D, 200, 100}, {Layout::Conv1D, 9, 7},
         {Layout::Linear, 5, 3}, {Layout::Linear, 20, 3}, {Layout::Conv1D, 3, 20}, {Layout::Conv1D, 17, 16}};  // rows shorter than a step
+    for (DType dtype : {DType::F32, DType::F16, DType::BF16})
     for (const auto& [layout, n_in, n_out] : shapes)
         for (size_t offset = 0; offset < 64; offset += 2) {
             const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
-            const Stored W = random_matrix(DType::F32, rows, cols, layout, 13);
+            const Stored W = random_matrix(dtype, rows, cols, layout, 13);
             const std::vector<float> x = random_vector(static_cast<size_t>(n_in), 17);
             const size_t bytes = W.bytes.size();
             auto* block = static_cast<std::byte*>(::operator new(offset + bytes, std::align_val_t(64)));
             std::memcpy(block + offset, W.bytes.data(), bytes);
             JOURNEY_TEST_POISON(block, offset);
-            const Matrix m{DType::F32, block + offset, rows, cols, layout};
+            const Matrix m{dtype, block + offset, rows, cols, layout};
             std::vector<float> fast(static_cast<size_t>(n_out)), port(fast.size());
             for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential}) {
                 {
@@ -164,7 +167,7 @@ TEST_CASE("gemv: F32 rows starting anywhere in a cache line give the portable bi
                     PortableScope p(true);
                     gemv(port.data(), x.data(), m);
                 }
-                INFO(stream_shape_name() << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", offset " << offset);
+                INFO(stream_shape_name() << " " << dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", offset " << offset);
                 CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
             }
             JOURNEY_TEST_UNPOISON(block, offset);
