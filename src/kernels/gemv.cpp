@@ -18,6 +18,7 @@
 #include "journey/kernels/quant.h"
 #include "journey/kernels/thread_pool.h"
 #include "avx512_loads.h"
+#include "journey/kernels/lookahead.h"
 
 namespace journey {
 namespace {
@@ -323,6 +324,7 @@ void linear_rows(float* y, const float* x, const Matrix& W, int64_t o0, int64_t 
 // partial sums, then the caller adds them up in order.
 template <DType D>
 void conv1d_threaded(float* y, const float* x, const Matrix& W) {
+    note_product(W);
     const int64_t S = n_slabs(W), n_out = W.cols;
     thread_local std::vector<float> partials;
     partials.resize(static_cast<size_t>(S * n_out));
@@ -335,19 +337,15 @@ void conv1d_threaded(float* y, const float* x, const Matrix& W) {
         for (int64_t o = 0; o < n_out; ++o) y[o] += p[s * n_out + o];
 }
 
-// Splits [0, n) into `parts` ranges aligned to 16 (whole cache lines of y); part i of them.
-std::pair<int64_t, int64_t> part(int64_t n, int i, int parts) {
-    const int64_t chunk = ((n + parts - 1) / parts + 15) / 16 * 16;
-    return {std::min(n, i * chunk), std::min(n, (i + 1) * chunk)};
-}
-
 // Linear: threads take ranges of outputs (whole rows of W). Conv1D: threads take slabs.
 template <DType D>
 void gemv_typed(float* y, const float* x, const Matrix& W) {
     if (W.layout == Layout::Conv1D) return conv1d_threaded<D>(y, x, W);
+    const Matrix* next = note_product(W);
     thread_pool().run([&](int i, int n) {
-        const auto [o0, o1] = part(W.n_out(), i, n);
+        const auto [o0, o1] = linear_part(W.n_out(), i, n);
         if (o0 < o1) linear_rows<D>(y, x, W, o0, o1);
+        warm_next(next, i, n);
     });
 }
 

@@ -9,6 +9,7 @@
 #include "journey/kernels/quant_dot.h"
 #include "journey/kernels/quant.h"
 #include "journey/kernels/thread_pool.h"
+#include "journey/kernels/lookahead.h"
 
 namespace journey {
 
@@ -28,12 +29,14 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         thread_local QuantizedActivations scratch;  // the caller's; workers see it through xq
         quantize_activations(x, n_in, scratch, activation_block(W.dtype));
         const QuantizedActivations* xq = &scratch;
-        const int64_t parts = 4 * int64_t(thread_pool().size());
-        const int64_t chunk = ((n_out + parts - 1) / parts + 15) / 16 * 16;  // whole groups of 16 (pack_rows16)
-        std::atomic<int64_t> next{0};
-        thread_pool().run([&](int, int) {
-            for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < n_out;)
+        const int threads = thread_pool().size();
+        const int64_t chunk = quant_chunk(n_out, threads);
+        const Matrix* after = note_product(W);
+        std::atomic<int64_t> next{chunk * threads};  // thread i takes chunk i first (lookahead.h)
+        thread_pool().run([&](int i, int n) {
+            for (int64_t r0 = chunk * i; r0 < n_out; r0 = next.fetch_add(chunk, std::memory_order_relaxed))
                 dot_rows(out, W, *xq, r0, std::min(n_out, r0 + chunk));
+            warm_next(after, i, n);
         });
         return;
     }

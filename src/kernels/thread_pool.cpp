@@ -1,5 +1,6 @@
 #include "journey/kernels/thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -25,7 +26,17 @@ bool spin_until(Pred pred) {
     }
 }
 
+thread_local const std::byte* t_warm = nullptr;  // a worker's lines to ask for once done
+thread_local size_t t_warm_n = 0;
+thread_local bool t_is_worker = false;
+
 }  // namespace
+
+void ThreadPool::warm_when_done(const std::byte* p, size_t n) {
+    if (!t_is_worker) return;
+    t_warm = p;
+    t_warm_n = n;
+}
 
 ThreadPool::ThreadPool(int n_threads) : n_(n_threads < 1 ? 1 : n_threads) {
     for (int i = 1; i < n_; ++i) workers_.emplace_back([this, i] { work(i); });
@@ -51,6 +62,7 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
 }
 
 void ThreadPool::work(int i) {
+    t_is_worker = true;
     unsigned seen = 0;  // the value at construction: a run may come before this thread starts
     for (;;) {
         if (!spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; }))
@@ -59,6 +71,11 @@ void ThreadPool::work(int i) {
         if (stop_.load()) return;
         (*job_)(i, n_);
         if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+        // 64 lines at a time, while no new job has come
+        for (size_t at = 0; at < t_warm_n && generation_.load(std::memory_order_relaxed) == seen; at += 4096)
+            for (size_t b = at; b < std::min(t_warm_n, at + 4096); b += 64)
+                _mm_prefetch(reinterpret_cast<const char*>(t_warm + b), _MM_HINT_T1);
+        t_warm_n = 0;
     }
 }
 

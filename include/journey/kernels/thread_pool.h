@@ -9,6 +9,7 @@
 // atomic wait, a futex on Linux) and costs nothing.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -26,6 +27,11 @@ public:
     // Calls fn(i, size()) once on each of the size() threads (i = 0 on the caller); returns
     // when every call has returned. fn must split its work by i itself and must not throw.
     void run(const std::function<void(int, int)>& fn);
+    // Called from inside a job on a worker (i > 0; a no-op on the caller's thread): once this
+    // worker has reported its part done, it asks for the lines of [p, p + n) into L2 while it
+    // waits, stopping early if the next job comes. For the lines it will read first in the next
+    // product (lookahead.h): its waiting time then moves them from memory instead of idling.
+    static void warm_when_done(const std::byte* p, size_t n);
 
 private:
     int n_;
