@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -125,12 +126,17 @@ JOURNEY_AVX512 int64_t conv1d_realigned_f32(float* y, const __m512* xv, const st
     return o;
 }
 
-template <int64_t R, int... A>
-JOURNEY_AVX512 int64_t conv1d_realigned_f32(int a, float* y, const __m512* xv, const std::byte* rows, size_t stride, int64_t n_out,
-                                            std::integer_sequence<int, A...>) {
+// Calls f(std::integral_constant<int, A>) for the run-time offset a, A in 1..15 (the realigned
+// paths' template argument), and returns what it returns; 0 for any other a.
+template <class F, int... A>
+int64_t with_offset(int a, F f, std::integer_sequence<int, A...>) {
     int64_t done = 0;
-    ((a == A + 1 ? (done = conv1d_realigned_f32<R, A + 1>(y, xv, rows, stride, n_out)) : 0), ...);
+    ((a == A + 1 ? (done = f(std::integral_constant<int, A + 1>{})) : 0), ...);
     return done;
+}
+template <class F>
+int64_t with_offset(int a, F f) {
+    return with_offset(a, f, std::make_integer_sequence<int, 15>());
 }
 
 template <int64_t R>
@@ -140,7 +146,7 @@ JOURNEY_AVX512 void conv1d_sweep_f32(float* y, const float* x, const std::byte* 
     int64_t o = 0;
     const auto off = reinterpret_cast<uintptr_t>(rows) % 64;
     if (off != 0 && off % 4 == 0 && (R == 1 || stride % 64 == 0))
-        o = conv1d_realigned_f32<R>(int(off / 4), y, xv, rows, stride, n_out, std::make_integer_sequence<int, 15>());
+        o = with_offset(int(off / 4), [&](auto A) JOURNEY_AVX512 { return conv1d_realigned_f32<R, A()>(y, xv, rows, stride, n_out); });
     for (; o + 16 <= n_out; o += 16) {
         __m512 acc = _mm512_loadu_ps(y + o);
         for (int64_t k = 0; k < R; ++k) acc = _mm512_fmadd_ps(xv[k], _mm512_loadu_ps(rows + k * stride + 4 * o), acc);
@@ -233,14 +239,6 @@ JOURNEY_AVX512 int64_t realigned_f32(__m512* c, const float* x, const float* row
     return i;
 }
 
-template <int... A>
-JOURNEY_AVX512 int64_t realigned_f32(int a, __m512* c, const float* x, const float* row, int64_t n_in,
-                                     std::integer_sequence<int, A...>) {
-    int64_t done = 0;
-    ((a == A + 1 ? (done = realigned_f32<A + 1>(c, x, row, n_in)) : 0), ...);
-    return done;
-}
-
 template <DType D>
 JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte* row, int64_t n_in) {
     __m512 c[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -248,7 +246,9 @@ JOURNEY_AVX512 void linear_row_avx512(float* y, const float* x, const std::byte*
     if constexpr (D == DType::F32) {
         const auto off = reinterpret_cast<uintptr_t>(row) % 64;
         if (off != 0 && off % 4 == 0)
-            i = realigned_f32(int(off / 4), c, x, reinterpret_cast<const float*>(row), n_in, std::make_integer_sequence<int, 15>());
+            i = with_offset(int(off / 4), [&](auto A) JOURNEY_AVX512 {
+                return realigned_f32<A()>(c, x, reinterpret_cast<const float*>(row), n_in);
+            });
     }
     for (; i + 64 <= n_in; i += 64) {
         const std::byte* p = row + static_cast<size_t>(i) * esize(D);

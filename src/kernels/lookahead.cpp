@@ -39,21 +39,22 @@ const Matrix* note_product(const Matrix& W) {
     return it == g_after.end() ? nullptr : &it->second;
 }
 
+namespace {
+// n / parts rounded up to whole groups of 16 rows (cache lines of y; pack_rows16's groups)
+int64_t chunk16(int64_t n, int64_t parts) { return ((n + parts - 1) / parts + 15) / 16 * 16; }
+}  // namespace
+
 std::pair<int64_t, int64_t> linear_part(int64_t n, int i, int parts) {
-    const int64_t chunk = ((n + parts - 1) / parts + 15) / 16 * 16;
+    const int64_t chunk = chunk16(n, parts);
     return {std::min(n, i * chunk), std::min(n, (i + 1) * chunk)};
 }
 
-int64_t quant_chunk(int64_t n_out, int threads) {
-    const int64_t parts = 4 * int64_t(threads);
-    return ((n_out + parts - 1) / parts + 15) / 16 * 16;  // whole groups of 16 (pack_rows16)
-}
+int64_t quant_chunk(int64_t n_out, int threads) { return chunk16(n_out, 4 * int64_t(threads)); }
 
 void warm_next(const Matrix* next, int i, int n) {
     if (!next || i == 0 || next->layout != Layout::Linear || warm_bytes() == 0) return;
-    const bool is_float = next->dtype == DType::F32 || next->dtype == DType::F16 || next->dtype == DType::BF16;
     int64_t r0, r1;
-    if (is_float) {
+    if (dtype_block(next->dtype) == 1) {  // a float type: gemv's ranges; else matmul_quantized's chunks
         std::tie(r0, r1) = linear_part(next->rows, i, n);
     } else {
         const int64_t c = quant_chunk(next->rows, n);
