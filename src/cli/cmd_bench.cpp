@@ -38,6 +38,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
         bar.update(++done, total);
     });
     const double rss_mb = double(peak_rss_bytes()) / (1024.0 * 1024.0);
+    const double huge_mb = double(huge_page_bytes()) / (1024.0 * 1024.0);
     const std::string dtype(dtype_name(model->weight_dtype()));
     if (o.json) {
         nlohmann::json j = {{"model", model->source().string()}, {"dtype", dtype}, {"threads", num_threads()},
@@ -45,7 +46,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"peak_rss_mb", rss_mb}, {"pp_tok_s_cpu", r.pp_tok_s_cpu},
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
                             {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
-                            {"token_bytes", r.token_bytes}};
+                            {"token_bytes", r.token_bytes}, {"mmap", o.model.mmap}, {"huge_pages_mb", huge_mb}};
         if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
         if (r.read_gb_s > 0) {
             j["read_gb_s"] = r.read_gb_s;
@@ -69,6 +70,9 @@ void run_bench_cmd(const BenchCliOptions& o) {
         out_line(buf);
     }
     std::snprintf(buf, sizeof buf, "load %.1f ms, peak RSS %.1f MiB", load_ms, rss_mb);
+    out_line(buf);
+    if (o.model.mmap) std::snprintf(buf, sizeof buf, "weights read in place from the file (--mmap)");
+    else std::snprintf(buf, sizeof buf, "weights copied at load, %.0f MiB of them on huge pages", huge_mb);
     out_line(buf);
     if (o.bench.n_gen > 0 && r.token_bytes > 0) {
         std::snprintf(buf, sizeof buf, "tg reads %.1f MB of weights a token: %.1f GB/s", r.token_bytes / 1e6,

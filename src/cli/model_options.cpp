@@ -26,6 +26,9 @@ void add_model_options(CLI::App* cmd, ModelOptions& opts) {
         ->check(integer_at_least(1));
     cmd->add_option("--kv-type", opts.kv_type, "KV cache type: f32 (exact, default) or f16 (half the memory)")
         ->transform(CLI::CheckedTransformer(std::map<std::string, KvType>{{"f32", KvType::f32}, {"f16", KvType::f16}}));
+    cmd->add_flag("--mmap,!--no-mmap", opts.mmap,
+                  "Read the weight matrices in place from the model file's mapping (faster load, slower "
+                  "tokens) instead of copying them into huge pages at load (--no-mmap, the default)");
 }
 
 SessionOptions session_options(const ModelOptions& opts) {
@@ -82,7 +85,7 @@ void check_threads(int threads) {
 
 }  // namespace
 
-std::unique_ptr<Model> load_model(const ModelOptions& opts) {
+std::unique_ptr<Model> load_model(const ModelOptions& opts, bool in_place) {
     check_threads(opts.threads);
     set_num_threads(opts.threads);
     const ModelPath m = resolve_model_path(opts);
@@ -90,7 +93,7 @@ std::unique_ptr<Model> load_model(const ModelOptions& opts) {
     if (m.source == "-m") check_model_path(m.path, "-m");
     try {
         if (m.source != "-m") check_model_path(m.path, "");
-        return Model::load(m.path, LoadOptions{.tokenizer = true, .tokenizer_path = opts.tokenizer});
+        return Model::load(m.path, LoadOptions{.tokenizer = true, .tokenizer_path = opts.tokenizer, .mmap = opts.mmap || in_place});
     } catch (const ModelError& e) {
         // A path the user did not type: say where it came from.
         if (m.source != "$JOURNEY_MODEL") throw;

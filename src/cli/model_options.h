@@ -18,6 +18,7 @@ struct ModelOptions {
     int threads = 0;   // -t: 0 = one per hardware core
     int ctx_size = 0;  // -c: positions the KV cache holds; 0 = the model's context, at most 4096
     KvType kv_type = KvType::f32;  // --kv-type f32|f16
+    bool mmap = false;  // --mmap: read the weight matrices in place from the file (LoadOptions::mmap)
 };
 
 // The session a command runs: -c and --kv-type.
@@ -38,7 +39,8 @@ void check_model_path(const std::filesystem::path& path, const std::string& sour
 void check_tokenizer_path(const std::filesystem::path& path);
 
 // Sets the thread count, resolves the model, loads it (with its tokenizer). A failure names
-// $JOURNEY_MODEL when the path came from there.
-std::unique_ptr<Model> load_model(const ModelOptions& opts);
+// $JOURNEY_MODEL when the path came from there. `in_place`: a command that reads few of the
+// weights (info, tokenize) leaves them in the file's mapping whatever --mmap says.
+std::unique_ptr<Model> load_model(const ModelOptions& opts, bool in_place = false);
 
 }  // namespace journey::cli

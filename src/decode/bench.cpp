@@ -141,4 +141,18 @@ int64_t peak_rss_bytes() {
     return 0;
 }
 
+int64_t huge_page_bytes() {
+    std::ifstream rollup("/proc/self/smaps_rollup");
+    std::string key;
+    while (rollup >> key) {
+        if (key == "AnonHugePages:") {
+            int64_t kb = 0;
+            rollup >> kb;
+            return kb * 1024;
+        }
+        rollup.ignore(1 << 16, '\n');
+    }
+    return 0;
+}
+
 }  // namespace journey

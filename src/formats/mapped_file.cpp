@@ -43,11 +43,23 @@ MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
         }
         data_ = static_cast<const std::byte*>(p);
     }
-    ::close(fd);
+    fd_ = fd;
 }
 
 MappedFile::~MappedFile() {
     if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool MappedFile::read(size_t offset, std::byte* dst, size_t n) const {
+    if (offset > size_ || n > size_ - offset) return false;
+    while (n > 0) {
+        const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return false;
+        dst += got, offset += size_t(got), n -= size_t(got);
+    }
+    return true;
 }
 
 }  // namespace journey

@@ -99,13 +99,13 @@ std::unique_ptr<Model> Model::load(const fs::path& path, const LoadOptions& opts
     const ModelConfig& c = p.config;
     spdlog::debug("loaded {} ({}, {}): {} layers, {} heads ({} kv), n_embd {}", path.string(), p.file.format,
                   arch_name(c.arch), c.n_layer, c.n_head, c.n_kv_head, c.n_embd);
-    auto model = std::make_unique<Model>(std::move(p.file), p.config, std::move(p.tokenizer));
+    auto model = std::make_unique<Model>(std::move(p.file), p.config, std::move(p.tokenizer), opts.mmap);
     model->source_ = path;
     return model;
 }
 
-Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer)
-    : source_(file.path), file_(std::move(file)), config_(config), weights_(Weights::bind(file_, config_)), tokenizer_(std::move(tokenizer)) {
+Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer, bool mmap)
+    : source_(file.path), file_(std::move(file)), config_(config), weights_(Weights::bind(file_, config_, mmap)), tokenizer_(std::move(tokenizer)) {
     if (tokenizer_ && tokenizer_->n_vocab() > config_.n_vocab)
         throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
                          " tokens but the weights only have " + std::to_string(config_.n_vocab) +

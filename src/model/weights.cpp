@@ -2,12 +2,15 @@
 // its block reads and their Hugging Face names; the role table here gives GGUF names and shapes.
 #include "journey/model/weights.h"
 
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -232,7 +235,7 @@ private:
 
 }  // namespace
 
-Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
+Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_place) {
     const ArchTraits& traits = traits_of(config.arch);
     const bool plus_one = traits.hf_norm_plus_one && file.format == "safetensors";
     Weights w;
@@ -276,13 +279,40 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
         if (sf) w.rope_short = b.vector(*sf, half);
     }
     b.refuse_unused(traits);
-    w.copy_for_kernels(file);
+    w.copy_for_kernels(file, in_place);
     if ((w.set_aside = b.set_aside()) > 0) w.set_aside_what = find_hf_wrapper(config.hf_wrapper)->unused_what;
     return w;
 }
 
-// Matrices the kernels read faster in another arrangement, copied once at load into memory of
-// our own (huge pages where the kernel gives them); every reader then uses the copy:
+// The memory the kernel could still give us, in bytes (MemAvailable: free memory plus the page
+// cache it can drop, which includes the model file's own pages); 0 if unknown.
+namespace {
+size_t available_memory() {
+    if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+        char line[256];
+        unsigned long long kb = 0;
+        bool found = false;
+        while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+        std::fclose(f);
+        if (found) return size_t(kb) * 1024;
+    }
+    const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : 0;
+}
+}  // namespace
+
+// The matrices one token reads, copied once at load into memory of our own, 2 MiB pages where
+// the kernel gives them (MADV_HUGEPAGE); every reader then uses the copy. The file's mapping is
+// 4 KiB pages: a token's step streams every matrix, and on 4 KiB pages the hardware prefetcher
+// stops at each page's end and every page costs a TLB miss. A test program reading 16 matrices
+// of 8192 x 2048 F16 (512 MiB, the one-token kernel, alternating 21:40 UTC 4 Dec, this Zen 5):
+// one thread 27.8 GB/s on 4 KiB pages, 33.6-35.8 on 2 MiB; the plain read beside it 32-35 on
+// both. Llama 3.2 1B, journey bench tg16 -t 2, alternating: F16 GGUF 19.1, 16.6, 12.4 tok/s in
+// the mapping against 23.8, 19.3, 16.6 copied; BF16 directory 15.4, 12.0, 10.5 against 20.2,
+// 16.7, 20.1. The bytes are read with pread (MappedFile::read), never through the mapping, whose
+// pages are then not faulted in one by one: 2.4 GiB took 0.16-0.6 s at load (up to 2 s when
+// this VM's host must first back the memory), where the mapping's first token costs its faults.
+// What is copied, and how:
 // - Q4_K regrouped 16 rows at a time for the one-token dot (quant_dot.h), as llama.cpp repacks
 //   Q4_K at load on x86: one pass over x then serves 16 rows. Prompts read it too (gemm.cpp), the
 //   embedding lookup the mapping. Only where the VNNI kernels run: the portable path reads the
@@ -292,9 +322,17 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config) {
 //   rows over every output (GPT-2 small F16, journey bench tg64 -t 2 in the same rounds: the
 //   directory 129-136 tok/s, the converter's GGUF, Linear, 185-188; 07:40 UTC 4 Dec). The bits
 //   are moved, not converted, so the directory computes exactly what its GGUF does; on every
-//   path, so fast and portable kernels still agree. F32 Conv1D stays in place (it was level).
-void Weights::copy_for_kernels(const ModelFile& file) {
-    enum class Kind { rows16, transpose };
+//   path, so fast and portable kernels still agree.
+// - every other block matrix and the output projection (and the token embedding when it is the
+//   output), byte for byte, each starting on a 64-byte line (a safetensors tensor may start at
+//   any multiple of 8 bytes). Not with `in_place` (--mmap), nor when the copy would not fit in
+//   the memory the machine has left (it says so); the regroupings and rewrites above always.
+// Once copied, a matrix's pages of the mapping are let go (MADV_DONTNEED: the file's pages stay
+// in the page cache; a read, such as an embedding's lookup, maps them again), so the copy does
+// not double the memory (Llama 3.2 1B Q4_K_M, journey bench -p 64 -n 4: peak RSS 1269 MiB
+// without, 824 with).
+void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
+    enum class Kind { rows16, transpose, copy };
     struct Job {
         Matrix* m;
         Kind kind;
@@ -302,19 +340,32 @@ void Weights::copy_for_kernels(const ModelFile& file) {
         std::byte* at = nullptr;
     };
     std::vector<Job> todo;
-    size_t total = 0;
     const bool vnni = quant_dot_fast_available();
     auto want = [&](Matrix& m) {
-        const size_t bytes = static_cast<size_t>(m.rows * m.cols) * 2;
+        if (!m) return;
+        const size_t bytes = static_cast<size_t>(dtype_bytes(m.dtype, uint64_t(m.rows * m.cols)));
         if (vnni && can_pack_rows16(m)) todo.push_back({&m, Kind::rows16, rows16_bytes(m)});
-        else if (m && m.layout == Layout::Conv1D && (m.dtype == DType::F16 || m.dtype == DType::BF16))
+        else if (m.layout == Layout::Conv1D && (m.dtype == DType::F16 || m.dtype == DType::BF16))
             todo.push_back({&m, Kind::transpose, bytes});
-        else return;
-        total += todo.back().bytes;
+        else if (!in_place) todo.push_back({&m, Kind::copy, bytes});
     };
     for (LayerWeights& l : layers)
         for (Matrix* m : l.matrices()) want(*m);
     want(output);  // tied or not (a Q4_K table is looked up in the mapping, multiplied in the copy)
+    auto line = [](size_t n) { return (n + 63) / 64 * 64; };
+    auto total_of = [&] {
+        size_t t = 0;
+        for (const Job& j : todo) t += line(j.bytes);
+        return t;
+    };
+    size_t total = total_of();
+    const size_t reserve = size_t(256) << 20;  // left for the KV cache, activations, the rest
+    if (const size_t avail = available_memory(); !in_place && avail > 0 && total + reserve > avail) {
+        spdlog::warn("{}: copying the weights would take {} MiB with {} MiB available; reading them in place from the file",
+                     file.path.string(), total >> 20, avail >> 20);
+        std::erase_if(todo, [](const Job& j) { return j.kind == Kind::copy; });
+        total = total_of();
+    }
     if (todo.empty()) return;
     void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;  // no memory for the copy: the matrices as stored serve (the same math)
@@ -322,42 +373,48 @@ void Weights::copy_for_kernels(const ModelFile& file) {
     packed_.emplace_back(static_cast<std::byte*>(p), [total](std::byte* q) { ::munmap(q, total); });
     for (std::byte* next = packed_.back().get(); Job& j : todo) {
         j.at = next;
-        next += j.bytes;
+        next += line(j.bytes);
     }
-    // The threads share the matrices: much of the time is the kernel handing out (zeroing) the
-    // new pages. Huge pages cost loading time on this VM, Llama 3.2 1B Q4_K_M 0.6-1.5 s against
-    // 0.26-0.31 s with 4 KiB pages, and give tg32 40.7, 44.4, 51.4 against 38.0, 39.0, 39.6
-    // tok/s (-t 2, alternating, about 04:35 UTC 4 Dec): a cost paid once for every token after it.
-    // Once copied, a matrix's pages of the mapping are let go (MADV_DONTNEED: the file's pages
-    // stay in the page cache; a read, such as a Q4_K embedding's lookup, maps them again), so the
-    // copy does not double the memory (Llama 3.2 1B Q4_K_M, journey bench -p 64 -n 4: peak RSS
-    // 1269 MiB without, 824 with; 823 before the copy existed).
     // Only within the file's own read-only mappings, never on memory of ours.
+    auto mapping_of = [&](const Job& j) -> const MappedFile* {
+        for (const auto& f : file.mappings)
+            if (f->data() && j.m->data >= f->data() && j.m->data + j.bytes <= f->data() + f->size()) return f.get();
+        return nullptr;
+    };
     const size_t page = size_t(::sysconf(_SC_PAGESIZE));
     auto let_go = [&](const Job& j) {
+        if (!mapping_of(j)) return;
         const auto b = reinterpret_cast<uintptr_t>(j.m->data), e = b + j.bytes;
-        bool mapped = false;
-        for (const auto& f : file.mappings) {
-            const auto fb = reinterpret_cast<uintptr_t>(f->data());
-            mapped = mapped || (f->data() && b >= fb && e <= fb + f->size());
-        }
         const uintptr_t first = (b + page - 1) / page * page, last = e / page * page;
-        if (mapped && last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+        if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
     };
+    // The threads share the work: each plain copy in n parts (whole lines), the rewrites whole.
     thread_pool().run([&](int i, int n) {
-        for (size_t k = size_t(i); k < todo.size(); k += size_t(n)) {
+        for (size_t k = 0; k < todo.size(); ++k) {
             const Job& j = todo[k];
-            if (j.kind == Kind::rows16) pack_rows16(*j.m, j.at);
-            else transpose16(j.m->data, j.m->rows, j.m->cols, j.at);
-            let_go(j);
+            if (j.kind == Kind::copy) {
+                const size_t lines = line(j.bytes) / 64;
+                const size_t b = std::min(j.bytes, lines * size_t(i) / size_t(n) * 64);
+                const size_t e = std::min(j.bytes, lines * size_t(i + 1) / size_t(n) * 64);
+                const MappedFile* f = mapping_of(j);
+                if (!f || !f->read(size_t(j.m->data - f->data()) + b, j.at + b, e - b)) std::memcpy(j.at + b, j.m->data + b, e - b);
+            } else if (k % size_t(n) == size_t(i)) {
+                if (j.kind == Kind::rows16) pack_rows16(*j.m, j.at);
+                else transpose16(j.m->data, j.m->rows, j.m->cols, j.at);
+                let_go(j);
+            }
         }
     });
     for (const Job& j : todo) {
-        if (j.kind == Kind::rows16) {
-            j.m->rows16 = j.at;
-            continue;
+        switch (j.kind) {
+            case Kind::rows16: j.m->rows16 = j.at; break;
+            case Kind::transpose: *j.m = Matrix{j.m->dtype, j.at, j.m->cols, j.m->rows, Layout::Linear}; break;
+            case Kind::copy:
+                let_go(j);
+                if (tok_embd.data == j.m->data && tok_embd.dtype == j.m->dtype) tok_embd.data = j.at;  // tied
+                j.m->data = j.at;
+                break;
         }
-        *j.m = Matrix{j.m->dtype, j.at, j.m->cols, j.m->rows, Layout::Linear};
     }
 }
 

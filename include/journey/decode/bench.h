@@ -46,5 +46,8 @@ BenchResult run_bench(const Model& model, const BenchOptions& opts, int threads,
 
 // Peak resident set size of this process so far (VmHWM), in bytes; 0 when unknown.
 int64_t peak_rss_bytes();
+// Memory of this process on 2 MiB pages now (AnonHugePages: the weights' copy, when the kernel
+// gave huge pages), in bytes; 0 when none or unknown.
+int64_t huge_page_bytes();
 
 }  // namespace journey

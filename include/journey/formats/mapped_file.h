@@ -18,11 +18,16 @@ public:
     size_t size() const { return size_; }
     std::span<const std::byte> bytes() const { return {data_, size_}; }
     const std::filesystem::path& path() const { return path_; }
+    // Reads n bytes at `offset` of the file into dst with pread, not through the mapping (whose
+    // pages are not touched); false if the file no longer holds them (truncated since) or the
+    // read fails.
+    bool read(size_t offset, std::byte* dst, size_t n) const;
 
 private:
     std::filesystem::path path_;
     const std::byte* data_ = nullptr;
     size_t size_ = 0;
+    int fd_ = -1;
 };
 
 }  // namespace journey

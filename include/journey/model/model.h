@@ -16,6 +16,10 @@ struct LoadOptions {
     // A tokenizer file to use instead of the one stored with the model: llama2.c's
     // tokenizer.bin (required for a llama2.c checkpoint, which stores none), or a tokenizer.json.
     std::filesystem::path tokenizer_path;
+    // true: the weight matrices are read in place from the file's mapping (--mmap: the fastest
+    // load, for a command that reads few weights). false: the matrices one token reads are copied
+    // at load into huge pages, which the one-token kernels stream faster (Weights::bind).
+    bool mmap = false;
 };
 
 class Model {
@@ -31,7 +35,7 @@ public:
 
     // Assemble from parts (other format readers, tests). Binds and checks the weights, and the
     // tokenizer's vocabulary against them when a tokenizer is given.
-    Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer);
+    Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer, bool mmap = false);
     Model(const Model&) = delete;
     Model& operator=(const Model&) = delete;
 

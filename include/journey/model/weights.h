@@ -64,7 +64,9 @@ struct Weights {
     // Binds every tensor the architecture's row names; throws ModelError naming the file and
     // tensor when one is missing, has the wrong shape or an unsupported dtype, or when the file
     // holds a tensor the architecture does not name (it would be silently ignored).
-    static Weights bind(const ModelFile& file, const ModelConfig& config);
+    // `in_place`: the matrices one token reads stay in the file's mapping instead of being
+    // copied into huge pages (copy_for_kernels, weights.cpp); the same math either way.
+    static Weights bind(const ModelFile& file, const ModelConfig& config, bool in_place = false);
 
     int64_t n_params() const;  // counted from the bound views (tied output counted once)
     // The type holding most of the blocks' matrix bytes (a Q4_K_M file: Q4_K, though its token
@@ -78,9 +80,10 @@ struct Weights {
 private:
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
     // Copies the kernels read instead of the mapping: Q4_K matrices regrouped 16 rows at a time
-    // (Matrix::rows16), F16/BF16 Conv1D matrices rewritten as Linear (weights.cpp).
+    // (Matrix::rows16), F16/BF16 Conv1D matrices rewritten as Linear, and (unless in_place) every
+    // other matrix a token reads, byte for byte, in huge pages (weights.cpp).
     std::vector<std::shared_ptr<std::byte>> packed_;
-    void copy_for_kernels(const ModelFile& file);
+    void copy_for_kernels(const ModelFile& file, bool in_place);
 };
 
 }  // namespace journey
