@@ -25,7 +25,8 @@ struct BenchCliOptions {
 
 void run_bench_cmd(const BenchCliOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto model = load_model(o.model);
+    auto model = load_model(o.model, Placement::copy);
+    const bool in_place = weights_in_place(o.model, Placement::copy);
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     spdlog::info("bench: loaded {} in {:.1f} ms", model->source().string(), load_ms);
     // Progress: a bar on a terminal; with -v, one log line per repetition.
@@ -46,7 +47,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"peak_rss_mb", rss_mb}, {"pp_tok_s_cpu", r.pp_tok_s_cpu},
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
                             {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
-                            {"token_bytes", r.token_bytes}, {"mmap", o.model.mmap}, {"huge_pages_mb", huge_mb}};
+                            {"token_bytes", r.token_bytes}, {"mmap", in_place}, {"huge_pages_mb", huge_mb}};
         if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
         if (r.read_gb_s > 0) {
             j["read_gb_s"] = r.read_gb_s;
@@ -71,7 +72,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
     }
     std::snprintf(buf, sizeof buf, "load %.1f ms, peak RSS %.1f MiB", load_ms, rss_mb);
     out_line(buf);
-    if (o.model.mmap) std::snprintf(buf, sizeof buf, "weights read in place from the file (--mmap)");
+    if (in_place) std::snprintf(buf, sizeof buf, "weights read in place from the file (--mmap)");
     else std::snprintf(buf, sizeof buf, "weights copied at load, %.0f MiB of them on huge pages", huge_mb);
     out_line(buf);
     if (o.bench.n_gen > 0 && r.token_bytes > 0) {

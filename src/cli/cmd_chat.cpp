@@ -88,7 +88,7 @@ void run_chat(ChatCliOptions o) {
     nlohmann::ordered_json messages = o.messages.empty() ? nlohmann::ordered_json::array() : read_messages(o.messages);
     add_system(messages, o.system);
 
-    auto model = load_model(o.model);
+    auto model = load_model(o.model, Placement::copy);
     const ChatFormat format = load_chat_format(*model, o.chat_template);
     if (o.show_prompt) return show_prompt(*model, format, messages, ro, o.json);
 

@@ -122,7 +122,7 @@ void run_generate(GenerateCliOptions o) {
     validate(o.gen);
     const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
-    auto model = load_model(o.model);
+    auto model = load_model(o.model, Placement::copy);
     Session session(*model, session_options(o.model));
     // --truncate leaves room for -n tokens (at most half the context) after the prompt.
     const int n_ctx = session.n_ctx();

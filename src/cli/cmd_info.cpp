@@ -80,7 +80,7 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
 }
 
 void run_info(const InfoOptions& o) {
-    auto m = load_model(o.model, /*in_place=*/true);  // reads no weights
+    auto m = load_model(o.model, Placement::in_place);  // reads no weights
     const ModelConfig& c = m->config();
     const Session session(*m, session_options(o.model));  // sizes the KV cache: what a run would use
     const double kv_mib = 2.0 * c.n_layer * session.n_ctx() * c.n_kv_head * c.head_dim *

@@ -55,7 +55,7 @@ void run_next(const NextOptions& o) {
         throw UsageError("--batch: give either --batch or a prompt (-p, -f, PROMPT, --ids), not both");
     const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
-    auto model = load_model(o.model);
+    auto model = load_model(o.model, Placement::in_place);
     Session session(*model, session_options(o.model));
     auto one = [&](const PromptInput& prompt) {
         const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate, size_t(session.n_ctx()));

@@ -76,7 +76,7 @@ void run_score(const ScoreCliOptions& o) {
     if (!o.prompt.ids.empty() && o.bos) throw UsageError("--bos: --ids are scored exactly as given (put the id first)");
     const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
-    auto model = load_model(o.model);
+    auto model = load_model(o.model, Placement::in_place);
     const Tokenizer& tok = model->tokenizer();
     Session session(*model, session_options(o.model));
     auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };

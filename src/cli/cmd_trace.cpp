@@ -37,7 +37,7 @@ void write_html(const std::string& path, const std::string& page) {
 
 void run_trace_cmd(const TraceCliOptions& o) {
     const PromptInput input = read_prompt_input(o.prompt);
-    auto model = load_model(o.model);
+    auto model = load_model(o.model, Placement::in_place);
     const Tokenizer& tok = model->tokenizer();
     TraceOptions opts;
     opts.session = session_options(o.model);

@@ -26,9 +26,19 @@ void add_model_options(CLI::App* cmd, ModelOptions& opts) {
         ->check(integer_at_least(1));
     cmd->add_option("--kv-type", opts.kv_type, "KV cache type: f32 (exact, default) or f16 (half the memory)")
         ->transform(CLI::CheckedTransformer(std::map<std::string, KvType>{{"f32", KvType::f32}, {"f16", KvType::f16}}));
-    cmd->add_flag("--mmap,!--no-mmap", opts.mmap,
-                  "Read the weight matrices in place from the model file's mapping (faster load, slower "
-                  "tokens) instead of copying them into huge pages at load (--no-mmap, the default)");
+    auto* mmap = cmd->add_flag("--mmap", opts.mmap,
+                               "Read the weight matrices in place from the model file's mapping: the fastest load "
+                               "(default for next, trace, score, info)");
+    auto* no_mmap = cmd->add_flag("--no-mmap", opts.no_mmap,
+                                  "Copy the matrices one token reads into memory of our own (huge pages) at load: "
+                                  "faster tokens (default for generate, chat, bench)");
+    mmap->excludes(no_mmap);
+}
+
+bool weights_in_place(const ModelOptions& opts, Placement by_default) {
+    if (opts.mmap) return true;
+    if (opts.no_mmap) return false;
+    return by_default == Placement::in_place;
 }
 
 SessionOptions session_options(const ModelOptions& opts) {
@@ -85,7 +95,7 @@ void check_threads(int threads) {
 
 }  // namespace
 
-std::unique_ptr<Model> load_model(const ModelOptions& opts, bool in_place) {
+std::unique_ptr<Model> load_model(const ModelOptions& opts, Placement by_default) {
     check_threads(opts.threads);
     set_num_threads(opts.threads);
     const ModelPath m = resolve_model_path(opts);
@@ -93,7 +103,7 @@ std::unique_ptr<Model> load_model(const ModelOptions& opts, bool in_place) {
     if (m.source == "-m") check_model_path(m.path, "-m");
     try {
         if (m.source != "-m") check_model_path(m.path, "");
-        return Model::load(m.path, LoadOptions{.tokenizer = true, .tokenizer_path = opts.tokenizer, .mmap = opts.mmap || in_place});
+        return Model::load(m.path, LoadOptions{.tokenizer = true, .tokenizer_path = opts.tokenizer, .mmap = weights_in_place(opts, by_default)});
     } catch (const ModelError& e) {
         // A path the user did not type: say where it came from.
         if (m.source != "$JOURNEY_MODEL") throw;

@@ -18,8 +18,17 @@ struct ModelOptions {
     int threads = 0;   // -t: 0 = one per hardware core
     int ctx_size = 0;  // -c: positions the KV cache holds; 0 = the model's context, at most 4096
     KvType kv_type = KvType::f32;  // --kv-type f32|f16
-    bool mmap = false;  // --mmap: read the weight matrices in place from the file (LoadOptions::mmap)
+    bool mmap = false;     // --mmap: the weight matrices read in place from the file (LoadOptions::mmap)
+    bool no_mmap = false;  // --no-mmap: the matrices one token reads copied at load
 };
+
+// Where a command reads the weight matrices from unless --mmap / --no-mmap says: copied at load
+// for the commands that run many one-token steps (generate, chat, bench: the copy pays for
+// itself in tokens), in place for those that run one pass or none (next, trace, score, info,
+// tokenize: a copy would be read once, as the file is).
+enum class Placement { copy, in_place };
+// The choice after the flags: true when the matrices stay in the file's mapping.
+bool weights_in_place(const ModelOptions& opts, Placement by_default);
 
 // The session a command runs: -c and --kv-type.
 SessionOptions session_options(const ModelOptions& opts);
@@ -38,9 +47,8 @@ ModelPath resolve_model_path(const ModelOptions& opts);
 void check_model_path(const std::filesystem::path& path, const std::string& source);
 void check_tokenizer_path(const std::filesystem::path& path);
 
-// Sets the thread count, resolves the model, loads it (with its tokenizer). A failure names
-// $JOURNEY_MODEL when the path came from there. `in_place`: a command that reads few of the
-// weights (info, tokenize) leaves them in the file's mapping whatever --mmap says.
-std::unique_ptr<Model> load_model(const ModelOptions& opts, bool in_place = false);
+// Sets the thread count, resolves the model, loads it (with its tokenizer), the weights placed as
+// weights_in_place says. A failure names $JOURNEY_MODEL when the path came from there.
+std::unique_ptr<Model> load_model(const ModelOptions& opts, Placement by_default);
 
 }  // namespace journey::cli

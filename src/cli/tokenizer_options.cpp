@@ -60,7 +60,7 @@ LoadedTokenizer load_tokenizer(const TokenizerSource& src) {
         t.own = load_tokenizer_from_gguf(read_gguf(m.path));
         t.source = m.path.string();
     } else {
-        t.model = load_model(src.model, /*in_place=*/true);  // for its tokenizer
+        t.model = load_model(src.model, Placement::in_place);  // for its tokenizer
         t.source = t.model->source().string();
     }
     return t;

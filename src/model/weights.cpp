@@ -365,7 +365,13 @@ void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
                      file.path.string(), total >> 20, avail >> 20);
         std::erase_if(todo, [](const Job& j) { return j.kind == Kind::copy; });
         total = total_of();
+        in_place = true;
     }
+    size_t copied = 0;
+    for (const Job& j : todo) copied += j.kind == Kind::copy ? j.bytes : 0;
+    spdlog::debug("{}: weight matrices {}; {} MiB regrouped or rewritten", file.path.string(),
+                  in_place ? std::string("read in place from the file") : fmt::format("copied at load ({} MiB)", copied >> 20),
+                  (total - copied) >> 20);
     if (todo.empty()) return;
     void* p = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;  // no memory for the copy: the matrices as stored serve (the same math)

@@ -60,3 +60,30 @@ TEST_CASE("bench: the bytes a token reads, and with --bandwidth the share of the
     CHECK_THAT(t.out, Contains("MB of weights a token"));
     CHECK(t.out.find("read bandwidth") == std::string::npos);
 }
+
+TEST_CASE("weights: copied at load for generate and bench, in place for next; --mmap / --no-mmap say otherwise", "[cli][bench][mmap]") {
+    auto placed = [](const std::vector<std::string>& args) {
+        auto r = run_journey(args);
+        INFO(r.err);
+        CHECK(r.exit_code == 0);
+        if (r.err.find("weight matrices copied at load") != std::string::npos) return std::string("copied");
+        if (r.err.find("weight matrices read in place") != std::string::npos) return std::string("in place");
+        return std::string("not said");
+    };
+    CHECK(placed({"generate", "-m", tiny, "-p", "hi", "-n", "2", "-v"}) == "copied");
+    CHECK(placed({"generate", "-m", tiny, "-p", "hi", "-n", "2", "-v", "--mmap"}) == "in place");
+    CHECK(placed({"next", "-m", tiny, "-p", "hi", "-v"}) == "in place");
+    CHECK(placed({"next", "-m", tiny, "-p", "hi", "-v", "--no-mmap"}) == "copied");
+    CHECK(placed({"bench", "-m", tiny, "-p", "0", "-n", "2", "-r", "1", "-v"}) == "copied");
+    // bench --json says which, and the same figures come out either way
+    for (const char* flag : {"--mmap", "--no-mmap"}) {
+        auto r = run_journey({"bench", "-m", tiny, "-p", "0", "-n", "2", "-r", "1", "--json", flag});
+        REQUIRE(r.exit_code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["mmap"] == (std::string(flag) == "--mmap"));
+        CHECK(j["huge_pages_mb"].get<double>() >= 0);
+    }
+    auto both = run_journey({"next", "-m", tiny, "-p", "hi", "--mmap", "--no-mmap"});
+    CHECK(both.exit_code == 1);
+    CHECK_THAT(both.err, Contains("--mmap") && Contains("--no-mmap"));
+}
