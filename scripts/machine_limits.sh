@@ -3,7 +3,7 @@
 # - arithmetic per core: 24 independent chains of 512-bit fma (F32, 32 flops each) and of
 #   vdpbf16ps (BF16 pairs, 64 flops each);
 # - memory read bandwidth: summing a 1 GiB buffer (larger than any cache) with 1 and 2 threads
-#   (best of 3), and the access pattern of generating a token at F32 (every weight read once,
+#   (best of 3), on 4 KiB pages and again on 2 MiB pages (where the kernel gives them), and the access pattern of generating a token at F32 (every weight read once,
 #   matrix by matrix, each split between two threads; best and median of 12). On a shared host
 #   these vary with the neighbours' load: run it beside the benchmark, not once. Each figure
 #   also comes by the threads' own CPU time ("by CPU time"): what the hardware gives while we
@@ -14,6 +14,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/peak.cpp" <<'CPP'
 #include <immintrin.h>
+#include <sys/mman.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -123,15 +124,36 @@ void token_pattern(const float* p) {
                 gbs.back(), gbs[gbs.size() / 2]);
 }
 
+// MiB of this process on 2 MiB pages (AnonHugePages).
+long huge_mib() {
+    FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return 0;
+    char line[256];
+    long kb = 0;
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) break;
+    std::fclose(f);
+    return kb / 1024;
+}
+
 int main() {
     const size_t n = size_t(1) << 28;  // 1 GiB of floats
-    auto* buf = static_cast<float*>(std::aligned_alloc(64, n * 4));
-    std::memset(buf, 0, n * 4);
-    const auto r1 = read_gbs(buf, n, 1), r2 = read_gbs(buf, n, 2);
-    std::printf("read 1 thread    %.1f GB/s (by CPU time %.1f)\n", r1.first, r1.second);
-    std::printf("read 2 threads   %.1f GB/s (by CPU time %.1f)\n", r2.first, r2.second);
-    token_pattern(buf);
-    std::free(buf);
+    // Twice: on 4 KiB pages (a file's mapping, llama.cpp's weights) and on 2 MiB pages where the
+    // kernel gives them (MADV_HUGEPAGE: journey's copied weights).
+    for (const bool huge : {false, true}) {
+        void* m = mmap(nullptr, n * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return 1;
+        madvise(m, n * 4, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+        auto* buf = static_cast<float*>(m);
+        std::memset(buf, 0, n * 4);
+        std::printf("-- %s\n", huge ? "2 MiB pages" : "4 KiB pages");
+        if (huge) std::printf("   (%ld MiB of the 1024 given as huge pages)\n", huge_mib());
+        const auto r1 = read_gbs(buf, n, 1), r2 = read_gbs(buf, n, 2);
+        std::printf("read 1 thread    %.1f GB/s (by CPU time %.1f)\n", r1.first, r1.second);
+        std::printf("read 2 threads   %.1f GB/s (by CPU time %.1f)\n", r2.first, r2.second);
+        token_pattern(buf);
+        munmap(m, n * 4);
+    }
 
     std::pair<double, double> f{0, 0}, b{0, 0};
     for (int r = 0; r < 3; ++r) f = std::max(f, rate(50000000, 32, fma_chains));
