@@ -127,32 +127,24 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     return r;
 }
 
-int64_t peak_rss_bytes() {
-    std::ifstream status("/proc/self/status");
-    std::string key;
-    while (status >> key) {
-        if (key == "VmHWM:") {
+namespace {
+// The value of `key` (a "Name:" line in kB) in a /proc file, in bytes; 0 when absent.
+int64_t proc_kb_field(const char* path, const std::string& key) {
+    std::ifstream f(path);
+    std::string word;
+    while (f >> word) {
+        if (word == key) {
             int64_t kb = 0;
-            status >> kb;
+            f >> kb;
             return kb * 1024;
         }
-        status.ignore(1 << 16, '\n');
+        f.ignore(1 << 16, '\n');
     }
     return 0;
 }
+}  // namespace
 
-int64_t huge_page_bytes() {
-    std::ifstream rollup("/proc/self/smaps_rollup");
-    std::string key;
-    while (rollup >> key) {
-        if (key == "AnonHugePages:") {
-            int64_t kb = 0;
-            rollup >> kb;
-            return kb * 1024;
-        }
-        rollup.ignore(1 << 16, '\n');
-    }
-    return 0;
-}
+int64_t peak_rss_bytes() { return proc_kb_field("/proc/self/status", "VmHWM:"); }
+int64_t huge_page_bytes() { return proc_kb_field("/proc/self/smaps_rollup", "AnonHugePages:"); }
 
 }  // namespace journey

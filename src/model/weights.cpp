@@ -310,8 +310,10 @@ size_t available_memory() {
 // both. Llama 3.2 1B, journey bench tg16 -t 2, alternating: F16 GGUF 19.1, 16.6, 12.4 tok/s in
 // the mapping against 23.8, 19.3, 16.6 copied; BF16 directory 15.4, 12.0, 10.5 against 20.2,
 // 16.7, 20.1. The bytes are read with pread (MappedFile::read), never through the mapping, whose
-// pages are then not faulted in one by one: 2.4 GiB took 0.16-0.6 s at load (up to 2 s when
-// this VM's host must first back the memory), where the mapping's first token costs its faults.
+// pages are then not faulted in one by one: 2.4 GB took 0.16-0.6 s at load on two threads (2.3-2.8
+// s, 4.5-6 s on one, when this VM's host must first back the memory: the kernel zeroing the new
+// pages), where the mapping's first token costs its faults (~1.2 s). So only the commands that
+// run many one-token steps copy (LoadOptions::mmap).
 // What is copied, and how:
 // - Q4_K regrouped 16 rows at a time for the one-token dot (quant_dot.h), as llama.cpp repacks
 //   Q4_K at load on x86: one pass over x then serves 16 rows. Prompts read it too (gemm.cpp), the
