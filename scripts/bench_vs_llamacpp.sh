@@ -16,6 +16,8 @@
 # and the share of the read bandwidth each run's tg reaches (llama.cpp's: its tg times the same
 # file's bytes, over the read journey measured next to it in the same round). Each round's
 # header gives the time and the load average.
+# DEPTH=N in the environment runs every test after N positions in the KV cache (-d N for both
+# tools, as llama-bench's depth): the one-token attention then reads N positions per layer.
 set -euo pipefail
 llama_bench=${1:?usage: bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR] [ROUNDS] [THREADS] [JOURNEY] [SHAPE]}
 models=${2:-/work/bench-models}
@@ -28,11 +30,12 @@ case "$shape" in
   llama) prefix=llama-3.2-1b pp=512 tg=32 reps=2 ;;
   *) echo "bench_vs_llamacpp.sh: SHAPE must be gpt2 or llama, not '$shape'" >&2; exit 2 ;;
 esac
+depth=${DEPTH:-0}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 llama_row() {  # dtype gguf
-  "$llama_bench" -m "$models/$2" -p "$pp" -n "$tg" -t "$threads" -r "$reps" -o json 2>/dev/null | python3 -c '
+  "$llama_bench" -m "$models/$2" -p "$pp" -n "$tg" -d "$depth" -t "$threads" -r "$reps" -o json 2>/dev/null | python3 -c '
 import json, sys
 runs = json.load(sys.stdin)
 pp = [r["avg_ts"] for r in runs if r["n_prompt"] > 0][0]
@@ -40,7 +43,7 @@ tg = [r["avg_ts"] for r in runs if r["n_gen"] > 0][0]
 print("llama.cpp %s gguf %.1f %.1f - - -" % (sys.argv[1], pp, tg))' "$1"
 }
 journey_row() {  # dtype format model
-  "$journey" bench -m "$models/$3" -p "$pp" -n "$tg" -r "$reps" -t "$threads" --json --bandwidth 2>/dev/null | python3 -c '
+  "$journey" bench -m "$models/$3" -p "$pp" -n "$tg" -d "$depth" -r "$reps" -t "$threads" --json --bandwidth 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print("journey %s %s %.1f %.1f %.0f %.1f %.3f" % (sys.argv[1], sys.argv[2], d["pp_tok_s"], d["tg_tok_s"],
@@ -48,7 +51,7 @@ print("journey %s %s %.1f %.1f %.0f %.1f %.3f" % (sys.argv[1], sys.argv[2], d["p
 }
 
 for r in $(seq "$rounds"); do
-  echo "# round $r of $rounds, $(date -u +%H:%M:%S), load average $(cut -d' ' -f1 /proc/loadavg)" >&2
+  echo "# round $r of $rounds, depth $depth, $(date -u +%H:%M:%S), load average $(cut -d' ' -f1 /proc/loadavg)" >&2
   if [ "$shape" = gpt2 ]; then
     for d in f32 f16 q8_0; do
       llama_row "$d" "$prefix-$d.gguf"
@@ -64,9 +67,10 @@ for r in $(seq "$rounds"); do
   journey_row bf16 hf "$prefix-bf16"
 done | tee "$out"
 
-python3 - "$out" "$pp" "$tg" <<'PY'
+python3 - "$out" "$pp" "$tg" "$depth" <<'PY'
 import statistics as st, sys
-pp_name, tg_name = "pp" + sys.argv[2], "tg" + sys.argv[3]
+at = f" @ d{sys.argv[4]}" if sys.argv[4] != "0" else ""
+pp_name, tg_name = "pp" + sys.argv[2] + at, "tg" + sys.argv[3] + at
 runs, gauge = {}, {}
 for line in open(sys.argv[1]):
     tool, dtype, fmt, pp, tg, nbytes, read, share = line.split()

@@ -47,7 +47,8 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"peak_rss_mb", rss_mb}, {"pp_tok_s_cpu", r.pp_tok_s_cpu},
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
                             {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
-                            {"token_bytes", r.token_bytes}, {"mmap", in_place}, {"huge_pages_mb", huge_mb}};
+                            {"token_bytes", r.token_bytes}, {"mmap", in_place}, {"huge_pages_mb", huge_mb},
+                            {"n_depth", o.bench.n_depth}};
         if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
         if (r.read_gb_s > 0) {
             j["read_gb_s"] = r.read_gb_s;
@@ -60,14 +61,15 @@ void run_bench_cmd(const BenchCliOptions& o) {
     out_line("| model | dtype | threads | test | tok/s | tok/s by CPU time |");
     out_line("| --- | --- | ---: | --- | ---: | ---: |");
     const std::string name = model->source().filename().string();
+    const std::string at = o.bench.n_depth > 0 ? " @ d" + std::to_string(o.bench.n_depth) : "";
     if (o.bench.n_prompt > 0) {
-        std::snprintf(buf, sizeof buf, "| %s | %s | %d | pp%d | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
-                      o.bench.n_prompt, r.pp_tok_s, r.pp_tok_s_cpu);
+        std::snprintf(buf, sizeof buf, "| %s | %s | %d | pp%d%s | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
+                      o.bench.n_prompt, at.c_str(), r.pp_tok_s, r.pp_tok_s_cpu);
         out_line(buf);
     }
     if (o.bench.n_gen > 0) {
-        std::snprintf(buf, sizeof buf, "| %s | %s | %d | tg%d | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
-                      o.bench.n_gen, r.tg_tok_s, r.tg_tok_s_cpu);
+        std::snprintf(buf, sizeof buf, "| %s | %s | %d | tg%d%s | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
+                      o.bench.n_gen, at.c_str(), r.tg_tok_s, r.tg_tok_s_cpu);
         out_line(buf);
     }
     std::snprintf(buf, sizeof buf, "load %.1f ms, peak RSS %.1f MiB", load_ms, rss_mb);
@@ -96,6 +98,9 @@ void register_bench(CLI::App& app) {
     cmd->add_option("-p,--n-prompt", opts->bench.n_prompt, "Prompt tokens processed in one eval (0: skip)")
         ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("-n,--n-gen", opts->bench.n_gen, "Tokens generated one at a time (0: skip)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("-d,--n-depth", opts->bench.n_depth,
+                    "Tokens already in the cache when each test starts, as in llama-bench (a prompt evaluated once, untimed)")
         ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("-r,--repetitions", opts->bench.reps, "Timed repetitions; the median is reported")
         ->check(CLI::PositiveNumber)->capture_default_str();

@@ -46,17 +46,23 @@ std::vector<TokenId> bench_tokens(int n, int n_vocab) {
     return ids;
 }
 
-// Seconds for one prompt-processing run: all tokens in one eval, from an empty cache.
-double time_pp(Session& s, const std::vector<TokenId>& ids) {
-    s.reset();
+// Back to the first `depth` positions: an empty cache, or the depth prompt's, which stays valid.
+void back_to(Session& s, int depth) {
+    if (depth == 0) s.reset();
+    else s.rewind(depth);
+}
+
+// Seconds for one prompt-processing run: all tokens in one eval, after `depth` cached positions.
+double time_pp(Session& s, const std::vector<TokenId>& ids, int depth) {
+    back_to(s, depth);
     const auto t0 = Clock::now();
     s.eval(ids);
     return seconds_since(t0);
 }
 
-// Seconds for one generation run: one token per eval, from an empty cache.
-double time_tg(Session& s, const std::vector<TokenId>& ids) {
-    s.reset();
+// Seconds for one generation run: one token per eval, after `depth` cached positions.
+double time_tg(Session& s, const std::vector<TokenId>& ids, int depth) {
+    back_to(s, depth);
     const auto t0 = Clock::now();
     for (TokenId id : ids) s.eval(std::span<const TokenId>(&id, 1));
     return seconds_since(t0);
@@ -67,17 +73,20 @@ double time_tg(Session& s, const std::vector<TokenId>& ids) {
 BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
                       const std::function<void(const std::string&)>& progress) {
     const int n_ctx = model.config().n_ctx;
-    if (o.n_prompt > n_ctx || o.n_gen > n_ctx)
-        throw InputError("bench: -p/-n must not exceed the model's context of " + std::to_string(n_ctx));
+    if (o.n_depth < 0 || int64_t{o.n_depth} + std::max(o.n_prompt, o.n_gen) > n_ctx)
+        throw InputError("bench: -d plus -p or -n must not exceed the model's context of " + std::to_string(n_ctx));
     auto say = [&](const std::string& line) { if (progress) progress(line); };
-    Session session(model, SessionOptions{.n_ctx = std::max(o.n_prompt, o.n_gen)});
+    Session session(model, SessionOptions{.n_ctx = std::max(1, o.n_depth + std::max(o.n_prompt, o.n_gen))});
+    if (o.n_depth > 0) {  // the depth prompt, once, untimed: each test rewinds to it
+        session.eval(bench_tokens(o.n_depth, model.config().n_vocab));
+    }
     BenchResult r;
     struct Test {
         const char* name;
         int n;
         double BenchResult::*wall;
         double BenchResult::*cpu;
-        double (*run)(Session&, const std::vector<TokenId>&);
+        double (*run)(Session&, const std::vector<TokenId>&, int);
     };
     const Test tests[] = {{"pp", o.n_prompt, &BenchResult::pp_tok_s, &BenchResult::pp_tok_s_cpu, time_pp},
                           {"tg", o.n_gen, &BenchResult::tg_tok_s, &BenchResult::tg_tok_s_cpu, time_tg}};
@@ -88,7 +97,7 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
         if (t.n <= 0) continue;
         const bool gauge = o.bandwidth && t.run == time_tg && r.token_bytes > 0;
         const std::vector<TokenId> ids = bench_tokens(t.n, model.config().n_vocab);
-        t.run(session, ids);  // warm-up: pages in the weights, sizes the buffers
+        t.run(session, ids, o.n_depth);  // warm-up: pages in the weights, sizes the buffers
         std::vector<double> rates, cpu_rates;
         for (int rep = 0; rep < std::max(1, o.reps); ++rep) {
             double read_s = 0;
@@ -103,7 +112,7 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
                 read_rates.push_back(r.token_bytes / read_s / 1e9);
             }
             const double cpu0 = cpu_seconds();
-            const double s = t.run(session, ids);
+            const double s = t.run(session, ids, o.n_depth);
             rates.push_back(t.n / s);
             cpu_rates.push_back(t.n / ((cpu_seconds() - cpu0) / std::max(1, threads)));
             char buf[160];

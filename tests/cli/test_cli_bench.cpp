@@ -87,3 +87,24 @@ TEST_CASE("weights: copied at load for generate and bench, in place for next; --
     CHECK(both.exit_code == 1);
     CHECK_THAT(both.err, Contains("--mmap") && Contains("--no-mmap"));
 }
+
+TEST_CASE("bench -d: the tests run after that many cached positions; the context bounds -d plus -p or -n", "[cli][bench]") {
+    std::ifstream f(tiny + "/config.json");
+    const int n_ctx = nlohmann::json::parse(f)["n_positions"];
+    auto r = run_journey({"bench", "-m", tiny, "-p", "4", "-n", "4", "-d", std::to_string(n_ctx - 4), "-r", "1", "-t", "1", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["n_depth"] == n_ctx - 4);
+    CHECK(j["tg_tok_s"].get<double>() > 0);
+    auto t = run_journey({"bench", "-m", tiny, "-p", "4", "-n", "2", "-d", "8", "-r", "1", "-t", "1"});
+    REQUIRE(t.exit_code == 0);
+    CHECK_THAT(t.out, Contains("| pp4 @ d8 |") && Contains("| tg2 @ d8 |"));
+    auto over = run_journey({"bench", "-m", tiny, "-p", "0", "-n", "4", "-d", std::to_string(n_ctx - 3), "-r", "1"});
+    CHECK(over.exit_code == 3);
+    CHECK_THAT(over.err, Contains("-d") && Contains("context of " + std::to_string(n_ctx)));
+    CHECK(over.out.empty());
+    auto negative = run_journey({"bench", "-m", tiny, "-d", "-1"});
+    CHECK(negative.exit_code != 0);
+    CHECK_THAT(negative.err, Contains("--n-depth"));
+}

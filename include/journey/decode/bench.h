@@ -14,6 +14,7 @@ struct BenchOptions {
     int n_prompt = 128;  // tokens in the prompt-processing test (0: skip it)
     int n_gen = 64;      // tokens in the generation test (0: skip it)
     int reps = 5;        // timed repetitions of each test, after one untimed warm-up
+    int n_depth = 0;     // positions already in the cache when each test starts (llama-bench's -d)
     // Before each generation repetition, also time three reads of the same weights at full speed
     // (read_all: each thread one long stream); the fastest is the yardstick for generation's share.
     bool bandwidth = false;
