@@ -19,6 +19,7 @@
 #include "journey/kernels/quant.h"
 #include "journey/kernels/thread_pool.h"
 #include "avx512_loads.h"
+#include "lanes.h"
 #include "journey/kernels/lookahead.h"
 
 namespace journey {
@@ -64,12 +65,6 @@ float element(const std::byte* p, int64_t i) {
 
 constexpr size_t esize(DType d) { return d == DType::F32 ? 4 : 2; }
 
-// Lane l += lane l+8, +4, +2, +1: the fixed order both paths use.
-float reduce16(float* a) {
-    for (int s = 8; s >= 1; s /= 2)
-        for (int l = 0; l < s; ++l) a[l] += a[l + s];
-    return a[0];
-}
 
 // Conv1D over input rows i0 .. i1 (one slab): y[o] = chain of fmas over those rows.
 template <DType D>

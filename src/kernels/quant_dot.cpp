@@ -17,6 +17,7 @@
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/quant.h"
 #include "avx512_loads.h"
+#include "lanes.h"
 #include "quant_dot_k.h"
 
 namespace journey {
@@ -30,12 +31,6 @@ uint16_t load_u16(const std::byte* p) {
     return v;
 }
 
-// Lane l += lane l+8, +4, +2, +1: the fixed order both paths use.
-float reduce16(float* a) {
-    for (int s = 8; s >= 1; s /= 2)
-        for (int l = 0; l < s; ++l) a[l] += a[l + s];
-    return a[0];
-}
 
 // The weight formats, both int8 per element: Q8_0 stores w; Q4_0 stores w + 8 in a nibble
 // (element j < 16 in the low nibble of byte j, element j + 16 in its high nibble).

@@ -264,3 +264,68 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
         CHECK(bad == 0);
     }
 }
+
+TEST_CASE("fast kernels: one token's attention gives the portable bits and matches a double reference", "[fast][attention]") {
+    if (!gemm_fast_available()) SUCCEED("no AVX-512 on this CPU: only the portable kernels run");
+    // Head sizes with and without a 16-lane tail, one and several groups of keys, windows and
+    // soft-capping, contexts from one position (a lone key) to beyond the pool's threshold.
+    struct Case {
+        int H, Hkv, D, L;
+        AttentionOptions o;
+    };
+    const Case cases[] = {{4, 4, 64, 1, {}},           {4, 4, 64, 7, {}},
+                          {8, 2, 64, 300, {}},         {2, 1, 8, 37, {}},
+                          {3, 3, 72, 41, {}},          {2, 2, 80, 258, {.scale = 0.1f}},
+                          {4, 2, 128, 65, {.softcap = 5.0f}}, {2, 2, 256, 33, {.window = 9}},
+                          {6, 3, 96, 300, {.window = 100}}};
+    for (const Case& c : cases) {
+        const size_t kv = static_cast<size_t>(c.L) * size_t(c.Hkv * c.D);
+        const std::vector<float> q = random_vector(size_t(c.H * c.D), 11), k = random_vector(kv, 12),
+                                 v = random_vector(kv, 13);
+        auto run = [&](bool portable, int threads, std::vector<float>& z, std::vector<float>& p) {
+            PortableScope scope(portable);
+            set_num_threads(threads);
+            z.assign(size_t(c.H * c.D), -7.0f);
+            p.assign(size_t(c.H) * size_t(c.L), -7.0f);
+            attention(z.data(), p.data(), q.data(), k.data(), v.data(), 1, c.L - 1, c.H, c.Hkv, c.D, c.o);
+            set_num_threads(1);
+        };
+        std::vector<float> zf, pf, z2, p2, zp, pp;
+        run(false, 1, zf, pf);
+        run(false, 2, z2, p2);
+        run(true, 1, zp, pp);
+        INFO("H " << c.H << " Hkv " << c.Hkv << " D " << c.D << " L " << c.L << " window " << c.o.window << " softcap "
+                  << c.o.softcap);
+        CHECK(std::memcmp(zf.data(), zp.data(), zf.size() * 4) == 0);
+        CHECK(std::memcmp(pf.data(), pp.data(), pf.size() * 4) == 0);
+        CHECK(std::memcmp(zf.data(), z2.data(), zf.size() * 4) == 0);
+        CHECK(std::memcmp(pf.data(), p2.data(), pf.size() * 4) == 0);
+        // softmax(capped q·k · scale over the window) · v, in double
+        const double scale = c.o.scale > 0 ? c.o.scale : 1.0 / std::sqrt(double(c.D));
+        const int first = c.o.window > 0 ? std::max(0, c.L - c.o.window) : 0;
+        double worst = 0;
+        for (int h = 0; h < c.H; ++h) {
+            const int g = h / (c.H / c.Hkv);
+            std::vector<double> w(size_t(c.L), 0.0);
+            double max = -1e300, sum = 0;
+            for (int j = first; j < c.L; ++j) {
+                double s = 0;
+                for (int d = 0; d < c.D; ++d) s += double(q[size_t(h * c.D + d)]) * k[(size_t(j) * c.Hkv + g) * c.D + d];
+                s *= scale;
+                if (c.o.softcap > 0) s = c.o.softcap * std::tanh(s / c.o.softcap);
+                max = std::max(max, w[size_t(j)] = s);
+            }
+            for (int j = first; j < c.L; ++j) sum += (w[size_t(j)] = std::exp(w[size_t(j)] - max));
+            for (int j = 0; j < c.L; ++j) {
+                const double expect = j < first ? 0.0 : w[size_t(j)] / sum;
+                worst = std::max(worst, std::abs(pf[size_t(h) * c.L + j] - expect));
+            }
+            for (int d = 0; d < c.D; ++d) {
+                double z = 0;
+                for (int j = first; j < c.L; ++j) z += w[size_t(j)] / sum * v[(size_t(j) * c.Hkv + g) * c.D + d];
+                worst = std::max(worst, std::abs(zf[size_t(h * c.D + d)] - z));
+            }
+        }
+        CHECK(worst < 2e-5);
+    }
+}
