@@ -34,7 +34,9 @@ void run_bench_cmd(const BenchCliOptions& o) {
     const size_t total = size_t(runs * o.bench.reps);  // one call per timed repetition
     size_t done = 0;
     Progress bar("bench", "runs");
-    const BenchResult r = run_bench(*model, o.bench, num_threads(), [&](const std::string& line) {
+    BenchOptions bench = o.bench;
+    bench.kv_type = o.model.kv_type;
+    const BenchResult r = run_bench(*model, bench, num_threads(), [&](const std::string& line) {
         spdlog::info("bench: {}", line);
         bar.update(++done, total);
     });
@@ -48,7 +50,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
                             {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
                             {"token_bytes", r.token_bytes}, {"mmap", in_place}, {"huge_pages_mb", huge_mb},
-                            {"n_depth", o.bench.n_depth}};
+                            {"n_depth", o.bench.n_depth}, {"kv_type", bench.kv_type == KvType::f16 ? "f16" : "f32"}};
         if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
         if (r.read_gb_s > 0) {
             j["read_gb_s"] = r.read_gb_s;

@@ -76,7 +76,7 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     if (o.n_depth < 0 || int64_t{o.n_depth} + std::max(o.n_prompt, o.n_gen) > n_ctx)
         throw InputError("bench: -d plus -p or -n must not exceed the model's context of " + std::to_string(n_ctx));
     auto say = [&](const std::string& line) { if (progress) progress(line); };
-    Session session(model, SessionOptions{.n_ctx = std::max(1, o.n_depth + std::max(o.n_prompt, o.n_gen))});
+    Session session(model, SessionOptions{.n_ctx = std::max(1, o.n_depth + std::max(o.n_prompt, o.n_gen)), .kv_type = o.kv_type});
     if (o.n_depth > 0) {  // the depth prompt, once, untimed: each test rewinds to it
         session.eval(bench_tokens(o.n_depth, model.config().n_vocab));
     }

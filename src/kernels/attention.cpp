@@ -6,13 +6,18 @@
 //   score j = reduce16 over 16 lanes, lane l a chain of fmas over d = l, l + 16, ... (in d
 //             order), times scale;
 //   z[d]    = a chain of fmas p_j · v_j[d] over the visible keys j in order, from 0.
-// So the fast path gives the portable path's bits, on any thread count.
+// So the fast path gives the portable path's bits, on any thread count. The cache may be F16
+// (binary16 bits, attention_f16_cache): each element is converted to float exactly as it is
+// read, so the result is attention()'s on the converted cache.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <immintrin.h>
+#include <type_traits>
 
 #include <cblas.h>
 
+#include "journey/kernels/convert.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/thread_pool.h"
@@ -24,74 +29,87 @@ namespace {
 
 using namespace avx512;
 
+// A cache element as float (exact for both).
+inline float as_float(float x) { return x; }
+inline float as_float(uint16_t h) { return f16_to_f32(h); }
+
 // ---- portable -------------------------------------------------------------------------------
 
-void scores_portable(float* p, const float* q, const float* k, int64_t kv_stride, int first, int visible, int D,
-                     float scale) {
+template <class E>
+void scores_portable(float* p, const float* q, const E* k, int64_t kv_stride, int first, int visible, int D, float scale) {
     for (int j = first; j < visible; ++j) {
-        const float* kj = k + j * kv_stride;
+        const E* kj = k + j * kv_stride;
         float acc[16] = {};
-        for (int d = 0; d < D; ++d) acc[d % 16] = std::fma(q[d], kj[d], acc[d % 16]);
+        for (int d = 0; d < D; ++d) acc[d % 16] = std::fma(q[d], as_float(kj[d]), acc[d % 16]);
         p[j] = reduce16(acc) * scale;
     }
 }
 
-void weighted_sum_portable(float* z, const float* p, const float* v, int64_t kv_stride, int first, int visible, int D) {
+template <class E>
+void weighted_sum_portable(float* z, const float* p, const E* v, int64_t kv_stride, int first, int visible, int D) {
     std::fill(z, z + D, 0.0f);
     for (int j = first; j < visible; ++j) {
-        const float* vj = v + j * kv_stride;
-        for (int d = 0; d < D; ++d) z[d] = std::fma(p[j], vj[d], z[d]);
+        const E* vj = v + j * kv_stride;
+        for (int d = 0; d < D; ++d) z[d] = std::fma(p[j], as_float(vj[d]), z[d]);
     }
 }
 
 // ---- AVX-512 --------------------------------------------------------------------------------
 
+// 16 cache elements (those in m; the others 0) as float.
+template <class E>
+JOURNEY_AVX512 inline __m512 load16e(const E* p, __mmask16 m) {
+    if constexpr (std::is_same_v<E, float>) return _mm512_maskz_loadu_ps(m, p);
+    else return _mm512_maskz_cvtph_ps(0xffff, _mm256_maskz_loadu_epi16(m, p));
+}
+
 // Four keys at a time: four independent chains, so the fma's latency is hidden.
-JOURNEY_AVX512 void scores_avx512(float* p, const float* q, const float* k, int64_t kv_stride, int first, int visible,
-                                  int D, float scale) {
-    auto one = [&](int j) JOURNEY_AVX512 {
-        const float* kj = k + j * kv_stride;
-        __m512 acc = _mm512_setzero_ps();
-        for (int d = 0; d < D; d += 16) {
-            const __mmask16 m = tail_mask(D - d);
-            acc = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, q + d), _mm512_maskz_loadu_ps(m, kj + d), acc, m);
-        }
-        p[j] = hsum16(acc) * scale;
-    };
+template <class E>
+JOURNEY_AVX512 void scores_avx512(float* p, const float* q, const E* k, int64_t kv_stride, int first, int visible, int D,
+                                  float scale) {
     int j = first;
     if (D % 16 == 0)
         for (; j + 4 <= visible; j += 4) {
-            const float* kj = k + j * kv_stride;
+            const E* kj = k + j * kv_stride;
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int d = 0; d < D; d += 16) {
                 const __m512 qd = _mm512_loadu_ps(q + d);
-                a0 = _mm512_fmadd_ps(qd, _mm512_loadu_ps(kj + d), a0);
-                a1 = _mm512_fmadd_ps(qd, _mm512_loadu_ps(kj + kv_stride + d), a1);
-                a2 = _mm512_fmadd_ps(qd, _mm512_loadu_ps(kj + 2 * kv_stride + d), a2);
-                a3 = _mm512_fmadd_ps(qd, _mm512_loadu_ps(kj + 3 * kv_stride + d), a3);
+                a0 = _mm512_fmadd_ps(qd, load16e(kj + d, 0xffff), a0);
+                a1 = _mm512_fmadd_ps(qd, load16e(kj + kv_stride + d, 0xffff), a1);
+                a2 = _mm512_fmadd_ps(qd, load16e(kj + 2 * kv_stride + d, 0xffff), a2);
+                a3 = _mm512_fmadd_ps(qd, load16e(kj + 3 * kv_stride + d, 0xffff), a3);
             }
             p[j] = hsum16(a0) * scale;
             p[j + 1] = hsum16(a1) * scale;
             p[j + 2] = hsum16(a2) * scale;
             p[j + 3] = hsum16(a3) * scale;
         }
-    for (; j < visible; ++j) one(j);
+    for (; j < visible; ++j) {
+        const E* kj = k + j * kv_stride;
+        __m512 acc = _mm512_setzero_ps();
+        for (int d = 0; d < D; d += 16) {
+            const __mmask16 m = tail_mask(D - d);
+            acc = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(m, q + d), load16e(kj + d, m), acc, m);
+        }
+        p[j] = hsum16(acc) * scale;
+    }
 }
 
 // Up to four registers of z (64 of its elements) at a time, each a chain over the keys.
-JOURNEY_AVX512 void weighted_sum_avx512(float* z, const float* p, const float* v, int64_t kv_stride, int first,
-                                        int visible, int D) {
+template <class E>
+JOURNEY_AVX512 void weighted_sum_avx512(float* z, const float* p, const E* v, int64_t kv_stride, int first, int visible,
+                                        int D) {
     for (int d0 = 0; d0 < D; d0 += 64) {
         const __mmask16 m0 = tail_mask(D - d0), m1 = tail_mask(D - d0 - 16), m2 = tail_mask(D - d0 - 32),
                         m3 = tail_mask(D - d0 - 48);
         __m512 z0 = _mm512_setzero_ps(), z1 = z0, z2 = z0, z3 = z0;
         for (int j = first; j < visible; ++j) {
-            const float* vj = v + j * kv_stride + d0;
+            const E* vj = v + j * kv_stride + d0;
             const __m512 pj = _mm512_set1_ps(p[j]);
-            z0 = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(m0, vj), z0);
-            if (m1) z1 = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(m1, vj + 16), z1);
-            if (m2) z2 = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(m2, vj + 32), z2);
-            if (m3) z3 = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(m3, vj + 48), z3);
+            z0 = _mm512_fmadd_ps(pj, load16e(vj, m0), z0);
+            if (m1) z1 = _mm512_fmadd_ps(pj, load16e(vj + 16, m1), z1);
+            if (m2) z2 = _mm512_fmadd_ps(pj, load16e(vj + 32, m2), z2);
+            if (m3) z3 = _mm512_fmadd_ps(pj, load16e(vj + 48, m3), z3);
         }
         _mm512_mask_storeu_ps(z + d0, m0, z0);
         _mm512_mask_storeu_ps(z + d0 + 16, m1, z1);
@@ -100,55 +118,77 @@ JOURNEY_AVX512 void weighted_sum_avx512(float* z, const float* p, const float* v
     }
 }
 
-}  // namespace
-
-void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
-               int T, int n_past, int H, int Hkv, int D, const AttentionOptions& o) {
-    const int L = n_past + T;                  // keys visible to the last query
-    const int64_t q_stride = int64_t{H} * D;   // floats per position in q and z
+// One new token at position n_past: every head over keys 0 .. n_past.
+template <class E>
+void one_token(float* z, float* pattern, const float* q, const E* k, const E* v, int n_past, int H, int Hkv, int D,
+               const AttentionOptions& o) {
+    const int L = n_past + 1;
     const int64_t kv_stride = int64_t{Hkv} * D;
     const int group = H / Hkv;
     const float scale = o.scale > 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(D));
+    const int first = o.window > 0 ? std::max(0, L - o.window) : 0;  // the window's oldest key
     const bool fast = gemm_fast_available();
     auto head = [&](int h) {
         const int64_t kv_off = int64_t{h / group} * D;
-        float* ph = pattern + int64_t{h} * T * L;
-        if (T > 1)  // scores[T, L] = scale * q_h · k_hᵀ
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, L, D, scale, q + int64_t{h} * D,
-                        static_cast<int>(q_stride), k + kv_off, static_cast<int>(kv_stride), 0.0f, ph, L);
-        for (int t = 0; t < T; ++t) {
-            const float* qt = q + t * q_stride + int64_t{h} * D;
-            float* p = ph + int64_t{t} * L;
-            const int visible = n_past + t + 1;  // keys 0 .. n_past+t
-            const int first = o.window > 0 ? std::max(0, visible - o.window) : 0;  // the window's oldest key
-            if (T == 1) {
-                if (fast) scores_avx512(p, qt, k + kv_off, kv_stride, first, visible, D, scale);
-                else scores_portable(p, qt, k + kv_off, kv_stride, first, visible, D, scale);
-            }
-            if (o.softcap > 0.0f) softcap(p + first, visible - first, o.softcap);
-            softmax(p + first, visible - first);
-            std::fill(p, p + first, 0.0f);        // masked: slid out of the window
-            std::fill(p + visible, p + L, 0.0f);  // masked: the future
-        }
-        if (T > 1) {  // z_h[T, D] = pattern_h[T, L] · v_h[L, D]
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, L, 1.0f, ph, L, v + kv_off,
-                        static_cast<int>(kv_stride), 0.0f, z + int64_t{h} * D, static_cast<int>(q_stride));
-            return;
-        }
-        const int first = o.window > 0 ? std::max(0, L - o.window) : 0;
-        if (fast) weighted_sum_avx512(z + int64_t{h} * D, ph, v + kv_off, kv_stride, first, L, D);
-        else weighted_sum_portable(z + int64_t{h} * D, ph, v + kv_off, kv_stride, first, L, D);
+        const float* qh = q + int64_t{h} * D;
+        float* p = pattern + int64_t{h} * L;
+        if (fast) scores_avx512(p, qh, k + kv_off, kv_stride, first, L, D, scale);
+        else scores_portable(p, qh, k + kv_off, kv_stride, first, L, D, scale);
+        if (o.softcap > 0.0f) softcap(p + first, L - first, o.softcap);
+        softmax(p + first, L - first);
+        std::fill(p, p + first, 0.0f);  // masked: slid out of the window
+        if (fast) weighted_sum_avx512(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
+        else weighted_sum_portable(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
     };
-    // One token's heads over a short context are a few microseconds each, not worth waking a
-    // thread; a prompt's heads, or one token's over a long context, go to the pool's threads
-    // (each head is computed the same way on any thread, so the result does not depend on -t).
-    if (T == 1 && L < 256) {
+    // Heads over a short context are a few microseconds each, not worth waking a thread; over a
+    // long one they go to the pool's threads (each head is computed the same way on any thread,
+    // so the result does not depend on -t).
+    if (L < 256) {
         for (int h = 0; h < H; ++h) head(h);
         return;
     }
     thread_pool().run([&](int i, int n) {
         for (int h = i; h < H; h += n) head(h);
     });
+}
+
+}  // namespace
+
+void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
+               int T, int n_past, int H, int Hkv, int D, const AttentionOptions& o) {
+    if (T == 1) return one_token(z, pattern, q, k, v, n_past, H, Hkv, D, o);
+    const int L = n_past + T;                  // keys visible to the last query
+    const int64_t q_stride = int64_t{H} * D;   // floats per position in q and z
+    const int64_t kv_stride = int64_t{Hkv} * D;
+    const int group = H / Hkv;
+    const float scale = o.scale > 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(D));
+    auto head = [&](int h) {
+        const int64_t kv_off = int64_t{h / group} * D;
+        float* ph = pattern + int64_t{h} * T * L;
+        // scores[T, L] = scale * q_h · k_hᵀ
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, L, D, scale, q + int64_t{h} * D,
+                    static_cast<int>(q_stride), k + kv_off, static_cast<int>(kv_stride), 0.0f, ph, L);
+        for (int t = 0; t < T; ++t) {
+            float* p = ph + int64_t{t} * L;
+            const int visible = n_past + t + 1;  // keys 0 .. n_past+t
+            const int first = o.window > 0 ? std::max(0, visible - o.window) : 0;  // the window's oldest key
+            if (o.softcap > 0.0f) softcap(p + first, visible - first, o.softcap);
+            softmax(p + first, visible - first);
+            std::fill(p, p + first, 0.0f);        // masked: slid out of the window
+            std::fill(p + visible, p + L, 0.0f);  // masked: the future
+        }
+        // z_h[T, D] = pattern_h[T, L] · v_h[L, D]
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, D, L, 1.0f, ph, L, v + kv_off,
+                    static_cast<int>(kv_stride), 0.0f, z + int64_t{h} * D, static_cast<int>(q_stride));
+    };
+    thread_pool().run([&](int i, int n) {
+        for (int h = i; h < H; h += n) head(h);
+    });
+}
+
+void attention_f16_cache(float* z, float* pattern, const float* q, const uint16_t* k, const uint16_t* v, int n_past,
+                         int H, int Hkv, int D, const AttentionOptions& o) {
+    one_token(z, pattern, q, k, v, n_past, H, Hkv, D, o);
 }
 
 }  // namespace journey

@@ -69,7 +69,9 @@ struct Buffers {
 
 // One layer's keys and values as the attention reads them: float rows [0, P+T). With an F16
 // cache they are a float copy of the stored halves, and the new rows are rounded to F16 (and
-// stored) before the attention reads them, as llama.cpp's F16 cache does.
+// stored) before the attention reads them, as llama.cpp's F16 cache does. One token (T = 1)
+// reads the halves themselves (attention_f16_cache, the same bits): only its new row is
+// written in float, so the cached rows are not converted every token.
 struct KvLayer {
     float* k;
     float* v;
@@ -142,7 +144,13 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
     }
     kv.store_new(P, T, KD);
 
-    attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, {c.attn_scale, c.attn_softcap, c.window_of(l)});
+    const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l)};
+    static_assert(sizeof(KvHalf) == sizeof(uint16_t));
+    if (kv.k16 && T == 1)
+        attention_f16_cache(b.z, b.att, b.q, reinterpret_cast<const uint16_t*>(kv.k16),
+                            reinterpret_cast<const uint16_t*>(kv.v16), P, H, Hkv, D, ao);
+    else
+        attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, ao);
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
     s.notify("attn_z", l, b.z, {T, H, D});
 }
@@ -244,7 +252,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
         } else {  // the cached positions as float, for this layer
             kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + l * cache_layer,
                   v16_.data() + l * cache_layer};
-            for (int64_t i = 0; i < P * KD; ++i) {
+            for (int64_t i = 0; i < (s.T == 1 ? 0 : P * KD); ++i) {
                 kv.k[i] = static_cast<float>(kv.k16[i]);
                 kv.v[i] = static_cast<float>(kv.v16[i]);
             }

@@ -96,6 +96,11 @@ TEST_CASE("bench -d: the tests run after that many cached positions; the context
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["n_depth"] == n_ctx - 4);
+    CHECK(j["kv_type"] == "f32");
+    // --kv-type reaches bench's own session (an F16 cache at depth: the one-token kernel reads it)
+    auto h = run_journey({"bench", "-m", tiny, "-p", "0", "-n", "4", "-d", "16", "-r", "1", "-t", "1", "--json", "--kv-type", "f16"});
+    REQUIRE(h.exit_code == 0);
+    CHECK(nlohmann::json::parse(h.out)["kv_type"] == "f16");
     CHECK(j["tg_tok_s"].get<double>() > 0);
     auto t = run_journey({"bench", "-m", tiny, "-p", "4", "-n", "2", "-d", "8", "-r", "1", "-t", "1"});
     REQUIRE(t.exit_code == 0);

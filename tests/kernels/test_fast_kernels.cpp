@@ -300,6 +300,25 @@ TEST_CASE("fast kernels: one token's attention gives the portable bits and match
         CHECK(std::memcmp(pf.data(), pp.data(), pf.size() * 4) == 0);
         CHECK(std::memcmp(zf.data(), z2.data(), zf.size() * 4) == 0);
         CHECK(std::memcmp(pf.data(), p2.data(), pf.size() * 4) == 0);
+        // An F16 cache read as it is stored: the bits of attention() on the cache converted to
+        // float, on both paths.
+        std::vector<uint16_t> k16(kv), v16(kv);
+        std::vector<float> kc(kv), vc(kv);
+        for (size_t i = 0; i < kv; ++i) {
+            k16[i] = fp32_to_fp16(k[i]);
+            v16[i] = fp32_to_fp16(v[i]);
+            kc[i] = fp16_to_fp32(k16[i]);
+            vc[i] = fp16_to_fp32(v16[i]);
+        }
+        for (bool portable : {false, true}) {
+            PortableScope scope(portable);
+            std::vector<float> zc(size_t(c.H * c.D)), pc(size_t(c.H) * size_t(c.L)), zh(zc.size(), -7.0f), ph(pc.size(), -7.0f);
+            attention(zc.data(), pc.data(), q.data(), kc.data(), vc.data(), 1, c.L - 1, c.H, c.Hkv, c.D, c.o);
+            attention_f16_cache(zh.data(), ph.data(), q.data(), k16.data(), v16.data(), c.L - 1, c.H, c.Hkv, c.D, c.o);
+            INFO((portable ? "portable" : "fast") << " F16 cache");
+            CHECK(std::memcmp(zc.data(), zh.data(), zc.size() * 4) == 0);
+            CHECK(std::memcmp(pc.data(), ph.data(), pc.size() * 4) == 0);
+        }
         // softmax(capped q·k · scale over the window) · v, in double
         const double scale = c.o.scale > 0 ? c.o.scale : 1.0 / std::sqrt(double(c.D));
         const int first = c.o.window > 0 ? std::max(0, c.L - c.o.window) : 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "journey/model/model.h"
+#include "journey/model/session.h"
 
 namespace journey {
 
@@ -15,6 +16,7 @@ struct BenchOptions {
     int n_gen = 64;      // tokens in the generation test (0: skip it)
     int reps = 5;        // timed repetitions of each test, after one untimed warm-up
     int n_depth = 0;     // positions already in the cache when each test starts (llama-bench's -d)
+    KvType kv_type = KvType::f32;  // the KV cache's type (--kv-type)
     // Before each generation repetition, also time three reads of the same weights at full speed
     // (read_all: each thread one long stream); the fastest is the yardstick for generation's share.
     bool bandwidth = false;

@@ -89,5 +89,10 @@ struct AttentionOptions {
 };
 void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
                int T, int n_past, int H, int Hkv, int D, const AttentionOptions& o = {});
+// attention() for one new token (T = 1) over an F16 cache: k and v hold IEEE binary16 bits,
+// [n_past+1, Hkv*D]. Each element is converted to float (exactly) as it is read, so the result
+// has the bits of attention() on the cache converted to float, without converting it first.
+void attention_f16_cache(float* z, float* pattern, const float* q, const uint16_t* k, const uint16_t* v, int n_past,
+                         int H, int Hkv, int D, const AttentionOptions& o = {});
 
 }  // namespace journey
