@@ -216,7 +216,7 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
 
 }  // namespace
 
-void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
+void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool logits) {
     const ModelConfig& c = model_.config();
     const Weights& w = model_.weights();
     const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
@@ -268,6 +268,8 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which) {
         attention_out(s, lw, l, b);
         mlp_block(s, lw, l, b);
     }
+
+    if (!logits) return;  // a prompt's piece before its last (Session::eval)
 
     // Final norm, then unembedding (tied to wte for GPT-2): logits = ln_f(x) · Wᵀ.
     // The same two functions serve the logit lens (unembed.h).

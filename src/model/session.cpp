@@ -38,8 +38,31 @@ std::span<const float> Session::eval(std::span<const TokenId> tokens, LogitsFor 
         if (id < 0 || id >= n_vocab())
             throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
                              std::to_string(n_vocab()) + ")");
-    forward(tokens, which);
-    n_past_ = static_cast<int>(end);
+    // A long prompt runs in pieces of at most kPromptPiece tokens when nothing observes the pass
+    // (as llama.cpp's ubatches): one eval's scratch holds the heads' attention patterns, H x T x
+    // (P + T) floats, which for 16384 tokens of Llama 3.2 1B would be 32 GiB; in pieces it is
+    // at most H x 512 x n_ctx. Each piece appends its keys and values to the cache; only the
+    // last computes logits (all pieces' rows with LogitsFor::all). An observer (trace) sees the
+    // whole prompt in one pass.
+    const int start = n_past_;
+    const size_t piece = observer_ ? tokens.size() : size_t(kPromptPiece);
+    try {
+        std::vector<float> rows;  // LogitsFor::all over several pieces
+        for (size_t at = 0; at < tokens.size(); at += piece) {
+            const auto part = tokens.subspan(at, std::min(piece, tokens.size() - at));
+            const bool last = at + part.size() == tokens.size();
+            forward(part, which, last || which == LogitsFor::all);
+            n_past_ += static_cast<int>(part.size());
+            if (which == LogitsFor::all && !last) rows.insert(rows.end(), logits_.begin(), logits_.end());
+        }
+        if (!rows.empty()) {
+            rows.insert(rows.end(), logits_.begin(), logits_.end());
+            logits_ = std::move(rows);
+        }
+    } catch (...) {
+        n_past_ = start;  // the cache as it was
+        throw;
+    }
     return logits_;
 }
 

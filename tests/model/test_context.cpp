@@ -10,6 +10,7 @@
 #include "cli_run.h"
 #include "journey/errors.h"
 #include "journey/model/model.h"
+#include "journey/model/observer.h"
 #include "journey/model/session.h"
 
 using namespace journey;
@@ -114,4 +115,52 @@ TEST_CASE("context: -c and --kv-type on the command line; info shows the context
     CHECK(j["ctx_in_use"] == 32);
     CHECK(j["kv_type"] == "f16");
     CHECK_THAT(j["notes"].dump(), Contains("not reached, the context in use is 32"));
+}
+
+namespace {
+struct Watching : Observer {  // observes nothing in particular: its presence keeps a prompt in one pass
+    int seen = 0;
+    void observe(const Intermediate&) override { ++seen; }
+};
+}  // namespace
+
+TEST_CASE("context: a long prompt runs in pieces of 512 with the one-pass result, and the cache carries on", "[arch][ctx]") {
+    // 1300 tokens: three pieces (512, 512, 276). Against the same prompt in one pass (an
+    // observer keeps it whole): every row of logits, and the next token's step after it.
+    const Model& m = llama3();
+    std::vector<TokenId> ids(1300);
+    uint32_t r = 7;
+    for (TokenId& id : ids) id = TokenId((r = r * 1664525u + 1013904223u) >> 8) % m.config().n_vocab;
+    Session pieces(m), whole(m);
+    Watching w;
+    whole.set_observer(&w);
+    const auto a = pieces.eval(ids, LogitsFor::all);
+    const std::vector<float> la(a.begin(), a.end());
+    const auto b = whole.eval(ids, LogitsFor::all);
+    const std::vector<float> lb(b.begin(), b.end());
+    CHECK(w.seen > 0);
+    REQUIRE(la.size() == lb.size());
+    REQUIRE(la.size() == ids.size() * size_t(m.config().n_vocab));
+    CHECK(pieces.n_past() == 1300);
+    double worst = 0;
+    for (size_t i = 0; i < la.size(); ++i) worst = std::max(worst, double(std::abs(la[i] - lb[i])));
+    CHECK(worst < 1e-4);
+    // Only the last row, and then one step on the cache the pieces built.
+    Session last(m);
+    const auto c = last.eval(ids);
+    const size_t V = size_t(m.config().n_vocab);
+    double worst_last = 0;
+    for (size_t i = 0; i < V; ++i) worst_last = std::max(worst_last, double(std::abs(c[i] - lb[(ids.size() - 1) * V + i])));
+    CHECK(worst_last < 1e-4);
+    const TokenId next = 11;
+    const auto s1 = last.eval(std::span(&next, 1));
+    const std::vector<float> l1(s1.begin(), s1.end());
+    whole.set_observer(nullptr);
+    const auto s2 = whole.eval(std::span(&next, 1));
+    double worst_step = 0;
+    for (size_t i = 0; i < V; ++i) worst_step = std::max(worst_step, double(std::abs(l1[i] - s2[i])));
+    CHECK(worst_step < 1e-4);
+    if (std::getenv("JOURNEY_TEST_REPORT"))
+        std::fprintf(stderr, "1300-token prompt in pieces vs one pass: worst |dlogit| %.2e, last row %.2e, next step %.2e\n", worst,
+                     worst_last, worst_step);
 }

@@ -46,7 +46,7 @@ TEST_CASE("weights: copied at load or read in place, the same logits to the bit"
     const std::string data = JOURNEY_TEST_DATA;
     // llama3: safetensors (tensors at any multiple of 8 bytes) and GGUF; gpt2: Conv1D F32
     // matrices and an output tied to the token embedding; Q4_K_M: Q4_K regrouped, Q6_K copied.
-    for (const std::string path : {data + "/models/llama3/hf", data + "/models/llama3/llama3-F32.gguf",
+    for (const std::string& path : {data + "/models/llama3/hf", data + "/models/llama3/llama3-F32.gguf",
                                    data + "/models/gpt2/hf", data + "/quant/tinyllama-Q4_K_M.gguf",
                                    data + "/quant/tinyllama-Q5_0.gguf"}) {
         INFO(path);

@@ -31,6 +31,8 @@ struct SessionOptions {
     KvType kv_type = KvType::f32;
 };
 constexpr int kDefaultCtxCap = 4096;
+// The most tokens of a prompt one pass runs when nothing observes it (Session::eval).
+constexpr int kPromptPiece = 512;
 // The model's context, capped at kDefaultCtxCap.
 int default_ctx(const ModelConfig& c);
 
@@ -69,7 +71,8 @@ private:
     std::vector<float> logits_;
     std::vector<float> work_;               // activations of one eval, carved per call
 
-    void forward(std::span<const TokenId> tokens, LogitsFor which);
+    // One pass over tokens at n_past_ (which it leaves as it is); logits only when asked.
+    void forward(std::span<const TokenId> tokens, LogitsFor which, bool logits = true);
 };
 
 }  // namespace journey
