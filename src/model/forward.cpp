@@ -252,7 +252,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
         } else {  // the cached positions as float, for this layer
             kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + l * cache_layer,
                   v16_.data() + l * cache_layer};
-            for (int64_t i = 0; i < (s.T == 1 ? 0 : P * KD); ++i) {
+            for (int64_t i = 0; i < (T == 1 ? 0 : P * KD); ++i) {  // one token reads the halves
                 kv.k[i] = static_cast<float>(kv.k16[i]);
                 kv.v[i] = static_cast<float>(kv.v16[i]);
             }
