@@ -50,7 +50,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
                             {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
                             {"token_bytes", r.token_bytes}, {"mmap", in_place}, {"huge_pages_mb", huge_mb},
-                            {"n_depth", o.bench.n_depth}, {"kv_type", bench.kv_type == KvType::f16 ? "f16" : "f32"}};
+                            {"n_depth", o.bench.n_depth}, {"kv_type", kv_type_name(bench.kv_type)}};
         if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
         if (r.read_gb_s > 0) {
             j["read_gb_s"] = r.read_gb_s;

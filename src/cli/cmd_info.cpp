@@ -100,7 +100,7 @@ void run_info(const InfoOptions& o) {
         {"n_ff", c.n_ff},
         {"n_ctx", c.n_ctx},
         {"ctx_in_use", session.n_ctx()},
-        {"kv_type", session.kv_type() == KvType::f16 ? "f16" : "f32"},
+        {"kv_type", kv_type_name(session.kv_type())},
         {"kv_mib", kv_mib},
         {"notes", extra},
         {"n_vocab", c.n_vocab},

@@ -41,6 +41,8 @@ bool weights_in_place(const ModelOptions& opts, Placement by_default) {
     return by_default == Placement::in_place;
 }
 
+const char* kv_type_name(KvType t) { return t == KvType::f16 ? "f16" : "f32"; }
+
 SessionOptions session_options(const ModelOptions& opts) {
     return SessionOptions{.n_ctx = opts.ctx_size, .kv_type = opts.kv_type};
 }

@@ -32,6 +32,8 @@ bool weights_in_place(const ModelOptions& opts, Placement by_default);
 
 // The session a command runs: -c and --kv-type.
 SessionOptions session_options(const ModelOptions& opts);
+// "f32" or "f16", as --kv-type spells it (info and bench --json report it so).
+const char* kv_type_name(KvType t);
 void add_model_options(CLI::App* cmd, ModelOptions& opts);
 
 // Where the model is, and who said so ("-m", "$JOURNEY_MODEL" or "the default model"), for

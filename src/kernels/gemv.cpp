@@ -65,7 +65,6 @@ float element(const std::byte* p, int64_t i) {
 
 constexpr size_t esize(DType d) { return d == DType::F32 ? 4 : 2; }
 
-
 // Conv1D over input rows i0 .. i1 (one slab): y[o] = chain of fmas over those rows.
 template <DType D>
 void conv1d_portable(float* y, const float* x, const std::byte* w, int64_t i0, int64_t i1, int64_t n_out) {
