@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "journey/kernels/aligned.h"
 #include "journey/kernels/convert.h"
 #include "journey/kernels/quant.h"
 #include "journey/kernels/thread_pool.h"
@@ -335,6 +336,11 @@ void conv1d_threaded(float* y, const float* x, const Matrix& W) {
 template <DType D>
 void gemv_typed(float* y, const float* x, const Matrix& W) {
     if (W.layout == Layout::Conv1D) return conv1d_threaded<D>(y, x, W);
+    thread_local LineVector<float> aligned_x;
+    if (reinterpret_cast<uintptr_t>(x) % 64 != 0) {
+        aligned_x.assign(x, x + W.cols);
+        x = aligned_x.data();
+    }
     const Matrix* next = note_product(W);
     thread_pool().run([&](int i, int n) {
         const auto [o0, o1] = linear_part(W.n_out(), i, n);

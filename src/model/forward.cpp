@@ -54,12 +54,16 @@ struct Buffers {
         const size_t t = static_cast<size_t>(T), C = static_cast<size_t>(c.n_embd);
         const size_t HD = static_cast<size_t>(c.n_head * c.head_dim), F = static_cast<size_t>(c.n_ff);
         const size_t kvd = static_cast<size_t>(c.n_kv_head * c.head_dim);
-        return t * (4 * C + (HD + 2 * kvd) + HD + HD + 3 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T);
+        return t * (4 * C + (HD + 2 * kvd) + HD + HD + 3 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T) +
+               static_cast<size_t>(kBuffers * kLine);
     }
+    // Each buffer starts on a 64-byte line (of work_, a LineVector): the kernels read x with
+    // 64-byte loads, and one that spans two lines costs two.
+    static constexpr int64_t kLine = 16, kBuffers = 10;
     Buffers(float* p, const ModelConfig& c, int T, int P) {
         const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
         const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
-        auto take = [&p](int64_t n) { float* r = p; p += n; return r; };
+        auto take = [&p](int64_t n) { float* r = p; p += (n + kLine - 1) / kLine * kLine; return r; };
         x = take(t * C); xn = take(t * C); proj = take(t * C); x0 = take(t * C);  // x0: GPT-NeoX's parallel MLP input
         qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up

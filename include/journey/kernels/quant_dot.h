@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "journey/kernels/aligned.h"
 #include "journey/kernels/matrix.h"
 
 namespace journey {
@@ -49,13 +50,14 @@ namespace journey {
 struct QuantizedActivations {
     int64_t n = 0;               // elements (a multiple of block)
     int block = 32;              // 32 or 256 (Q8_K: only q, d, sum16 and sum32 are filled)
-    std::vector<int8_t> q;       // n rounded up to 64
-    std::vector<float> d;        // one per block, rounded up to even (padding 0)
-    std::vector<float> d_lanes;  // d of each lane's block, 16 per block pair (the scale vector)
+    // Each array starts on a cache line (aligned.h): the kernels read them 64 bytes at a time.
+    LineVector<int8_t> q;        // n rounded up to 64
+    LineVector<float> d;         // one per block, rounded up to even (padding 0)
+    LineVector<float> d_lanes;   // d of each lane's block, 16 per block pair (the scale vector)
     // -k · (sum of each 4 q): undoes the +k the VNNI kernels add to w (Q8_0: 128, Q4_0: 8)
-    std::vector<int32_t> bias_q8_0, bias_q4_0;
-    std::vector<int32_t> sum4;   // the sum of each 4 q (the unpacked types' mins)
-    std::vector<int16_t> sum16, sum32;  // Q8_K: the sum of each 16 and each 32 q
+    LineVector<int32_t> bias_q8_0, bias_q4_0;
+    LineVector<int32_t> sum4;    // the sum of each 4 q (the unpacked types' mins)
+    LineVector<int16_t> sum16, sum32;  // Q8_K: the sum of each 16 and each 32 q
 };
 
 // The block size x needs for a weight type's dots: 256 for Q4_K, Q5_K and Q6_K, else 32.

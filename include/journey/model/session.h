@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "journey/kernels/aligned.h"
 #include "journey/model/model.h"
 #include "journey/model/observer.h"
 #include "journey/text/tokenizer.h"
@@ -65,11 +66,12 @@ private:
     KvType kv_type_ = KvType::f32;
     int n_past_ = 0;
     Observer* observer_ = nullptr;
-    std::vector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
-    std::vector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
-    std::vector<float> kv_scratch_;             // F16: one layer's keys and values as float, [2][n_ctx][Hkv*D]
+    // The kernels' operands start on cache lines (kernels/aligned.h).
+    LineVector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
+    LineVector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
+    LineVector<float> kv_scratch_;             // F16: one layer's keys and values as float, [2][n_ctx][Hkv*D]
     std::vector<float> logits_;
-    std::vector<float> work_;               // activations of one eval, carved per call
+    LineVector<float> work_;                   // activations of one eval, carved per call, each on a line
 
     // One pass over tokens at n_past_ (which it leaves as it is); logits only when asked.
     void forward(std::span<const TokenId> tokens, LogitsFor which, bool logits = true);
