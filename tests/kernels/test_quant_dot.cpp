@@ -259,3 +259,30 @@ TEST_CASE("matmul: one-token quantized products split over the pool without chan
     CHECK(one == two);
   }
 }
+
+TEST_CASE("the kernels' operands start on a cache line: LineVector and the quantized activations", "[quant_dot][aligned]") {
+    auto on_line = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; };
+    for (size_t n : {1, 3, 17, 768, 3104, 100000}) {
+        LineVector<float> f(n);
+        LineVector<int8_t> b(n);
+        CHECK(on_line(f.data()));
+        CHECK(on_line(b.data()));
+        f.resize(3 * n + 5);  // a reallocation keeps the alignment
+        CHECK(on_line(f.data()));
+    }
+    for (int block : {32, 256})
+        for (int64_t n : {256, 768, 3072}) {
+            const std::vector<float> x = random_activations(n, 7);
+            QuantizedActivations xq;
+            quantize_activations(x.data(), n, xq, block);
+            CHECK(on_line(xq.q.data()));
+            CHECK(on_line(xq.d.data()));
+            if (block == 32) {
+                CHECK(on_line(xq.d_lanes.data()));
+                CHECK(on_line(xq.bias_q8_0.data()));
+            } else {
+                CHECK(on_line(xq.sum16.data()));
+                CHECK(on_line(xq.sum32.data()));
+            }
+        }
+}
