@@ -1,7 +1,8 @@
 // Memory that starts on a 64-byte cache line. The one-token kernels read their vector operands
 // (x, the KV cache's rows, the quantized activations) with 64-byte loads: where a vector starts
-// 16 bytes into a line, as std::vector's storage does, every such load touches two lines, which
-// halves what the load units deliver (aligned.h's users say by how much).
+// 16 bytes into a line, as std::vector's storage does, every such load touches two lines. F16
+// rows held in L1, one thread on this Zen 5: 68 GB/s with x 16 bytes into a line, 95 with x on
+// a line (F32 135 against 165; 5 Dec). Out of cache a token waits on memory and gains little.
 #pragma once
 #include <cstddef>
 #include <new>
