@@ -47,23 +47,29 @@ struct Pass {
     }
 };
 
-// Scratch activations for one eval, carved from one buffer.
+// Scratch activations for one eval, carved from one buffer. Each buffer starts on a 64-byte line
+// (of work_, a LineVector): the kernels read x with 64-byte loads, and one that spans two lines
+// costs two.
 struct Buffers {
     float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0;
     static size_t floats(const ModelConfig& c, int T, int P) {
-        const size_t t = static_cast<size_t>(T), C = static_cast<size_t>(c.n_embd);
-        const size_t HD = static_cast<size_t>(c.n_head * c.head_dim), F = static_cast<size_t>(c.n_ff);
-        const size_t kvd = static_cast<size_t>(c.n_kv_head * c.head_dim);
-        return t * (4 * C + (HD + 2 * kvd) + HD + HD + 3 * F) + static_cast<size_t>(c.n_head) * t * static_cast<size_t>(P + T) +
-               static_cast<size_t>(kBuffers * kLine);
+        size_t n = 0;
+        Buffers sizing;
+        sizing.carve(c, T, P, [&n](int64_t k) -> float* { n += rounded(k); return nullptr; });
+        return n;
     }
-    // Each buffer starts on a 64-byte line (of work_, a LineVector): the kernels read x with
-    // 64-byte loads, and one that spans two lines costs two.
-    static constexpr int64_t kLine = 16, kBuffers = 10;
     Buffers(float* p, const ModelConfig& c, int T, int P) {
+        carve(c, T, P, [&p](int64_t k) { float* r = p; p += rounded(k); return r; });
+    }
+
+private:
+    Buffers() = default;
+    static size_t rounded(int64_t n) { return static_cast<size_t>((n + 15) / 16 * 16); }  // whole lines of floats
+    // Every buffer from take(its floats), in order: floats() and the constructor share it.
+    template <class Take>
+    void carve(const ModelConfig& c, int T, int P, Take take) {
         const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
         const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
-        auto take = [&p](int64_t n) { float* r = p; p += (n + kLine - 1) / kLine * kLine; return r; };
         x = take(t * C); xn = take(t * C); proj = take(t * C); x0 = take(t * C);  // x0: GPT-NeoX's parallel MLP input
         qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
