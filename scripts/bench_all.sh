@@ -2,9 +2,9 @@
 # The Speed table of the README: journey bench on GPT-2 small at every dtype and thread count,
 # one markdown row each, with the 1-minute load average when the row started (so a busy
 # machine shows). Models from scripts/make_bench_model.py (F32/F16/BF16 directories, Q8_0 GGUF).
-#   scripts/bench_all.sh [MODELS_DIR=/work/bench-models] [JOURNEY=build/journey]
+#   scripts/bench_all.sh [MODELS_DIR=$XDG_CACHE_HOME/journey/bench-models] [JOURNEY=build/journey]
 set -euo pipefail
-models=${1:-/work/bench-models}
+models=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/journey/bench-models}
 journey=${2:-build/journey}
 echo "| dtype | threads | pp128 tok/s | tg64 tok/s | load ms | peak RSS MiB | load avg |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"

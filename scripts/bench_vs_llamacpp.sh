@@ -4,7 +4,7 @@
 # round, so both see the same memory bandwidth and core speed. On a shared host these move by
 # ±25% from minute to minute, so figures taken at different times do not compare; the ratio
 # within a round does.
-#   scripts/bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR=/work/bench-models] [ROUNDS=6] [THREADS=2] [JOURNEY=build/journey] [SHAPE=gpt2]
+#   scripts/bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR=$XDG_CACHE_HOME/journey/bench-models] [ROUNDS=6] [THREADS=2] [JOURNEY=build/journey] [SHAPE=gpt2]
 # SHAPE gpt2: GPT-2 small from scripts/make_bench_model.py MODELS_DIR --gguf f32,f16,q8_0 (F32/F16/BF16
 # directories and GGUF files), pp128 and tg64, 3 repetitions.
 # SHAPE llama: Llama 3.2 1B from make_bench_model.py MODELS_DIR --shape llama-3.2-1b --dtypes bf16
@@ -20,7 +20,7 @@
 # tools, as llama-bench's depth): the one-token attention then reads N positions per layer.
 set -euo pipefail
 llama_bench=${1:?usage: bench_vs_llamacpp.sh LLAMA_BENCH [MODELS_DIR] [ROUNDS] [THREADS] [JOURNEY] [SHAPE]}
-models=${2:-/work/bench-models}
+models=${2:-${XDG_CACHE_HOME:-$HOME/.cache}/journey/bench-models}
 rounds=${3:-6}
 threads=${4:-2}
 journey=${5:-build/journey}

@@ -26,6 +26,7 @@ parameters do not fit in memory twice). K-quants come from llama.cpp's own quant
     llama-quantize OUT_DIR/llama-3.2-1b-f16.gguf OUT_DIR/llama-3.2-1b-q4_k_m.gguf Q4_K_M
 """
 import argparse
+import os
 import json
 import shutil
 import struct
@@ -352,7 +353,8 @@ def make_llama(args, root):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out_dir")
+    ap.add_argument("out_dir", nargs="?", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "journey", "bench-models"),
+                    help="where to write (default: $XDG_CACHE_HOME/journey/bench-models, created)")
     ap.add_argument("--dtypes", default="f32,f16,bf16", help="safetensors directories ('' for none)")
     ap.add_argument("--gguf", default="f32,f16,q8_0", help="GGUF files ('' for none)")
     ap.add_argument("--seed", type=int, default=0)
