@@ -20,8 +20,9 @@ phase() {
   times >"$cpu_file"
   echo "== $1 ($((SECONDS - t0)) s so far; CPU user, system: $(tail -n 1 "$cpu_file")) ==" >&2
 }
-# Headless Chromium renders trace's HTML page in the tests; without it that one test is skipped.
-bash scripts/install-deps.sh chromium || echo "chromium could not be installed: the trace HTML test will be skipped" >&2
+# Headless Chromium renders trace's HTML page in the tests, GNU parallel runs the corpus recipe;
+# without them those tests are skipped.
+bash scripts/install-deps.sh chromium parallel || echo "chromium or parallel could not be installed: the trace HTML test or the GNU parallel recipe test will be skipped" >&2
 
 # The suite of build dir $1 in $shards processes; every case runs exactly once.
 run_suite() {

@@ -1,10 +1,19 @@
 // --batch FILE: many prompts, one model load. Each line of FILE ("-" = stdin) is a prompt:
 // a JSON object {"prompt": "..."} when it starts with '{', else the line itself as plain text
 // (an empty line is an empty prompt). One JSON line is written per prompt, in order, each with
-// "line" (1-based). A line that cannot be used (invalid JSON, no "prompt" string) or a prompt
-// that fails (InputError: too long, ...) gives {"line": N, "error": "..."} and the rest go on.
+// "line" (1-based, the record's index in FILE). A line that cannot be used (invalid JSON, no
+// "prompt" string) or a prompt that fails (InputError: too long, ...) gives
+// {"line": N, "error": "..."} and the rest go on.
+//
+// Corpus jobs: --shard K/N runs only the records whose index n has (n - 1) mod N == K - 1, so N
+// processes (GNU parallel, a Slurm array) split a file deterministically and their outputs, sorted
+// by "line", are exactly one process's output. -o FILE writes the records there, each line whole
+// in one write; --resume keeps the complete records already in FILE (a partial last line, left
+// by a killed run, is cut off) and runs only the others. A progress line goes to stderr on a
+// terminal (or always with --progress), and one summary line at the end (unless -q).
 #pragma once
 #include <functional>
+#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,19 +21,32 @@
 
 namespace journey::cli {
 
-void add_batch_option(CLI::App* cmd, std::string& file);
-
-// The batch file, read before the model loads (InputError saying why it cannot be read);
-// stdin ("-") is streamed line by line instead.
-struct BatchInput {
-    std::string file;
-    std::string contents;  // empty for stdin
+struct BatchOptions {
+    std::string file;    // --batch FILE ("-" = stdin); empty: no batch
+    std::string shard;   // --shard K/N (1 <= K <= N)
+    std::string output;  // -o/--output FILE; empty: stdout
+    bool resume = false;
+    bool progress = false;
+    bool no_timings = false;  // drop each record's "timings": outputs then repeat byte for byte
 };
-BatchInput open_batch(const std::string& file);
 
-// Runs `one` on every prompt and writes its JSON object (plus "line") per line. Every line is
-// processed (after an interrupt, none is started); then, if any failed, throws InputError
-// (exit 3) saying how many.
-void run_batch(const BatchInput& input, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one);
+void add_batch_option(CLI::App* cmd, BatchOptions& opts);
+
+// The batch file, read before the model loads, and the output opened (InputError/UsageError
+// saying why it cannot be); stdin ("-") is streamed line by line instead.
+struct BatchInput {
+    BatchOptions opts;
+    std::string contents;      // empty for stdin
+    size_t shard_k = 1, shard_n = 1;
+    std::set<size_t> done;     // --resume: records already complete in the output
+    long resume_at = 0;        // --resume: the bytes of those records (the rest is cut off)
+    int out_fd = -1;           // -o: the output, opened by run_batch
+};
+BatchInput open_batch(const BatchOptions& opts);
+
+// Runs `one` on every prompt of the shard not yet done and writes its JSON object (plus "line")
+// per line. Every line is processed (after an interrupt, none is started); then, if any failed,
+// throws InputError (exit 3) saying how many.
+void run_batch(BatchInput& input, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one);
 
 }  // namespace journey::cli

@@ -34,7 +34,7 @@ struct GenerateCliOptions {
     bool echo = false;            // text: print the prompt first; json: "text" starts with it
     bool logprobs = false;        // text mode: each token's logprob on stderr
     bool truncate = false;        // keep the last tokens of a long prompt, leaving room for -n
-    std::string batch;
+    BatchOptions batch;
     bool chat = false;            // --chat: the prompt is one user message in the model's chat template
     std::string chat_template;    // --chat-template FILE (with --chat)
 };
@@ -87,11 +87,11 @@ void check_modes(const GenerateCliOptions& o) {
         throw UsageError("--format: must be text, jsonl or json, got '" + o.format + "'");
     if (o.json && !o.format.empty() && o.format != "json")
         throw UsageError("--json: conflicts with --format " + o.format);
-    if (!o.batch.empty() && o.prompt.given())
+    if (!o.batch.file.empty() && o.prompt.given())
         throw UsageError("--batch: give either --batch or a prompt (-p, -f, PROMPT, --ids), not both");
-    if (!o.batch.empty() && (o.format == "text" || o.format == "jsonl"))
+    if (!o.batch.file.empty() && (o.format == "text" || o.format == "jsonl"))
         throw UsageError("--format " + o.format + ": --batch writes one JSON object per line (drop --format)");
-    const bool text = o.batch.empty() && !o.json && (o.format.empty() || o.format == "text");
+    const bool text = o.batch.file.empty() && !o.json && (o.format.empty() || o.format == "text");
     if (text && o.gen.top_logprobs > 0)
         throw UsageError("--top-logprobs: text mode shows no alternatives (add --format jsonl or --json)");
     if (!text && o.logprobs)
@@ -120,8 +120,8 @@ void run_generate(GenerateCliOptions o) {
     check_modes(o);
     o.gen.sampler.seed = o.seed.resolve();  // validates every flag; one seed for the whole run
     validate(o.gen);
-    const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
-    const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
+    const PromptInput input = o.batch.file.empty() ? read_prompt_input(o.prompt) : PromptInput{};
+    BatchInput batch = open_batch(o.batch);
     auto model = load_model(o.model, Placement::copy);
     Session session(*model, session_options(o.model));
     // --truncate leaves room for -n tokens (at most half the context) after the prompt.
@@ -141,7 +141,7 @@ void run_generate(GenerateCliOptions o) {
         rendered.ids = chat_prompt_ids(model->tokenizer(), render_chat(chat, messages, true));
         return prompt_ids(*model, rendered, o.truncate, limit);
     };
-    const std::vector<TokenId> ids = o.batch.empty() ? ids_of(input) : std::vector<TokenId>{};
+    const std::vector<TokenId> ids = o.batch.file.empty() ? ids_of(input) : std::vector<TokenId>{};
     const std::string text = input.ids ? model->tokenizer().decode(ids) : input.text;
 
     install_interrupt_handlers();
@@ -151,7 +151,7 @@ void run_generate(GenerateCliOptions o) {
         std::fprintf(stderr, "seed: %" PRIu64 " (--seed %" PRIu64 " repeats this run)\n", *o.gen.sampler.seed,
                      *o.gen.sampler.seed);
 
-    if (!o.batch.empty()) {
+    if (!o.batch.file.empty()) {
         run_batch(batch, [&](const std::string& prompt) {
             return run_json(session, ids_of(PromptInput{prompt, std::nullopt}), o, prompt);
         });

@@ -22,7 +22,7 @@ struct NextOptions {
     int rows = 10;         // --rows: how many of the most likely tokens to list
     bool json = false;     // one JSON object instead of a table
     bool truncate = false; // keep the last n_ctx tokens of a longer prompt instead of failing
-    std::string batch;     // --batch FILE: one prompt per line, one JSON line out per prompt
+    BatchOptions batch;     // --batch FILE: one prompt per line, one JSON line out per prompt
 };
 
 nlohmann::ordered_json next_json(const Model& m, const std::vector<TokenId>& ids, const Distribution& d) {
@@ -51,10 +51,10 @@ void print_table(const Model& m, const Distribution& d) {
 }
 
 void run_next(const NextOptions& o) {
-    if (!o.batch.empty() && o.prompt.given())
+    if (!o.batch.file.empty() && o.prompt.given())
         throw UsageError("--batch: give either --batch or a prompt (-p, -f, PROMPT, --ids), not both");
-    const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
-    const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
+    const PromptInput input = o.batch.file.empty() ? read_prompt_input(o.prompt) : PromptInput{};
+    BatchInput batch = open_batch(o.batch);
     auto model = load_model(o.model, Placement::in_place);
     Session session(*model, session_options(o.model));
     auto one = [&](const PromptInput& prompt) {
@@ -63,7 +63,7 @@ void run_next(const NextOptions& o) {
         const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
         return std::pair(ids, distribution(logits, o.rows));
     };
-    if (!o.batch.empty()) {
+    if (!o.batch.file.empty()) {
         run_batch(batch, [&](const std::string& prompt) {
             const auto [ids, d] = one(PromptInput{prompt, std::nullopt});
             return next_json(*model, ids, d);

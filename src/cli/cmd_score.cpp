@@ -23,7 +23,7 @@ struct ScoreCliOptions {
     ScoreOptions score;
     bool bos = false;   // condition a GPT-2 text's first token on <|endoftext|> too
     bool json = false;
-    std::string batch;
+    BatchOptions batch;
 };
 
 // encode_prompt, plus --bos: the start token first for tokenizers that do not add one.
@@ -71,16 +71,16 @@ void print_table(const Tokenizer& tok, const ScoreResult& r) {
 }
 
 void run_score(const ScoreCliOptions& o) {
-    if (!o.batch.empty() && o.prompt.given())
+    if (!o.batch.file.empty() && o.prompt.given())
         throw UsageError("--batch: give either --batch or a text (-p, -f, TEXT, --ids), not both");
     if (!o.prompt.ids.empty() && o.bos) throw UsageError("--bos: --ids are scored exactly as given (put the id first)");
-    const PromptInput input = o.batch.empty() ? read_prompt_input(o.prompt) : PromptInput{};
-    const BatchInput batch = o.batch.empty() ? BatchInput{} : open_batch(o.batch);
+    const PromptInput input = o.batch.file.empty() ? read_prompt_input(o.prompt) : PromptInput{};
+    BatchInput batch = open_batch(o.batch);
     auto model = load_model(o.model, Placement::in_place);
     const Tokenizer& tok = model->tokenizer();
     Session session(*model, session_options(o.model));
     auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };
-    if (!o.batch.empty()) {
+    if (!o.batch.file.empty()) {
         run_batch(batch, [&](const std::string& t) { return score_json(*model, one(t)); });
         return;
     }
