@@ -8,7 +8,9 @@
 #include <limits>
 #include <vector>
 
-#include "journey/kernels/quant.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/quantize.h"
 
 using namespace journey;
 
@@ -129,8 +131,8 @@ TEST_CASE("reference quantizers reproduce their input within one step", "[quant]
     std::vector<float> x(64);
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i) * 0.7f) * (i < 32 ? 1.0f : 3.0f);
     std::vector<unsigned char> q8(2 * 34), q4(2 * 18);
-    quantize_row_q8_0(x.data(), q8.data(), 64);
-    quantize_row_q4_0(x.data(), q4.data(), 64);
+    quantize_row(DType::Q8_0, x.data(), q8.data(), 64);
+    quantize_row(DType::Q4_0, x.data(), q4.data(), 64);
     std::vector<float> y8(64), y4(64);
     dequantize_row(DType::Q8_0, q8.data(), y8.data(), 64);
     dequantize_row(DType::Q4_0, q4.data(), y4.data(), 64);
