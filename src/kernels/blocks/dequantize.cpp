@@ -1,7 +1,7 @@
 // Blocks to floats: one function a type, following ggml's dequantize_row_* (the block structs of
 // ggml-common.h; layouts in blocks/layout.h). Written as ggml writes it, product by product, so
 // each value is the same float expression as ggml's, hence the same bits
-// (tests/kernels/test_dequant.cpp checks against rows dequantized by gguf-py and ggml). Then the
+// (tests/kernels/blocks/test_dequantize.cpp checks against rows dequantized by gguf-py and ggml). Then the
 // row-level entries: dequantize_row (any dtype) and vec_dot, the scalar reference dot.
 #include "journey/kernels/blocks/dequantize.h"
 

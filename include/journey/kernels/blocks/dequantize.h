@@ -1,6 +1,6 @@
 // Blocks to floats. The scalar reference (blocks/dequantize.cpp) is exactly ggml's
 // dequantize_row_* arithmetic, in float, operation by operation, so the values are bit-identical
-// to ggml's and gguf-py's (tests/kernels/test_dequant.cpp). Layouts: blocks/layout.h.
+// to ggml's and gguf-py's (tests/kernels/blocks/test_dequantize.cpp). Layouts: blocks/layout.h.
 #pragma once
 #include <cstdint>
 
@@ -23,7 +23,7 @@ float vec_dot(DType t, const void* row, const float* x, int64_t n);
 // AVX-512, 16 elements per vector instruction (blocks/dequantize_avx512.cpp), for the types whose
 // prompts spend measurable time dequantizing (gemm.cpp's panels): Q8_0, Q4_0, Q4_K, Q5_K, Q6_K.
 // The same float operations as dequantize_block, in the same order and with the same operands,
-// so the same bits (tests/kernels/test_dequant_fast.cpp checks every type against it). Callers
+// so the same bits (tests/kernels/blocks/test_dequantize_avx512.cpp checks every type against it). Callers
 // check the CPU first (gemm_fast_available()).
 bool dequant_avx512_has(DType t);  // whether dequantize_blocks_avx512 has a vector form of t
 // dst[nblocks * dtype_block(t)] = the nblocks blocks at src (possibly unaligned), as

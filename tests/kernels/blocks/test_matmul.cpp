@@ -43,7 +43,7 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
                 for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i));
                 matmul(got.data(), x.data(), Wq, T);
                 // One token quantizes x to Q8_0 blocks too (blocks/dot.h): the reference product
-                // takes that rounded x (test_blocks/dot.cpp bounds the difference).
+                // takes that rounded x (test_dot.cpp bounds the difference).
                 std::vector<float> x_ref = x;
                 if (T == 1) {
                     QuantizedActivations xq;
