@@ -105,7 +105,7 @@ void run_chat(ChatCliOptions o) {
     out_line(nlohmann::ordered_json{
         {"role", "assistant"},
         {"content", valid_utf8(r.text)},
-        {"finish_reason", to_string(r.finish_reason)},
+        {"finish_reason", finish_reason_name(r.finish_reason)},
         {"seed", r.seed},
         {"usage", {{"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens},
                    {"total_tokens", r.prompt_tokens + r.completion_tokens}, {"evaluated_prompt_tokens", turns.evaluated_last()}}},

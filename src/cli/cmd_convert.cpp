@@ -16,7 +16,7 @@
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
 #include "journey/formats/safetensors_reader.h"
-#include "journey/kernels/convert.h"
+#include "journey/kernels/to_float.h"
 #include "journey/model/arch.h"
 #include "model_writer.h"
 #include "quantize_plan.h"

@@ -168,7 +168,7 @@ void run_generate(GenerateCliOptions o) {
         r = run_text(session, ids, o, text);
         if (r.finish_reason == FinishReason::context) explain_context_full(r, n_ctx);
         spdlog::info("finish: {}; {} prompt + {} generated tokens; prompt {:.1f} ms, generation {:.1f} ms",
-                     to_string(r.finish_reason), r.prompt_tokens, r.completion_tokens, r.prompt_ms, r.gen_ms);
+                     finish_reason_name(r.finish_reason), r.prompt_tokens, r.completion_tokens, r.prompt_ms, r.gen_ms);
     }
     if (r.finish_reason == FinishReason::interrupted) exit_interrupted(&r);
 }

@@ -9,8 +9,8 @@
 #include "commands.h"
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/quantize.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/quantize.h"
 #include "model_writer.h"
 #include "quantize_plan.h"
 

@@ -21,7 +21,7 @@ nlohmann::ordered_json done_json(const std::string& model, const GenerateResult&
     const double rate = r.gen_ms > 0 ? r.completion_tokens / (r.gen_ms / 1000.0) : 0.0;
     return {{"type", "done"},
             {"model", model},
-            {"finish_reason", to_string(r.finish_reason)},
+            {"finish_reason", finish_reason_name(r.finish_reason)},
             {"text", valid_utf8(text)},
             {"seed", r.seed},
             {"usage",

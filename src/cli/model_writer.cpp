@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "journey/kernels/quantize.h"
+#include "journey/kernels/blocks/quantize.h"
 #include "progress.h"
 
 namespace journey::cli {

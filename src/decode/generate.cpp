@@ -65,7 +65,7 @@ void validate(const GenerateOptions& o) {
     StopMatcher check(o.stop);  // throws for an empty stop string
 }
 
-const char* to_string(FinishReason r) {
+const char* finish_reason_name(FinishReason r) {
     switch (r) {
         case FinishReason::length: return "length";
         case FinishReason::stop: return "stop";

@@ -17,7 +17,7 @@
 
 #include <cblas.h>
 
-#include "journey/kernels/convert.h"
+#include "journey/kernels/half.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/thread_pool.h"
@@ -29,9 +29,12 @@ namespace {
 
 using namespace avx512;
 
-// A cache element as float (exact for both).
-inline float as_float(float x) { return x; }
-inline float as_float(uint16_t h) { return f16_to_f32(h); }
+// A cache element as float: an F16 cache's widened (exactly, half.h), a float cache's as it is.
+template <class E>
+inline float cache_float(E e) {
+    if constexpr (std::is_same_v<E, uint16_t>) return fp16_to_fp32(e);
+    else return e;
+}
 
 // ---- portable -------------------------------------------------------------------------------
 
@@ -40,7 +43,7 @@ void scores_portable(float* p, const float* q, const E* k, int64_t kv_stride, in
     for (int j = first; j < visible; ++j) {
         const E* kj = k + j * kv_stride;
         float acc[16] = {};
-        for (int d = 0; d < D; ++d) acc[d % 16] = std::fma(q[d], as_float(kj[d]), acc[d % 16]);
+        for (int d = 0; d < D; ++d) acc[d % 16] = std::fma(q[d], cache_float(kj[d]), acc[d % 16]);
         p[j] = reduce16(acc) * scale;
     }
 }
@@ -50,7 +53,7 @@ void weighted_sum_portable(float* z, const float* p, const E* v, int64_t kv_stri
     std::fill(z, z + D, 0.0f);
     for (int j = first; j < visible; ++j) {
         const E* vj = v + j * kv_stride;
-        for (int d = 0; d < D; ++d) z[d] = std::fma(p[j], as_float(vj[d]), z[d]);
+        for (int d = 0; d < D; ++d) z[d] = std::fma(p[j], cache_float(vj[d]), z[d]);
     }
 }
 

@@ -17,9 +17,9 @@
 #include <immintrin.h>
 #include <vector>
 
-#include "journey/kernels/convert.h"
-#include "journey/kernels/dequant_fast.h"
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/to_float.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/thread_pool.h"
 #include "avx512_loads.h"
@@ -34,7 +34,7 @@ constexpr int kMR = 6;       // tokens per tile
 constexpr int64_t kAhead = 16;  // rows prefetched ahead while packing
 
 // Stored row r of W (Linear: output r; Conv1D: input r), elements c0 .. c0+n, converted exactly
-// to float by convert.h's to_float (quantized rows whole: c0 = 0, n = W.cols).
+// to float by to_float.h (quantized rows whole: c0 = 0, n = W.cols).
 void row_to_float(float* dst, const Matrix& W, int64_t r, int64_t c0, int64_t n) {
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(W.cols));
     to_float(dst, W.dtype, W.data + static_cast<size_t>(r) * row_bytes + dtype_bytes(W.dtype, static_cast<uint64_t>(c0)), n);

@@ -16,8 +16,7 @@
 #include <vector>
 
 #include "journey/kernels/aligned.h"
-#include "journey/kernels/convert.h"
-#include "journey/kernels/quant.h"
+#include "journey/kernels/half.h"
 #include "journey/kernels/thread_pool.h"
 #include "avx512_loads.h"
 #include "lanes.h"
@@ -60,7 +59,7 @@ float element(const std::byte* p, int64_t i) {
     } else {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
-        return D == DType::F16 ? f16_to_f32(h) : bf16_to_f32(h);
+        return D == DType::F16 ? fp16_to_fp32(h) : bf16_to_fp32(h);
     }
 }
 

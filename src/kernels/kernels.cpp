@@ -13,8 +13,8 @@
 
 #include <cblas.h>
 
-#include "journey/kernels/convert.h"
-#include "journey/kernels/matmul_quant.h"
+#include "journey/kernels/to_float.h"
+#include "journey/kernels/blocks/matmul.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/thread_pool.h"
 
@@ -105,6 +105,19 @@ void layernorm(float* out, const float* x, const float* w, const float* b, int T
     }
 }
 
+// After llama2.c's run.c (quoted).
+void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps) {
+    for (int t = 0; t < T; ++t) {
+        const float* xt = x + int64_t{t} * C;
+        float* ot = out + int64_t{t} * C;
+        // ss = sum(x²) / size; ss += eps; ss = 1 / sqrtf(ss); o[j] = weight[j] * (ss * x[j])
+        float ss = 0.0f;
+        for (int i = 0; i < C; ++i) ss += xt[i] * xt[i];
+        ss = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
+        for (int i = 0; i < C; ++i) ot[i] = w[i] * (ss * xt[i]);
+    }
+}
+
 void add_bias(float* x, const float* b, int T, int N) {
     for (int t = 0; t < T; ++t)
         for (int i = 0; i < N; ++i) x[static_cast<int64_t>(t) * N + i] += b[i];
@@ -162,6 +175,14 @@ void geglu_tanh(float* up, const float* gate, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const float g = gate[i];
         up[i] *= g / (1.0f + fast_exp(-k2 * (g + 0.044715f * g * g * g)));
+    }
+}
+
+void swiglu(float* up, const float* gate, int64_t n) {
+    // llama2.c's run.c: F.silu(w1(x)) * w3(x)
+    for (int64_t i = 0; i < n; ++i) {
+        const float g = gate[i];
+        up[i] *= g * (1.0f / (1.0f + std::exp(-g)));
     }
 }
 

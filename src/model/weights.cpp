@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "journey/kernels/convert.h"
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/to_float.h"
+#include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/thread_pool.h"
 #include "journey/errors.h"
 

@@ -10,10 +10,11 @@
 #include <catch2/catch.hpp>
 
 #include "journey/kernels/gemv.h"
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/quantize.h"
+#include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/kernels.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/quantize.h"
 
 using namespace journey;
 
@@ -241,7 +242,7 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
         INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T << " (kernels: " << kernel_isa() << ")");
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
-        if (can_pack_rows16(W)) {  // Q4_K regrouped 16 rows (quant_dot.h): prompts read the copy, same bits
+        if (can_pack_rows16(W)) {  // Q4_K regrouped 16 rows (blocks/dot.h): prompts read the copy, same bits
             std::vector<std::byte> packed(rows16_bytes(W));
             pack_rows16(W, packed.data());
             Matrix P = W;

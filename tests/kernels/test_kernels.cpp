@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "journey/kernels/convert.h"
+#include "journey/kernels/half.h"
 #include "journey/kernels/kernels.h"
 
 using namespace journey;
@@ -112,15 +112,15 @@ TEST_CASE("matmul reads F16 and BF16 weights in place", "[kernels]") {
 }
 
 TEST_CASE("f16 and bf16 conversion", "[kernels]") {
-    CHECK(f16_to_f32(0x3C00) == 1.0f);
-    CHECK(f16_to_f32(0xC000) == -2.0f);
-    CHECK(f16_to_f32(0x7BFF) == 65504.0f);
-    CHECK(f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
-    CHECK(f16_to_f32(0x8000) == 0.0f);
-    CHECK(std::isinf(f16_to_f32(0x7C00)));
-    CHECK(std::isnan(f16_to_f32(0x7E00)));
-    CHECK(bf16_to_f32(0x3F80) == 1.0f);
-    CHECK(bf16_to_f32(0xC040) == -3.0f);
+    CHECK(fp16_to_fp32(0x3C00) == 1.0f);
+    CHECK(fp16_to_fp32(0xC000) == -2.0f);
+    CHECK(fp16_to_fp32(0x7BFF) == 65504.0f);
+    CHECK(fp16_to_fp32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+    CHECK(fp16_to_fp32(0x8000) == 0.0f);
+    CHECK(std::isinf(fp16_to_fp32(0x7C00)));
+    CHECK(std::isnan(fp16_to_fp32(0x7E00)));
+    CHECK(bf16_to_fp32(0x3F80) == 1.0f);
+    CHECK(bf16_to_fp32(0xC040) == -3.0f);
 }
 
 TEST_CASE("embedding_row converts one stored row", "[kernels]") {

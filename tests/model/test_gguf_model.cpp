@@ -12,7 +12,8 @@
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
-#include "journey/kernels/quant.h"
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/blocks/quantize.h"
 #include "journey/model/session.h"
 
 using namespace journey;
@@ -61,7 +62,7 @@ std::filesystem::path write_q8_0_tiny() {
         if (t.shape.size() == 2 && t.shape[1] % kQK == 0) {
             std::string q(dtype_bytes(DType::Q8_0, uint64_t(t.numel())), '\0');
             const size_t row_bytes = dtype_bytes(DType::Q8_0, uint64_t(t.shape[1]));
-            for (int64_t r = 0; r < t.shape[0]; ++r) quantize_row_q8_0(x + r * t.shape[1], q.data() + size_t(r) * row_bytes, t.shape[1]);
+            for (int64_t r = 0; r < t.shape[0]; ++r) quantize_row(DType::Q8_0, x + r * t.shape[1], q.data() + size_t(r) * row_bytes, t.shape[1]);
             g.tensor({name, ne, gguf::kTypeQ8_0, q, std::nullopt});
         } else {
             g.tensor({name, ne, gguf::kTypeF32, std::string(reinterpret_cast<const char*>(t.data), t.nbytes), std::nullopt});
@@ -166,7 +167,7 @@ TEST_CASE("gguf gpt2: a Q8_0 copy stays close to F32", "[gguf][gpt2][quant]") {
         worst = std::max(worst, max_abs_diff(got, want));
         CHECK(rel < 0.03);
 
-        // T == 1 quantizes x to Q8_0 too, as llama.cpp does (quant_dot.h): x is rounded to a
+        // T == 1 quantizes x to Q8_0 too, as llama.cpp does (blocks/dot.h): x is rounded to a
         // step of max|x|/127 per 32-block, an error of the same kind and size as the weights'.
         // So the one-token logits get the same 3% bound against F32 (measured: at most 2.7%
         // on these cases), and differ from the batched ones by about the activations' share

@@ -16,9 +16,9 @@
 #include "safetensors_writer.h"
 #include "journey/errors.h"
 #include "journey/formats/safetensors_reader.h"
-#include "journey/kernels/convert.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/quantize.h"
+#include "journey/kernels/to_float.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/quantize.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 

@@ -2,10 +2,10 @@
 // llama.cpp on the same file and on an F32 copy of its dequantized weights (f32_of_dequantized):
 // see tests/data/README.md, "quant".
 //
-// What journey computes: every weight dequantized bit-exactly (test_dequant.cpp); prompts
+// What journey computes: every weight dequantized bit-exactly (kernels/blocks/test_dequantize.cpp); prompts
 // multiply them in float (gemm), so a prompt alone would match f32_of_dequantized to float
 // rounding, except Q4_K matrices, whose prompts take the one token's integer dots (as
-// llama.cpp's do: matmul_quant.h); one-token products (every greedy step, and the last token's output row) take
+// llama.cpp's do: blocks/matmul.h); one-token products (every greedy step, and the last token's output row) take
 // integer dots on activations rounded to 8 bits, as llama.cpp's own quantized path does: per
 // block of 32 for the legacy types (llama.cpp: with f16 scales, journey float), per 256 for
 // Q4_K, Q5_K and Q6_K (llama.cpp's Q8_K, the same arithmetic).

@@ -43,7 +43,8 @@ enum class FinishReason {
     context,  // the context (n_ctx) is full
     interrupted,  // GenerateOptions::interrupt was set
 };
-const char* to_string(FinishReason r);
+// The reason's name as the JSON output and the summary line spell it ("length", "stop", ...).
+const char* finish_reason_name(FinishReason r);
 
 struct StepResult {
     int index = 0;                  // 0 for the first generated token

@@ -11,7 +11,7 @@
 namespace journey {
 
 // The number formats journey computes with. Block-quantized types follow ggml's block layouts
-// (formats/ggml_types.h has their sizes, kernels/quant.h their bit layouts).
+// (formats/ggml_types.h has their sizes, kernels/blocks/layout.h their bit layouts).
 enum class DType { F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS };
 
 std::string_view dtype_name(DType t);

@@ -37,6 +37,9 @@ void embedding_row(float* out, const Matrix& E, int64_t row);
 // out[T, C] = (x - mean) / sqrt(var + eps) * w + b, per row (biased variance, like PyTorch).
 void layernorm(float* out, const float* x, const float* w, const float* b, int T, int C, float eps);
 
+// out[T, C] = x / sqrt(mean(x²) + eps) * w, per row (RMSNorm, no mean subtraction, no bias).
+void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps);
+
 // x[T, N] += b[N] for every row.
 void add_bias(float* x, const float* b, int T, int N);
 
@@ -49,21 +52,16 @@ void gelu_new(float* x, int64_t n);
 // In place over up[n]: up = gelu_tanh(gate) * up (GeGLU, Gemma's gating; gelu_tanh is gelu_new).
 void geglu_tanh(float* up, const float* gate, int64_t n);
 
+// In place over up[n]: up = silu(gate) * up, silu(g) = g / (1 + exp(-g))  (SwiGLU's gating).
+void swiglu(float* up, const float* gate, int64_t n);
+
 // In place over x[n]: x = cap * tanh(x / cap) (Gemma 2's soft-capping of scores and logits).
 void softcap(float* x, int64_t n, float cap);
 
 // In place over x[n]: exp(x - max) / sum.
 void softmax(float* x, int64_t n);
 
-// The Llama kernels (src/kernels/kernels_llama.cpp).
-
-// out[T, C] = x / sqrt(mean(x²) + eps) * w, per row (RMSNorm, no mean subtraction, no bias).
-void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps);
-
-// In place over up[n]: up = silu(gate) * up, silu(g) = g / (1 + exp(-g))  (SwiGLU's gating).
-void swiglu(float* up, const float* gate, int64_t n);
-
-// Rotary position embedding, in place over x[T, n_heads * D]; row t is at position pos0 + t.
+// Rotary position embedding (rope.cpp), in place over x[T, n_heads * D]; row t is at position pos0 + t.
 // Only the first R values of each head turn (partial rotary: GPT-NeoX, Phi; R = 0 means all D).
 // Pair i of a head (i < R/2) is rotated by the angle pos * inv_freq[i] (theta^(-2i/D) unscaled;
 // model/rope_freq.h stretches it for long contexts), cos and sin multiplied by mscale (yarn's and

@@ -18,7 +18,7 @@ struct Matrix {
     const std::byte* data = nullptr;  // row-major rows x cols, in the mapping
     int64_t rows = 0, cols = 0;       // as stored
     Layout layout = Layout::Linear;
-    // Q4_K only, optional: the same blocks regrouped 16 rows at a time (pack_rows16, quant_dot.h)
+    // Q4_K only, optional: the same blocks regrouped 16 rows at a time (pack_rows16, blocks/dot.h)
     // for the one-token dot; everything else reads data.
     const std::byte* rows16 = nullptr;
 

@@ -1,8 +1,8 @@
-// Integer dots of block rows with quantized activations (quant_dot_k.cpp and
-// quant_dot_unpacked.cpp); dot_rows()
-// in quant_dot.cpp dispatches here.
+// Integer dots of block rows with quantized activations (blocks/dot_k.cpp and
+// blocks/dot_unpacked.cpp); dot_rows()
+// in blocks/dot.cpp dispatches here.
 #pragma once
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/blocks/dot.h"
 
 namespace journey {
 
@@ -10,7 +10,7 @@ bool has_k_dot(DType t);  // Q4_K, Q5_K, Q6_K
 // out[r] = row r · x for r0 <= r < r1; fast: the AVX-512 VNNI kernels (same bits).
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
 
-// The other block types (quant_dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
+// The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
 bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
 

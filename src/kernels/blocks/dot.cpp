@@ -1,7 +1,7 @@
-// Q8_0 rows · Q8_0-quantized activations (see include/journey/kernels/quant_dot.h for the arithmetic).
+// Q8_0 rows · Q8_0-quantized activations (see include/journey/kernels/blocks/dot.h for the arithmetic).
 // The portable loop is the definition; the AVX-512 VNNI kernel does the same operations, 16
 // lanes (two blocks) at a time, for several rows at once so they share the activation loads.
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/blocks/dot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,12 +13,12 @@
 #include <string>
 #include <string_view>
 
-#include "journey/kernels/convert.h"
+#include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/gemv.h"
-#include "journey/kernels/quant.h"
-#include "avx512_loads.h"
-#include "lanes.h"
-#include "quant_dot_k.h"
+#include "journey/kernels/half.h"
+#include "../avx512_loads.h"
+#include "../lanes.h"
+#include "dot_kinds.h"
 
 namespace journey {
 namespace {
@@ -30,7 +30,6 @@ uint16_t load_u16(const std::byte* p) {
     std::memcpy(&v, p, 2);
     return v;
 }
-
 
 // The weight formats, both int8 per element: Q8_0 stores w; Q4_0 stores w + 8 in a nibble
 // (element j < 16 in the low nibble of byte j, element j + 16 in its high nibble).
@@ -69,7 +68,7 @@ float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
                 for (int g = 0; g < 8; ++g)
                     isum[g] = int32_t(w[4 * g]) * q[4 * g] + int32_t(w[4 * g + 1]) * q[4 * g + 1] +
                               int32_t(w[4 * g + 2]) * q[4 * g + 2] + int32_t(w[4 * g + 3]) * q[4 * g + 3];
-                scale = f16_to_f32(load_u16(blk)) * x.d[size_t(b)];
+                scale = fp16_to_fp32(load_u16(blk)) * x.d[size_t(b)];
             }
             for (int g = 0; g < 8; ++g) acc[8 * h + g] = std::fma(float(isum[g]), scale, acc[8 * h + g]);
         }

@@ -1,15 +1,14 @@
-#include "journey/kernels/matmul_quant.h"
+#include "journey/kernels/blocks/matmul.h"
 
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <vector>
 
+#include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/gemv.h"
-#include "journey/kernels/quant_dot.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/thread_pool.h"
 #include "journey/kernels/lookahead.h"
+#include "journey/kernels/thread_pool.h"
 
 namespace journey {
 
@@ -19,7 +18,7 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
     const int64_t n_in = W.cols, n_out = W.rows;
     if (T == 1 && !prompt_kernels) {
         // One token, as llama.cpp does it: x is quantized to Q8_0 (K-quants: Q8_K) once, then each row · x is an
-        // integer dot per block (quant_dot.h). The threads take a quarter of their share of the
+        // integer dot per block (blocks/dot.h). The threads take a quarter of their share of the
         // rows at a time as they come rather than fixed shares, so a worker that wakes late (perf
         // at -t 2: ~20% of the time in the scheduler's wake-up paths) or is preempted on a shared
         // machine leaves its rows to the others instead of stalling the product. Chunks of ~64

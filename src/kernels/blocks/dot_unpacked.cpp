@@ -1,26 +1,20 @@
 // One-token integer dots for the block types without a kernel of their own (Q4_1, Q5_0, Q5_1,
 // Q2_K, Q3_K, IQ4_NL, IQ4_XS): each row is first unpacked, block by block, into int8 quants with
 // per-lane integer scales and float multipliers; then the lanes run the arithmetic stated in
-// quant_dot.h (the "unpacked" form), portably or with AVX-512 VNNI, the same bits either way.
-#include "quant_dot_k.h"
+// blocks/dot.h (the "unpacked" form), portably or with AVX-512 VNNI, the same bits either way.
+#include "dot_kinds.h"
 
 #include <cmath>
 #include <cstring>
 #include <immintrin.h>
 #include <vector>
 
-#include "avx512_loads.h"
-#include "dequant_blocks.h"
-#include "journey/kernels/convert.h"
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/half.h"
+#include "../avx512_loads.h"
 
 namespace journey {
 namespace {
-
-float half_at(const unsigned char* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return f16_to_f32(h);
-}
 
 // A row unpacked: w[i] = A_g · S_g · q[i] + B_g · M_g for element i in lane group g = i / 4
 // (4 elements; 16 groups per pair of x blocks). Padded with zeros to whole pairs.
@@ -36,7 +30,7 @@ void groups(UnpackedRow& u, int64_t g0, int64_t count, int32_t S, float A, int32
     for (int64_t g = g0; g < g0 + count; ++g) u.S[size_t(g)] = S, u.A[size_t(g)] = A, u.M[size_t(g)] = M, u.B[size_t(g)] = B;
 }
 
-// One block at element e0 of the row. Each case restates dequant_blocks.cpp's layout as
+// One block at element e0 of the row. Each case restates blocks/dequantize.cpp's layout as
 // (q, S, A, M, B) with w = A·S·q + B·M exactly as dequantized (up to float rounding).
 void unpack_block(DType t, const unsigned char* b, UnpackedRow& u, int64_t e0) {
     int8_t* q = u.q.data() + e0;
@@ -44,7 +38,7 @@ void unpack_block(DType t, const unsigned char* b, UnpackedRow& u, int64_t e0) {
     switch (t) {
         case DType::Q4_1:  // w = d·q + m
             for (int j = 0; j < 16; ++j) q[j] = int8_t(b[4 + j] & 0x0f), q[j + 16] = int8_t(b[4 + j] >> 4);
-            return groups(u, g0, 8, 1, half_at(b), 1, half_at(b + 2));
+            return groups(u, g0, 8, 1, fp16_to_fp32(b), 1, fp16_to_fp32(b + 2));
         case DType::Q5_0:
         case DType::Q5_1: {  // Q5_0: w = d·(q - 16); Q5_1: w = d·q + m
             const bool min = t == DType::Q5_1;
@@ -55,11 +49,11 @@ void unpack_block(DType t, const unsigned char* b, UnpackedRow& u, int64_t e0) {
                 q[j] = int8_t(((p[4 + j] & 0x0f) | (((qh >> j) << 4) & 0x10)) - (min ? 0 : 16));
                 q[j + 16] = int8_t(((p[4 + j] >> 4) | ((qh >> (j + 12)) & 0x10)) - (min ? 0 : 16));
             }
-            return groups(u, g0, 8, 1, half_at(b), min ? 1 : 0, min ? half_at(b + 2) : 0.0f);
+            return groups(u, g0, 8, 1, fp16_to_fp32(b), min ? 1 : 0, min ? fp16_to_fp32(b + 2) : 0.0f);
         }
         case DType::IQ4_NL:  // w = d·value[nibble]
             for (int j = 0; j < 16; ++j) q[j] = kIq4Values[b[2 + j] & 0x0f], q[j + 16] = kIq4Values[b[2 + j] >> 4];
-            return groups(u, g0, 8, 1, half_at(b));
+            return groups(u, g0, 8, 1, fp16_to_fp32(b));
         case DType::IQ4_XS: {  // per 32: w = d·(ls - 32)·value[nibble]
             uint16_t scales_h;
             std::memcpy(&scales_h, b + 2, 2);
@@ -67,13 +61,13 @@ void unpack_block(DType t, const unsigned char* b, UnpackedRow& u, int64_t e0) {
                 const unsigned char* qs = b + 8 + 16 * ib;
                 for (int j = 0; j < 16; ++j) q[32 * ib + j] = kIq4Values[qs[j] & 0x0f], q[32 * ib + j + 16] = kIq4Values[qs[j] >> 4];
                 const int ls = ((b[4 + ib / 2] >> 4 * (ib % 2)) & 0x0f) | (((scales_h >> 2 * ib) & 3) << 4);
-                groups(u, g0 + 8 * ib, 8, ls - 32, half_at(b));
+                groups(u, g0 + 8 * ib, 8, ls - 32, fp16_to_fp32(b));
             }
             return;
         }
         case DType::Q2_K:  // per 16: w = d·sc·q - dmin·m; element e: bits 2((e%128)/32) of qs[32(e/128) + e%32]
             for (int e = 0; e < 256; ++e) q[e] = int8_t((b[16 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
-            for (int s = 0; s < 16; ++s) groups(u, g0 + 4 * s, 4, b[s] & 0x0f, half_at(b + 80), -(b[s] >> 4), half_at(b + 82));
+            for (int s = 0; s < 16; ++s) groups(u, g0 + 4 * s, 4, b[s] & 0x0f, fp16_to_fp32(b + 80), -(b[s] >> 4), fp16_to_fp32(b + 82));
             return;
         case DType::Q3_K: {  // per 16: w = d·(sc - 32)·q, q = 2 low bits as Q2_K, -4 unless hmask bit e/32 of hm[e%32]
             int8_t sc[16];
@@ -82,7 +76,7 @@ void unpack_block(DType t, const unsigned char* b, UnpackedRow& u, int64_t e0) {
                 const int low = (b[32 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
                 q[e] = int8_t(low - ((b[e % 32] >> (e / 32)) & 1 ? 0 : 4));
             }
-            for (int s = 0; s < 16; ++s) groups(u, g0 + 4 * s, 4, sc[s] - 32, half_at(b + 108));
+            for (int s = 0; s < 16; ++s) groups(u, g0 + 4 * s, 4, sc[s] - 32, fp16_to_fp32(b + 108));
             return;
         }
         default: break;

@@ -1,4 +1,4 @@
-// Q8_0 / Q4_0 rows · Q8_0-quantized activations (quant_dot.h): the activation quantizer, the
+// Q8_0 / Q4_0 rows · Q8_0-quantized activations (blocks/dot.h): the activation quantizer, the
 // VNNI kernels against the portable ones (same bits), and both against double references.
 #include <algorithm>
 #include <cmath>
@@ -12,8 +12,10 @@
 
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/dot.h"
 
 using namespace journey;
 

@@ -1,6 +1,6 @@
-// The AVX-512 block dequantization (dequant_fast.h, what gemm's panels use) against the scalar
+// The AVX-512 block dequantization (blocks/dequantize.h, what gemm's panels use) against the scalar
 // one (dequantize_block, itself checked bit for bit against gguf-py / ggml in
-// test_dequant.cpp): the same bits on random blocks, whose random bytes reach every bit pattern
+// test_dequantize.cpp): the same bits on random blocks, whose random bytes reach every bit pattern
 // of the quants, scales and mins (and of d / dmin: infinities, NaNs, subnormals), and on the
 // fixture's rows from llama-quantize's files.
 #include <bit>
@@ -14,9 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "journey/formats/ggml_types.h"
-#include "journey/kernels/dequant_fast.h"
+#include "journey/kernels/blocks/dequantize.h"
 #include "journey/kernels/gemv.h"
-#include "journey/kernels/quant.h"
 
 using namespace journey;
 

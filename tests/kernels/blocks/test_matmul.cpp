@@ -8,9 +8,10 @@
 
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/quant_dot.h"
-#include "journey/kernels/quantize.h"
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/quantize.h"
+#include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/thread_pool.h"
 
 using namespace journey;
@@ -26,8 +27,7 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
         std::vector<float> deq(w.size());
         for (int64_t r = 0; r < n_out; ++r) {
             void* dst = q.data() + size_t(r) * row_bytes;
-            if (t == DType::Q8_0) quantize_row_q8_0(w.data() + r * n_in, dst, n_in);
-            else quantize_row_q4_0(w.data() + r * n_in, dst, n_in);
+            quantize_row(t, w.data() + r * n_in, dst, n_in);
             dequantize_row(t, dst, deq.data() + r * n_in, n_in);
         }
         const Matrix Wq{t, reinterpret_cast<const std::byte*>(q.data()), n_out, n_in, Layout::Linear};
@@ -42,8 +42,8 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
                 std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), want(size_t(T * n_out));
                 for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i));
                 matmul(got.data(), x.data(), Wq, T);
-                // One token quantizes x to Q8_0 blocks too (quant_dot.h): the reference product
-                // takes that rounded x (test_quant_dot.cpp bounds the difference).
+                // One token quantizes x to Q8_0 blocks too (blocks/dot.h): the reference product
+                // takes that rounded x (test_dot.cpp bounds the difference).
                 std::vector<float> x_ref = x;
                 if (T == 1) {
                     QuantizedActivations xq;
@@ -61,7 +61,7 @@ TEST_CASE("matmul: quantized Linear weights, one row and many rows", "[kernels][
     }
 }
 
-// Q4_K prompts are the one token's integer dots token by token (matmul_quant.h): every row of a
+// Q4_K prompts are the one token's integer dots token by token (blocks/matmul.h): every row of a
 // prompt's product has the bits of the same token multiplied alone, as stored and regrouped 16
 // rows at a time, fast and portable, on 1 and 2 threads; and the one-token product is within
 // the rounding of 8-bit activations of the dequantized weights times float x.

@@ -1,5 +1,5 @@
-// Number formats of weights: half floats, bfloat16 and GGML's block quantizations, as scalar
-// reference kernels. Layouts (ggml-common.h), 32 elements per block:
+// ggml's block formats: how each type lays its numbers out in bytes (ggml-common.h). 32 elements
+// per block:
 //   Q8_0: f16 d, then 32 x int8 q;                     x[i] = d * q[i]
 //   Q4_0: f16 d, then 16 bytes; byte j holds element j in its low nibble and element j + 16 in
 //         its high nibble;                            x[i] = d * (nibble - 8)
@@ -10,13 +10,11 @@
 // and 256 elements per super-block (K-quants) in sub-blocks of 16 or 32 with their own scales:
 //   Q2_K (2-bit, scale and min per 16), Q3_K (3-bit, 6-bit scale per 16), Q4_K and Q5_K (4/5-bit,
 //   6-bit scale and min per 32), Q6_K (6-bit, int8 scale per 16), IQ4_XS (IQ4_NL's values, 6-bit
-//   scale per 32): src/kernels/dequant_blocks.cpp spells each layout out.
-// Pointers into a mapping may be unaligned: every read goes through memcpy.
+//   scale per 32): src/kernels/blocks/dequantize.cpp spells each layout out, one function a type.
+// The f16 scales are read with fp16_to_fp32 (half.h). Pointers into a mapping may be unaligned:
+// every read goes through memcpy.
 #pragma once
-#include <cstddef>
 #include <cstdint>
-
-#include "journey/formats/tensor.h"
 
 namespace journey {
 
@@ -34,23 +32,24 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
-// IEEE binary16 <-> binary32: exact widening (subnormals, inf, NaN kept); narrowing rounds to
-// nearest, ties to even, overflowing to infinity.
-float fp16_to_fp32(uint16_t h);
-uint16_t fp32_to_fp16(float f);
-// bfloat16 <-> binary32: widening is exact; narrowing rounds to nearest even, NaN stays NaN.
-float bf16_to_fp32(uint16_t b);
-uint16_t fp32_to_bf16(float f);
+// IQ4_NL / IQ4_XS: the 16 values a 4-bit index selects (ggml's kvalues_iq4nl).
+inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-// Convert n consecutive elements of type t at src to floats, bit-identical to ggml's to_float.
-// For block types, n must be whole blocks (throws std::invalid_argument otherwise).
-void dequantize_row(DType t, const void* src, float* dst, int64_t n);
+// Q4_K / Q5_K: the 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes q
+// (j < 4: low 6 bits of q[j] and q[j+4]; j >= 4: a nibble of q[j+4] and the top 2 bits of
+// q[j-4] / q[j]).
+inline void scale_min_k4(int j, const unsigned char* q, uint8_t& sc, uint8_t& m) {
+    if (j < 4) {
+        sc = q[j] & 63;
+        m = q[j + 4] & 63;
+    } else {
+        sc = uint8_t((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
+        m = uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
 
-// sum_i row[i] * x[i] over n elements of a row of type t (same rule on n).
-float vec_dot(DType t, const void* row, const float* x, int64_t n);
-
-// Reference quantizers (llama.cpp's rounding), for tests and conversion tools.
-void quantize_row_q8_0(const float* x, void* dst, int64_t n);
-void quantize_row_q4_0(const float* x, void* dst, int64_t n);
+// Q3_K: the 16 6-bit scales (as stored, 0..63; the value is scale - 32) from the 12 packed bytes
+// (defined in blocks/dequantize.cpp).
+void scales_q3_k(const unsigned char* packed, int8_t* scales);
 
 }  // namespace journey

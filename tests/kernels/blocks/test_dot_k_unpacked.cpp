@@ -1,5 +1,5 @@
-// Rows of every block type but Q8_0/Q4_0 (test_quant_dot.cpp) · quantized activations
-// (quant_dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI kernels against the portable ones (same bits), both against a double
+// Rows of every block type but Q8_0/Q4_0 (test_dot.cpp) · quantized activations
+// (blocks/dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI kernels against the portable ones (same bits), both against a double
 // reference on the dequantized rows, and the threaded product on 1 and 2 threads.
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,9 @@
 
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
-#include "journey/kernels/quant.h"
-#include "journey/kernels/quant_dot.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/dot.h"
 
 using namespace journey;
 
@@ -36,7 +37,7 @@ const std::vector<BlockFields> kTypes = {
 struct KRows {
     Matrix m;
     std::vector<std::byte> bytes;
-    std::vector<float> values;  // dequantized (bit-exact reference, test_dequant.cpp)
+    std::vector<float> values;  // dequantized (bit-exact reference, test_dequantize.cpp)
 };
 
 // Random blocks: every bit pattern of quants, scales and mins, with half-float scales of

@@ -1,6 +1,7 @@
 // Encoding float rows into ggml's block types: the algorithms llama-quantize runs when it has no
 // importance matrix (ggml's deterministic reference quantizers), so the same rows give the same
-// bytes. Each type's bit layout is described in quant.h; this is the other direction.
+// bytes. Each type's bit layout is described in blocks/layout.h; blocks/dequantize.h is the other
+// direction.
 #pragma once
 #include <cstdint>
 

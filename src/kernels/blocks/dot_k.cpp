@@ -1,28 +1,22 @@
 // K-quant rows (Q4_K, Q5_K, Q6_K) · Q8_K-quantized activations (the arithmetic is stated in
-// include/journey/kernels/quant_dot.h). The portable loop is the definition; the AVX-512 VNNI
+// include/journey/kernels/blocks/dot.h). The portable loop is the definition; the AVX-512 VNNI
 // kernel does the same integer sums and the same float operations per lane, 16 lanes at a time,
 // so the two give the same bits.
-#include "quant_dot_k.h"
+#include "dot_kinds.h"
 
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <immintrin.h>
 
-#include "dequant_blocks.h"
-#include "journey/kernels/convert.h"
+#include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/gemv.h"
+#include "journey/kernels/half.h"
 
 namespace journey {
 namespace {
 
 constexpr int64_t kSuper = 256;  // elements per K-quant super-block: 4 pairs of x blocks
-
-float half_at(const std::byte* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return f16_to_f32(h);
-}
 
 // One super-block, unpacked for the portable loop: q[256] as stored (Q4_K 0..15, Q5_K 0..31,
 // Q6_K q + 32 = 0..63), the scales and mins of the eight sub-blocks of 32 (Q4_K, Q5_K) or the
@@ -37,8 +31,8 @@ struct Unpacked {
 // for element l of the i-th 64, bit 2i+1 for element l + 32.
 template <bool kFive>
 void unpack_q45_k(const unsigned char* b, Unpacked& u) {
-    u.d = half_at(reinterpret_cast<const std::byte*>(b));
-    u.dmin = half_at(reinterpret_cast<const std::byte*>(b + 2));
+    u.d = fp16_to_fp32(b);
+    u.dmin = fp16_to_fp32(b + 2);
     const unsigned char* qh = b + 16;
     const unsigned char* qs = b + (kFive ? 48 : 16);
     for (int i = 0; i < 4; ++i)  // 64 elements: low nibbles of 32 bytes, then their high nibbles
@@ -58,7 +52,7 @@ void unpack_q6_k(const unsigned char* b, Unpacked& u) {
     const unsigned char* ql = b;
     const unsigned char* qh = b + 128;
     const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
-    u.d = half_at(reinterpret_cast<const std::byte*>(b + 208));
+    u.d = fp16_to_fp32(b + 208);
     u.dmin = 0.0f;
     for (int h = 0; h < 2; ++h, ql += 64, qh += 32)
         for (int l = 0; l < 32; ++l) {
@@ -71,8 +65,7 @@ void unpack_q6_k(const unsigned char* b, Unpacked& u) {
     for (int j = 0; j < 16; ++j) u.sc16[j] = sc[j];
 }
 
-
-// Q6_K: one integer sum per super-block (quant_dot.h).
+// Q6_K: one integer sum per super-block (blocks/dot.h).
 float dot_row_portable_q6(const std::byte* row, const QuantizedActivations& x) {
     float acc = 0.0f;
     Unpacked u;
@@ -91,7 +84,7 @@ float dot_row_portable_q6(const std::byte* row, const QuantizedActivations& x) {
     return acc;
 }
 
-// Q4_K, Q5_K: one integer sum and one min sum per super-block (quant_dot.h).
+// Q4_K, Q5_K: one integer sum and one min sum per super-block (blocks/dot.h).
 template <bool kFive>
 float dot_row_portable_q45(const std::byte* row, const QuantizedActivations& x) {
     float acc = 0.0f, accm = 0.0f;
@@ -166,7 +159,7 @@ inline void ask_ahead(const unsigned char* b) {
     for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(b + kStreamAhead + o), _MM_HINT_T0);
 }
 
-// A half by F16C (the same value as f16_to_f32; the software one was ~10% of Q6_K's time).
+// A half by F16C (the same value as fp16_to_fp32; the software one was ~10% of Q6_K's time).
 JOURNEY_VNNI inline float half_f16c(const unsigned char* p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
@@ -187,7 +180,7 @@ JOURNEY_VNNI inline int32_t sum16_i32(__m512i v) {
 
 constexpr size_t kRows16Block = 16 * 144;  // a super-block of 16 Q4_K rows (pack_rows16)
 
-// The layout of pack_rows16 (quant_dot.h), once: f(offset in the group's super-block, offset in
+// The layout of pack_rows16 (blocks/dot.h), once: f(offset in the group's super-block, offset in
 // row r's block, bytes) for each piece of that block.
 template <typename F>
 void rows16_pieces(int r, F&& f) {

@@ -1,34 +1,29 @@
-// Block dequantization for every quantized type, following ggml's dequantize_row_* (the block
-// structs of ggml-common.h). Written as ggml writes it, product by product: the file is built
-// with -std=c++20 (ISO mode, so no fma contraction), and each value is the same float
-// expression as ggml's, hence the same bits (tests/kernels/test_dequant.cpp checks against rows
-// dequantized by gguf-py and ggml).
-#include "dequant_blocks.h"
+// Blocks to floats: one function a type, following ggml's dequantize_row_* (the block structs of
+// ggml-common.h; layouts in blocks/layout.h). Written as ggml writes it, product by product, so
+// each value is the same float expression as ggml's, hence the same bits
+// (tests/kernels/blocks/test_dequantize.cpp checks against rows dequantized by gguf-py and ggml). Then the
+// row-level entries: dequantize_row (any dtype) and vec_dot, the scalar reference dot.
+#include "journey/kernels/blocks/dequantize.h"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "journey/kernels/convert.h"
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/half.h"
 
 namespace journey {
 namespace {
 
-float half_at(const unsigned char* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return f16_to_f32(h);
-}
-
 // Q8_0: d, qs[32]                                   y = d * q
 void q8_0(const unsigned char* b, float* y) {
-    const float d = half_at(b);
+    const float d = fp16_to_fp32(b);
     for (int j = 0; j < 32; ++j) y[j] = float(int8_t(b[2 + j])) * d;
 }
 
 // Q4_0: d, qs[16]                                   y = (nibble - 8) * d
 void q4_0(const unsigned char* b, float* y) {
-    const float d = half_at(b);
+    const float d = fp16_to_fp32(b);
     const unsigned char* qs = b + 2;
     for (int j = 0; j < 16; ++j) {
         y[j] = float((qs[j] & 0x0f) - 8) * d;
@@ -38,7 +33,7 @@ void q4_0(const unsigned char* b, float* y) {
 
 // Q4_1: d, m, qs[16]                                y = nibble * d + m
 void q4_1(const unsigned char* b, float* y) {
-    const float d = half_at(b), m = half_at(b + 2);
+    const float d = fp16_to_fp32(b), m = fp16_to_fp32(b + 2);
     const unsigned char* qs = b + 4;
     for (int j = 0; j < 16; ++j) {
         y[j] = float(qs[j] & 0x0f) * d + m;
@@ -51,7 +46,7 @@ void q4_1(const unsigned char* b, float* y) {
 // with bit j + 16.                                  Q5_0: y = (q - 16) * d; Q5_1: y = q * d + m
 template <bool kMin>
 void q5(const unsigned char* b, float* y) {
-    const float d = half_at(b), m = kMin ? half_at(b + 2) : 0.0f;
+    const float d = fp16_to_fp32(b), m = kMin ? fp16_to_fp32(b + 2) : 0.0f;
     const unsigned char* p = b + (kMin ? 4 : 2);
     uint32_t qh;
     std::memcpy(&qh, p, 4);
@@ -75,7 +70,7 @@ void q5(const unsigned char* b, float* y) {
 void q2_k(const unsigned char* b, float* y) {
     const unsigned char* scales = b;
     const unsigned char* q = b + 16;
-    const float d = half_at(b + 80), dmin = half_at(b + 82);
+    const float d = fp16_to_fp32(b + 80), dmin = fp16_to_fp32(b + 82);
     int is = 0;
     for (int n = 0; n < 256; n += 128, q += 32) {
         for (int shift = 0; shift < 8; shift += 2) {
@@ -95,7 +90,7 @@ void q3_k(const unsigned char* b, float* y) {
     const unsigned char* q = b + 32;
     int8_t scales[16];
     scales_q3_k(b + 96, scales);
-    const float d_all = half_at(b + 108);
+    const float d_all = fp16_to_fp32(b + 108);
     int is = 0;
     uint8_t m = 1;
     for (int n = 0; n < 256; n += 128, q += 32) {
@@ -116,7 +111,7 @@ void q3_k(const unsigned char* b, float* y) {
 // i-th 64, bit 2i+1 of element l + 32.
 template <bool kFive>
 void q45_k(const unsigned char* b, float* y) {
-    const float d = half_at(b), dmin = half_at(b + 2);
+    const float d = fp16_to_fp32(b), dmin = fp16_to_fp32(b + 2);
     const unsigned char* scales = b + 4;
     const unsigned char* qh = b + 16;
     const unsigned char* ql = b + (kFive ? 48 : 16);
@@ -140,7 +135,7 @@ void q6_k(const unsigned char* b, float* y) {
     const unsigned char* ql = b;
     const unsigned char* qh = b + 128;
     const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
-    const float d = half_at(b + 208);
+    const float d = fp16_to_fp32(b + 208);
     for (int n = 0; n < 256; n += 128, y += 128, ql += 64, qh += 32, sc += 8) {
         for (int l = 0; l < 32; ++l) {
             const int is = l / 16;
@@ -158,7 +153,7 @@ void q6_k(const unsigned char* b, float* y) {
 
 // IQ4_NL: d, qs[16] (as Q4_0)                       y = d * kIq4Values[nibble]
 void iq4_nl(const unsigned char* b, float* y) {
-    const float d = half_at(b);
+    const float d = fp16_to_fp32(b);
     const unsigned char* qs = b + 2;
     for (int j = 0; j < 16; ++j) {
         y[j] = d * float(kIq4Values[qs[j] & 0x0f]);
@@ -169,7 +164,7 @@ void iq4_nl(const unsigned char* b, float* y) {
 // IQ4_XS: d, scales_h (u16: 2 high bits per 32), scales_l[4] (a nibble per 32), qs[128] (16
 // bytes per 32, as IQ4_NL).                         y = (d * (ls - 32)) * kIq4Values[nibble]
 void iq4_xs(const unsigned char* b, float* y) {
-    const float d = half_at(b);
+    const float d = fp16_to_fp32(b);
     uint16_t scales_h;
     std::memcpy(&scales_h, b + 2, 2);
     const unsigned char* scales_l = b + 4;
@@ -215,6 +210,100 @@ void dequantize_block(DType t, const unsigned char* src, float* dst) {
         case DType::BF16: break;
     }
     throw std::logic_error("dequantize_block: " + std::string(dtype_name(t)) + " is not a block type");
+}
+
+// ---- reading blocks from possibly unaligned memory -------------------------------------------
+
+static uint16_t load_u16(const unsigned char* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+
+static void check_blocks(DType t, int64_t n) {
+    const auto block = int64_t(dtype_block(t));
+    if (n < 0 || n % block != 0)
+        throw std::invalid_argument(std::string(dtype_name(t)) + ": row length " + std::to_string(n) +
+                                    " is not a multiple of " + std::to_string(block));
+}
+
+// ---- dequantization --------------------------------------------------------------------------
+
+void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
+    const auto* p = static_cast<const unsigned char*>(src);
+    switch (t) {
+        case DType::F32:
+            std::memcpy(dst, p, size_t(n) * 4);
+            return;
+        case DType::F16:
+            for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(p + 2 * i);
+            return;
+        case DType::BF16:
+            for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(load_u16(p + 2 * i));
+            return;
+        default: {  // block types, one block at a time (above)
+            check_blocks(t, n);
+            const auto block = int64_t(dtype_block(t));
+            const size_t block_bytes = dtype_bytes(t, uint64_t(block));
+            for (int64_t b = 0; b < n / block; ++b, p += block_bytes, dst += block) dequantize_block(t, p, dst);
+            return;
+        }
+    }
+}
+
+// ---- dot products ----------------------------------------------------------------------------
+
+float vec_dot(DType t, const void* row, const float* x, int64_t n) {
+    const auto* p = static_cast<const unsigned char*>(row);
+    float sum = 0.0f;
+    switch (t) {
+        case DType::F32:
+            for (int64_t i = 0; i < n; ++i) {
+                float w;
+                std::memcpy(&w, p + 4 * i, 4);
+                sum += w * x[i];
+            }
+            return sum;
+        case DType::F16:
+            for (int64_t i = 0; i < n; ++i) sum += fp16_to_fp32(p + 2 * i) * x[i];
+            return sum;
+        case DType::BF16:
+            for (int64_t i = 0; i < n; ++i) sum += bf16_to_fp32(load_u16(p + 2 * i)) * x[i];
+            return sum;
+        case DType::Q8_0:
+            check_blocks(t, n);
+            for (int64_t b = 0; b < n / kQK; ++b, p += sizeof(BlockQ8_0), x += kQK) {
+                const auto* q = reinterpret_cast<const int8_t*>(p + 2);
+                float block = 0.0f;
+                for (int j = 0; j < kQK; ++j) block += float(q[j]) * x[j];
+                sum += fp16_to_fp32(p) * block;
+            }
+            return sum;
+        case DType::Q4_0:
+            check_blocks(t, n);
+            for (int64_t b = 0; b < n / kQK; ++b, p += sizeof(BlockQ4_0), x += kQK) {
+                const unsigned char* q = p + 2;
+                float block = 0.0f;
+                for (int j = 0; j < kQK / 2; ++j) {
+                    block += float(int(q[j] & 0x0f) - 8) * x[j];
+                    block += float(int(q[j] >> 4) - 8) * x[j + kQK / 2];
+                }
+                sum += fp16_to_fp32(p) * block;
+            }
+            return sum;
+        default: {  // the other block types: each block dequantized, then multiplied in order
+            check_blocks(t, n);
+            const auto block = int64_t(dtype_block(t));
+            const size_t block_bytes = dtype_bytes(t, uint64_t(block));
+            float w[256];
+            for (int64_t b = 0; b < n / block; ++b, p += block_bytes, x += block) {
+                dequantize_block(t, p, w);
+                for (int64_t j = 0; j < block; ++j) sum += w[j] * x[j];
+            }
+            return sum;
+        }
+    }
+    return sum;
 }
 
 }  // namespace journey

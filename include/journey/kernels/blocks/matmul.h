@@ -8,7 +8,7 @@ namespace journey {
 
 // out[T, n_out] = x[T, n_in] · Wᵀ for a Linear-layout quantized W [out, in] (in a whole number
 // of blocks). One token: x is quantized to Q8_0 (K-quants: Q8_K) and each output row is an
-// integer dot (quant_dot.h).
+// integer dot (blocks/dot.h).
 // A prompt (T > 1, or prompt_kernels): gemm (gemv.h) dequantizes a 64-row panel at a time, and
 // x stays float; except Q4_K, whose prompts take the one token's integer dots token by token
 // (so a row has the same bits in a prompt and alone). Throws std::logic_error for a Conv1D layout.

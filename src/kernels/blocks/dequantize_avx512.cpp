@@ -1,16 +1,16 @@
-// AVX-512 block dequantization (dequant_fast.h). Each function mirrors its scalar twin in
-// dequant_blocks.cpp: the block's float scales are computed as there (scalar, same operands),
+// AVX-512 block dequantization (blocks/dequantize.h). Each function mirrors its scalar twin in
+// blocks/dequantize.cpp: the block's float scales are computed as there (scalar, same operands),
 // and each element gets the same one or two float operations (mul, then sub for the K-quant
 // mins) on 16 lanes at a time. Integer unpacking is exact in any order. The file is built with
 // -ffp-contract=off (CMakeLists.txt): a mul followed by a sub must not become one fma.
-#include "journey/kernels/dequant_fast.h"
+#include "journey/kernels/blocks/dequantize.h"
 
 #include <cstring>
 #include <immintrin.h>
 
-#include "avx512_loads.h"
-#include "dequant_blocks.h"
-#include "journey/kernels/convert.h"
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/half.h"
+#include "../avx512_loads.h"
 
 namespace journey {
 namespace {
@@ -19,12 +19,6 @@ namespace {
 // reports as maybe-uninitialized (as in avx512_loads.h). The masked mul and sub are the same
 // IEEE operations, and being builtins they are never fused into an fma.
 constexpr __mmask16 kAll = 0xffff;
-
-float half_at(const unsigned char* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return f16_to_f32(h);
-}
 
 // 16 bytes at p, zero-extended to 16 int32 lanes
 JOURNEY_AVX512 inline __m512i u8x16(const unsigned char* p) {
@@ -36,7 +30,7 @@ JOURNEY_AVX512 inline __m512i high4(__m512i v) { return _mm512_maskz_srli_epi32(
 
 // Q8_0: y = float(q) * d
 JOURNEY_AVX512 void q8_0(const unsigned char* b, float* y) {
-    const __m512 d = _mm512_set1_ps(half_at(b));
+    const __m512 d = _mm512_set1_ps(fp16_to_fp32(b));
     for (int j = 0; j < 32; j += 16) {
         const __m512i q = _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + j)));
         _mm512_storeu_ps(y + j, _mm512_maskz_mul_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, q), d));
@@ -45,7 +39,7 @@ JOURNEY_AVX512 void q8_0(const unsigned char* b, float* y) {
 
 // Q4_0: y = float(nibble - 8) * d
 JOURNEY_AVX512 void q4_0(const unsigned char* b, float* y) {
-    const __m512 d = _mm512_set1_ps(half_at(b));
+    const __m512 d = _mm512_set1_ps(fp16_to_fp32(b));
     const __m512i qs = u8x16(b + 2), eight = _mm512_set1_epi32(8);
     _mm512_storeu_ps(y, _mm512_maskz_mul_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_sub_epi32(kAll, low4(qs), eight)), d));
     _mm512_storeu_ps(y + 16, _mm512_maskz_mul_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_sub_epi32(kAll, high4(qs), eight)), d));
@@ -54,7 +48,7 @@ JOURNEY_AVX512 void q4_0(const unsigned char* b, float* y) {
 // Q4_K / Q5_K: y = (d * sc) * q - (dmin * m), q = nibble (+ 16 for Q5_K's fifth bit)
 template <bool kFive>
 JOURNEY_AVX512 void q45_k(const unsigned char* b, float* y) {
-    const float d = half_at(b), dmin = half_at(b + 2);
+    const float d = fp16_to_fp32(b), dmin = fp16_to_fp32(b + 2);
     const unsigned char* scales = b + 4;
     const unsigned char* qh = b + 16;
     const unsigned char* ql = b + (kFive ? 48 : 16);
@@ -92,7 +86,7 @@ JOURNEY_AVX512 void q6_k(const unsigned char* b, float* y) {
     const unsigned char* ql = b;
     const unsigned char* qh = b + 128;
     const auto* sc = reinterpret_cast<const int8_t*>(b + 192);
-    const float d = half_at(b + 208);
+    const float d = fp16_to_fp32(b + 208);
     for (int n = 0; n < 256; n += 128, y += 128, ql += 64, qh += 32, sc += 8) {
         for (int is = 0; is < 2; ++is) {  // l = 16 is .. 16 is + 15
             const int l = 16 * is;

@@ -1,9 +1,9 @@
-// The block encoders (see quantize.h). The arithmetic follows ggml's reference quantizers
+// The block encoders (see blocks/quantize.h). The arithmetic follows ggml's reference quantizers
 // (ggml-quants.c, quantize_row_*_ref) operation by operation, in float, in the same order: the
 // point is identical bytes, so nothing here may be "simplified". This file is compiled with
 // -ffp-contract=off (CMakeLists.txt): a fused multiply-add would round differently from ggml's
 // separate multiply and add.
-#include "journey/kernels/quantize.h"
+#include "journey/kernels/blocks/quantize.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "journey/kernels/quant.h"
+#include "journey/kernels/half.h"
 
 namespace journey {
 namespace {
@@ -72,9 +72,7 @@ void quantize_min_max(const float* x, unsigned char* out, int64_t nb) {
     }
 }
 
-// Q8_0 (34 bytes: d, 32 x int8) and Q4_0 (18 bytes: d, 16 nibbles). (quant.cpp has older
-// versions of these for the tests; compiled there with contraction allowed, its Q4_0 rounds
-// x * id + 8.5 in one fused step and so differs from ggml in rare elements.)
+// Q8_0 (34 bytes: d, 32 x int8) and Q4_0 (18 bytes: d, 16 nibbles).
 void quantize_q8_0(const float* x, unsigned char* out, int64_t nb) {
     constexpr int qk = 32;
     for (int64_t i = 0; i < nb; ++i, x += qk, out += 34) {

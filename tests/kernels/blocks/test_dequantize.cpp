@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "journey/formats/ggml_types.h"
-#include "journey/kernels/convert.h"
-#include "journey/kernels/quant.h"
+#include "journey/kernels/to_float.h"
+#include "journey/kernels/blocks/dequantize.h"
 
 using namespace journey;
 

@@ -1,31 +1,11 @@
-// The Llama block's kernels: RMSNorm, SwiGLU gating and rotary position embedding.
-// Each follows llama2.c's run.c (quoted), so greedy text can be compared byte for byte.
+// Rotary position embedding (kernels.h), after llama2.c's run.c (quoted), so greedy text can be
+// compared with it byte for byte.
 #include <cmath>
 #include <vector>
 
 #include "journey/kernels/kernels.h"
 
 namespace journey {
-
-void rmsnorm(float* out, const float* x, const float* w, int T, int C, float eps) {
-    for (int t = 0; t < T; ++t) {
-        const float* xt = x + int64_t{t} * C;
-        float* ot = out + int64_t{t} * C;
-        // ss = sum(x²) / size; ss += eps; ss = 1 / sqrtf(ss); o[j] = weight[j] * (ss * x[j])
-        float ss = 0.0f;
-        for (int i = 0; i < C; ++i) ss += xt[i] * xt[i];
-        ss = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
-        for (int i = 0; i < C; ++i) ot[i] = w[i] * (ss * xt[i]);
-    }
-}
-
-void swiglu(float* up, const float* gate, int64_t n) {
-    // F.silu(w1(x)) * w3(x)
-    for (int64_t i = 0; i < n; ++i) {
-        const float g = gate[i];
-        up[i] *= g * (1.0f / (1.0f + std::exp(-g)));
-    }
-}
 
 void rope(float* x, int T, int n_heads, int D, int pos0, const float* inv_freq, RopePairing pairing, int R, float mscale) {
     const int half = (R > 0 ? R : D) / 2;
