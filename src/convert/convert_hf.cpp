@@ -216,7 +216,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     }
     for (const auto& [hf_name, t] : st.tensors) {
         std::string name = hf_name;
-        if (c.arch == Arch::gpt2 && name.rfind("transformer.", 0) == 0) name = name.substr(12);
+        if (name.starts_with(hf_optional_prefix)) name = name.substr(hf_optional_prefix.size());
         if (hf_tensor_ignorable(name)) continue;
         Match m = match_hf(*traits, name);
         if (m.hf && m.hf->tensor != Tensor::output &&

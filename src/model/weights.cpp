@@ -137,7 +137,7 @@ public:
 
     int64_t set_aside() const { return set_aside_; }
 
-    // HF GPT-2 checkpoints may prefix every name with "transformer."; a wrapper's checkpoint names
+    // HF GPT-2 checkpoints may prefix every name (hf_optional_prefix); a wrapper's checkpoint names
     // its text tensors with one of its prefixes.
     const TensorInfo* find(const std::string& name) {
         if (wrapper_) {
@@ -146,8 +146,8 @@ public:
             used_.insert(it->second);
             return file_.find(it->second);
         }
-        for (const char* p : {"", "transformer."})
-            if (const TensorInfo* t = file_.find(p + name)) {
+        for (std::string_view p : {std::string_view(), hf_optional_prefix})
+            if (const TensorInfo* t = file_.find(std::string(p) + name)) {
                 used_.insert(t->name);
                 return t;
             }

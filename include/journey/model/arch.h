@@ -76,6 +76,10 @@ struct ArchTraits {
     const char* hf_defaults = nullptr;
 };
 
+// A prefix Hugging Face checkpoints may put before every tensor name (GPT-2's "transformer.h.0...");
+// the loader and the converter read a name with or without it.
+inline constexpr std::string_view hf_optional_prefix = "transformer.";
+
 // Tensors a Hugging Face checkpoint may hold that carry nothing the math needs: the rotary
 // inverse-frequency buffers (recomputed from the config) and GPT-2's / GPT-NeoX's causal masks.
 bool hf_tensor_ignorable(std::string_view name);
