@@ -1,5 +1,6 @@
 // The architecture table: one row per family (src/model/weights.cpp binds the tensors it names,
-// src/model/config*.cpp read its keys, src/model/forward.cpp runs its kinds).
+// src/model/config*.cpp read its keys, src/model/forward.cpp runs its kinds), and the GGUF names
+// and shapes of its tensors (read by weights.cpp, written by src/convert/).
 #include "journey/model/arch.h"
 
 #include <stdexcept>
