@@ -1,6 +1,7 @@
 #include "progress.h"
 
 #include <cstdio>
+#include <memory>
 #include <unistd.h>
 
 #include "common.h"
@@ -33,6 +34,14 @@ void Progress::update(size_t done, size_t total) {
                  unit_.c_str(), eta);
     std::fflush(stderr);
     drawn_ = true;
+}
+
+std::function<void(size_t, size_t)> progress_bar(std::string what, std::string unit) {
+    auto bar = std::make_shared<std::unique_ptr<Progress>>();
+    return [bar, what = std::move(what), unit = std::move(unit)](size_t done, size_t total) {
+        if (!*bar) *bar = std::make_unique<Progress>(what, unit);
+        (*bar)->update(done, total);
+    };
 }
 
 }  // namespace journey::cli

@@ -3,6 +3,7 @@
 #pragma once
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace journey::cli {
@@ -24,5 +25,9 @@ private:
     bool drawn_ = false;
     std::chrono::steady_clock::time_point start_, last_;
 };
+
+// A (done, total) callback for the library's long jobs (journey convert / quantize): the bar
+// starts at the first call, so its rate counts the work reported, and is cleared with the callback.
+std::function<void(size_t done, size_t total)> progress_bar(std::string what, std::string unit);
 
 }  // namespace journey::cli

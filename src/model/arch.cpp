@@ -1,7 +1,9 @@
 // The architecture table: one row per family (src/model/weights.cpp binds the tensors it names,
-// src/model/config*.cpp read its keys, src/model/forward.cpp runs its kinds).
+// src/model/config*.cpp read its keys, src/model/forward.cpp runs its kinds), and the GGUF names
+// and shapes of its tensors (read by weights.cpp, written by src/convert/).
 #include "journey/model/arch.h"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -157,6 +159,42 @@ const HfWrapper wrappers[] = {
     {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
 };
 
+// llama.cpp's LLM_TENSOR_* names and the shapes journey binds them with.
+const GgufTensor gguf_tensors[] = {
+    {tok_embd, "token_embd.weight", Dim::V},
+    {pos_embd, "position_embd.weight", Dim::Ctx},
+    {output_norm, "output_norm.weight", Dim::C},
+    {output_norm_b, "output_norm.bias", Dim::C},
+    {output, "output.weight", Dim::V},
+    {rope_freqs, "rope_freqs.weight", Dim::D2},
+    {rope_factors_long, "rope_factors_long.weight", Dim::D2},
+    {rope_factors_short, "rope_factors_short.weight", Dim::D2},
+    {attn_norm, "blk.{}.attn_norm.weight", Dim::C},
+    {attn_norm_b, "blk.{}.attn_norm.bias", Dim::C},
+    {attn_qkv, "blk.{}.attn_qkv.weight", Dim::QKV},
+    {attn_qkv_b, "blk.{}.attn_qkv.bias", Dim::QKV},
+    {attn_q, "blk.{}.attn_q.weight", Dim::HD},
+    {attn_q_b, "blk.{}.attn_q.bias", Dim::HD},
+    {attn_k, "blk.{}.attn_k.weight", Dim::KD},
+    {attn_k_b, "blk.{}.attn_k.bias", Dim::KD},
+    {attn_v, "blk.{}.attn_v.weight", Dim::KD},
+    {attn_v_b, "blk.{}.attn_v.bias", Dim::KD},
+    {attn_q_norm, "blk.{}.attn_q_norm.weight", Dim::D},
+    {attn_k_norm, "blk.{}.attn_k_norm.weight", Dim::D},
+    {attn_out, "blk.{}.attn_output.weight", Dim::C, Dim::HD},
+    {attn_out_b, "blk.{}.attn_output.bias", Dim::C},
+    {attn_post_norm, "blk.{}.post_attention_norm.weight", Dim::C},
+    {ffn_norm, "blk.{}.ffn_norm.weight", Dim::C},
+    {ffn_norm_b, "blk.{}.ffn_norm.bias", Dim::C},
+    {ffn_up, "blk.{}.ffn_up.weight", Dim::F},
+    {ffn_up_b, "blk.{}.ffn_up.bias", Dim::F},
+    {ffn_gate, "blk.{}.ffn_gate.weight", Dim::F},
+    {ffn_gate_up, "blk.{}.ffn_up.weight", Dim::F2},  // llama.cpp's phi3: gate|up as ffn_up
+    {ffn_down, "blk.{}.ffn_down.weight", Dim::C, Dim::F},
+    {ffn_down_b, "blk.{}.ffn_down.bias", Dim::C},
+    {ffn_post_norm, "blk.{}.post_ffw_norm.weight", Dim::C},
+};
+
 std::string join(auto names) {
     std::string s;
     for (const auto& n : names) s += (s.empty() ? "" : ", ") + std::string(n);
@@ -166,6 +204,30 @@ std::string join(auto names) {
 }  // namespace
 
 std::span<const ArchTraits> arch_table() { return table; }
+
+const GgufTensor& gguf_tensor(Tensor t) {
+    for (const GgufTensor& g : gguf_tensors)
+        if (g.tensor == t) return g;
+    throw std::logic_error("no GGUF name for a tensor");
+}
+
+std::string with_layer(std::string pattern, int layer) {
+    const auto at = pattern.find("{}");
+    if (at != std::string::npos) pattern.replace(at, 2, std::to_string(layer));
+    return pattern;
+}
+
+std::string gguf_tensor_name(Tensor t, int layer) { return with_layer(gguf_tensor(t).name, layer); }
+
+bool hf_tensor_ignorable(std::string_view name) {
+    return name.ends_with(".rotary_emb.inv_freq") || name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias") ||
+           name.ends_with(".attention.bias") || name.ends_with(".attention.masked_bias");  // GPT-NeoX's mask buffers
+}
+
+bool is_norm(Tensor t) {
+    return t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm || t == ffn_post_norm ||
+           t == attn_q_norm || t == attn_k_norm;
+}
 
 const ArchTraits& traits_of(Arch a) {
     for (const ArchTraits& t : table)

@@ -5,6 +5,7 @@
 #include "journey/model/config.h"
 #include "journey/errors.h"
 #include "journey/formats/model_file.h"
+#include "journey/model/gguf_keys.h"
 
 namespace journey {
 namespace {
@@ -14,33 +15,34 @@ public:
     Keys(const ModelFile& f, std::string arch) : file_(f), arch_(std::move(arch)) {}
 
     // "<arch>.<key>": a required positive integer.
-    int integer(const std::string& key) const {
+    int integer(Key key) const {
         const nlohmann::json* v = find(key);
         if (!v) fail(key, "is missing");
         return positive(key, *v);
     }
-    int integer(const std::string& key, int fallback) const {
+    int integer(Key key, int fallback) const {
         const nlohmann::json* v = find(key);
         return v ? positive(key, *v) : fallback;
     }
-    float number(const std::string& key) const {
+    float number(Key key) const {
         const nlohmann::json* v = find(key);
         if (!v) fail(key, "is missing");
         return real(key, *v);
     }
-    float number(const std::string& key, float fallback) const {
+    float number(Key key, float fallback) const {
         const nlohmann::json* v = find(key);
         return v ? real(key, *v) : fallback;
     }
 
-    bool flag(const std::string& key, bool fallback) const {
+    bool flag(Key key, bool fallback) const {
         const nlohmann::json* v = find(key);
         if (!v) return fallback;
         if (!v->is_boolean()) fail(key, "must be a boolean");
         return v->get<bool>();
     }
-    const nlohmann::json* raw(const std::string& key) const { return find(key); }
+    const nlohmann::json* raw(Key key) const { return find(key); }
 
+    [[noreturn]] void fail(Key key, const std::string& what) const { fail(std::string(key_name(key)), what); }
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
         throw ModelError(file_.path.string() + ": metadata '" + arch_ + "." + key + "' " + what);
     }
@@ -49,42 +51,29 @@ private:
     const ModelFile& file_;
     std::string arch_;
 
-    const nlohmann::json* find(const std::string& key) const {
-        auto it = file_.metadata.find(arch_ + "." + key);
+    const nlohmann::json* find(Key key) const {
+        auto it = file_.metadata.find(key_of(arch_, key));
         return it == file_.metadata.end() ? nullptr : &*it;
     }
-    int positive(const std::string& key, const nlohmann::json& v) const {
+    int positive(Key key, const nlohmann::json& v) const {
         if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 30))
             fail(key, "must be a positive integer");
         return v.get<int>();
     }
-    float real(const std::string& key, const nlohmann::json& v) const {
+    float real(Key key, const nlohmann::json& v) const {
         if (!v.is_number()) fail(key, "must be a number");
         return v.get<float>();
     }
 };
 
-// The "<arch>." keys journey reads; any other one may change the math and is refused by name.
-const char* const known_keys[] = {
-    "context_length", "embedding_length", "block_count", "feed_forward_length", "vocab_size",
-    "attention.head_count", "attention.head_count_kv", "attention.key_length", "attention.value_length",
-    "attention.layer_norm_epsilon", "attention.layer_norm_rms_epsilon", "attention.sliding_window",
-    "rope.dimension_count", "rope.freq_base", "rope.scaling.type", "rope.scaling.factor",
-    "rope.scaling.original_context_length", "rope.scaling.finetuned", "rope.scaling.attn_factor",
-    "rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.yarn_beta_fast",
-    "rope.scaling.yarn_beta_slow", "rope.freq_base_swa", "attention.sliding_window_pattern", "use_parallel_residual",
-    "attn_logit_softcapping", "final_logit_softcapping",
-    "tensor_data_layout",  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
-};
-
+// Any "<arch>." key outside gguf_keys.h's table may change the math and is refused by name.
 void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const Keys& k) {
     const std::string prefix = arch + ".";
     for (auto it = file.metadata.begin(); it != file.metadata.end(); ++it) {
         const std::string& key = it.key();
         if (key.compare(0, prefix.size(), prefix) != 0) continue;
         const std::string rest = key.substr(prefix.size());
-        bool known = false;
-        for (const char* n : known_keys) known = known || rest == n;
+        bool known = find_key(rest) != nullptr;
         // Dense models' converters may write zero experts.
         if ((rest == "expert_count" || rest == "expert_used_count") && it->is_number_integer() && it->get<int64_t>() == 0)
             known = true;
@@ -96,33 +85,33 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
 // rope_freqs.weight tensor, longrope's as rope_factors_long/short.weight). rope.scaling.attn_factor
 // multiplies cos and sin for every type, as llama.cpp's rope does.
 void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string& arch, const Keys& k) {
-    const float attn_factor = k.number("rope.scaling.attn_factor", 1.0f);
-    if (!(std::isfinite(attn_factor) && attn_factor > 0.0f)) k.fail("rope.scaling.attn_factor", "must be positive");
+    const float attn_factor = k.number(Key::rope_scaling_attn_factor, 1.0f);
+    if (!(std::isfinite(attn_factor) && attn_factor > 0.0f)) k.fail(Key::rope_scaling_attn_factor, "must be positive");
     c.rope_mscale = attn_factor;
-    auto it = file.metadata.find(arch + ".rope.scaling.type");
+    auto it = file.metadata.find(key_of(arch, Key::rope_scaling_type));
     std::string type = it == file.metadata.end() ? "none" : it->is_string() ? it->get<std::string>() : "";
     // llama.cpp's Phi-3 converter writes no rope.scaling.type: the factor tensors alone say
     // longrope (llama.cpp applies them whenever they are there).
-    if (type == "none" && c.arch == Arch::phi3 && (file.find("rope_factors_long.weight") || file.find("rope_factors_short.weight")))
+    if (type == "none" && c.arch == Arch::phi3 && (file.find(gguf_tensor_name(Tensor::rope_factors_long)) || file.find(gguf_tensor_name(Tensor::rope_factors_short))))
         type = "longrope";
     if (type != "yarn")
-        for (const char* key : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_attn_factor", "rope.scaling.yarn_beta_fast",
-                                "rope.scaling.yarn_beta_slow"})
+        for (Key key : {Key::yarn_ext_factor, Key::yarn_attn_factor, Key::yarn_beta_fast,
+                                Key::yarn_beta_slow})
             if (k.raw(key)) k.fail(key, "is given without rope.scaling.type yarn");
     if (type == "none") {
-        if (k.number("rope.scaling.factor", 1.0f) != 1.0f) k.fail("rope.scaling.factor", "is given without rope.scaling.type");
+        if (k.number(Key::rope_scaling_factor, 1.0f) != 1.0f) k.fail(Key::rope_scaling_factor, "is given without rope.scaling.type");
         return;
     }
     if (type != "linear" && type != "yarn" && type != "longrope")
-        k.fail("rope.scaling.type", "'" + excerpt(type, 40) + "' is not implemented (implemented: none, linear, yarn, longrope)");
-    c.rope_original_ctx = k.integer("rope.scaling.original_context_length", c.n_ctx);
+        k.fail(Key::rope_scaling_type, "'" + excerpt(type, 40) + "' is not implemented (implemented: none, linear, yarn, longrope)");
+    c.rope_original_ctx = k.integer(Key::rope_scaling_original_context_length, c.n_ctx);
     if (type == "longrope") {
         c.rope_scaling = RopeScaling::longrope;  // the factors are tensors (weights.cpp)
         c.rope_factor = float(c.n_ctx) / float(c.rope_original_ctx);
         return;
     }
-    c.rope_factor = k.number("rope.scaling.factor");
-    if (!(std::isfinite(c.rope_factor) && c.rope_factor > 0.0f)) k.fail("rope.scaling.factor", "must be positive");
+    c.rope_factor = k.number(Key::rope_scaling_factor);
+    if (!(std::isfinite(c.rope_factor) && c.rope_factor > 0.0f)) k.fail(Key::rope_scaling_factor, "must be positive");
     if (type == "linear") {
         c.rope_scaling = RopeScaling::linear;
         return;
@@ -132,28 +121,28 @@ void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string&
     // Hugging Face config; they are honoured here as transformers defines them (llama.cpp reads
     // them only for some architectures), and an extrapolation factor other than 1 is refused.
     c.rope_scaling = RopeScaling::yarn;
-    if (k.number("rope.scaling.yarn_ext_factor", 1.0f) != 1.0f)
-        k.fail("rope.scaling.yarn_ext_factor", "other than 1 is not supported");
-    c.rope_beta_fast = k.number("rope.scaling.yarn_beta_fast", 32.0f);
-    c.rope_beta_slow = k.number("rope.scaling.yarn_beta_slow", 1.0f);
+    if (k.number(Key::yarn_ext_factor, 1.0f) != 1.0f)
+        k.fail(Key::yarn_ext_factor, "other than 1 is not supported");
+    c.rope_beta_fast = k.number(Key::yarn_beta_fast, 32.0f);
+    c.rope_beta_slow = k.number(Key::yarn_beta_slow, 1.0f);
     const double f = c.rope_factor;
-    c.rope_mscale = k.raw("rope.scaling.yarn_attn_factor") ? k.number("rope.scaling.yarn_attn_factor")
+    c.rope_mscale = k.raw(Key::yarn_attn_factor) ? k.number(Key::yarn_attn_factor)
                                                             : float((f <= 1.0 ? 1.0 : 1.0 + 0.1 * std::log(f)) * attn_factor);
 }
 
 // Which layers of a Gemma 3 file slide: attention.sliding_window_pattern as a count (every n-th
 // layer, 1-based, is global; llama.cpp's default 6) or as one boolean per layer.
 void gemma3_sliding(ModelConfig& c, const Keys& k) {
-    const nlohmann::json* p = k.raw("attention.sliding_window_pattern");
+    const nlohmann::json* p = k.raw(Key::sliding_window_pattern);
     if (p && p->is_array()) {
-        if (p->size() != size_t(c.n_layer)) k.fail("attention.sliding_window_pattern", "must hold one flag per layer");
+        if (p->size() != size_t(c.n_layer)) k.fail(Key::sliding_window_pattern, "must hold one flag per layer");
         for (size_t l = 0; l < p->size(); ++l) {
-            if (!(*p)[l].is_boolean()) k.fail("attention.sliding_window_pattern", "must hold booleans");
+            if (!(*p)[l].is_boolean()) k.fail(Key::sliding_window_pattern, "must hold booleans");
             c.sliding_layers[l] = (*p)[l].get<bool>();
         }
         return;
     }
-    const int n = k.integer("attention.sliding_window_pattern", 6);
+    const int n = k.integer(Key::sliding_window_pattern, 6);
     for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % n < n - 1;
 }
 
@@ -172,43 +161,43 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     apply_traits(c, *traits);
     const Keys k(file, arch);
     refuse_unknown_keys(file, arch, k);
-    c.n_embd = k.integer("embedding_length");
-    c.n_layer = k.integer("block_count");
-    c.n_ff = k.integer("feed_forward_length");
-    c.n_ctx = k.integer("context_length");
-    c.n_head = k.integer("attention.head_count");
-    c.n_kv_head = k.integer("attention.head_count_kv", c.n_head);
+    c.n_embd = k.integer(Key::embedding_length);
+    c.n_layer = k.integer(Key::block_count);
+    c.n_ff = k.integer(Key::feed_forward_length);
+    c.n_ctx = k.integer(Key::context_length);
+    c.n_head = k.integer(Key::head_count);
+    c.n_kv_head = k.integer(Key::head_count_kv, c.n_head);
     // key_length is the head width when it differs from C/H (Gemma, Qwen3); values must match.
-    c.head_dim = k.integer("attention.key_length", c.n_embd / c.n_head);
-    if (k.integer("attention.value_length", c.head_dim) != c.head_dim)
-        k.fail("attention.value_length", "differs from attention.key_length " + std::to_string(c.head_dim) + " (not supported)");
+    c.head_dim = k.integer(Key::key_length, c.n_embd / c.n_head);
+    if (k.integer(Key::value_length, c.head_dim) != c.head_dim)
+        k.fail(Key::value_length, "differs from attention.key_length " + std::to_string(c.head_dim) + " (not supported)");
     if (c.arch == Arch::gpt2 && c.head_dim * c.n_head != c.n_embd)
-        k.fail("attention.key_length", "must be embedding_length / head_count for gpt2");
-    c.norm_eps = k.number(c.norm == NormKind::rmsnorm ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon");
+        k.fail(Key::key_length, "must be embedding_length / head_count for gpt2");
+    c.norm_eps = k.number(c.norm == NormKind::rmsnorm ? Key::layer_norm_rms_epsilon : Key::layer_norm_epsilon);
     if (c.position == PositionKind::rope) {
         c.rope_pairing = traits->gguf_rope;
-        c.rope_theta = k.number("rope.freq_base", 10000.0f);
+        c.rope_theta = k.number(Key::rope_freq_base, 10000.0f);
         // GPT-NeoX rotates a part of each head (rotary_pct); the other families all of it.
-        c.n_rot = k.integer("rope.dimension_count", c.head_dim);
+        c.n_rot = k.integer(Key::rope_dimension_count, c.head_dim);
         if (c.n_rot != c.head_dim && (c.arch != Arch::gptneox || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
-            k.fail("rope.dimension_count", "differs from head_dim " + std::to_string(c.head_dim) +
+            k.fail(Key::rope_dimension_count, "differs from head_dim " + std::to_string(c.head_dim) +
                                                " (partial rotary embedding is not supported for " + arch + ")");
         read_rope_scaling(c, file, arch, k);
     }
-    c.parallel_residual = k.flag("use_parallel_residual", false);
-    if (c.parallel_residual && c.arch != Arch::gptneox) k.fail("use_parallel_residual", "is not supported for " + arch);
-    if (c.arch == Arch::gptneox && !file.metadata.contains(arch + ".use_parallel_residual"))
-        k.fail("use_parallel_residual", "is missing (llama.cpp requires it for gptneox)");
-    if (k.raw("rope.freq_base_swa") && c.arch != Arch::gemma3) k.fail("rope.freq_base_swa", "is not supported for " + arch);
-    if (k.raw("attention.sliding_window_pattern") && c.arch != Arch::gemma3)
-        k.fail("attention.sliding_window_pattern", "is not supported for " + arch);
-    c.attn_softcap = k.number("attn_logit_softcapping", 0.0f);
-    c.final_softcap = k.number("final_logit_softcapping", 0.0f);
+    c.parallel_residual = k.flag(Key::use_parallel_residual, false);
+    if (c.parallel_residual && c.arch != Arch::gptneox) k.fail(Key::use_parallel_residual, "is not supported for " + arch);
+    if (c.arch == Arch::gptneox && !file.metadata.contains(key_of(arch, Key::use_parallel_residual)))
+        k.fail(Key::use_parallel_residual, "is missing (llama.cpp requires it for gptneox)");
+    if (k.raw(Key::rope_freq_base_swa) && c.arch != Arch::gemma3) k.fail(Key::rope_freq_base_swa, "is not supported for " + arch);
+    if (k.raw(Key::sliding_window_pattern) && c.arch != Arch::gemma3)
+        k.fail(Key::sliding_window_pattern, "is not supported for " + arch);
+    c.attn_softcap = k.number(Key::attn_logit_softcapping, 0.0f);
+    c.final_softcap = k.number(Key::final_logit_softcapping, 0.0f);
     // Gemma 2 caps both; llama.cpp's Gemma 3 reads only the final cap.
-    if (c.arch != Arch::gemma2 && c.attn_softcap != 0.0f) k.fail("attn_logit_softcapping", "is not supported for " + arch);
+    if (c.arch != Arch::gemma2 && c.attn_softcap != 0.0f) k.fail(Key::attn_logit_softcapping, "is not supported for " + arch);
     if (c.arch != Arch::gemma2 && c.arch != Arch::gemma3 && c.final_softcap != 0.0f)
-        k.fail("final_logit_softcapping", "is not supported for " + arch);
-    c.sliding_window = k.integer("attention.sliding_window", 0);
+        k.fail(Key::final_logit_softcapping, "is not supported for " + arch);
+    c.sliding_window = k.integer(Key::sliding_window, 0);
     if (c.sliding_window > 0) {
         // llama.cpp's patterns: Gemma 2 slides on even layers; Phi-3's window covers every layer
         // (llama.cpp leaves it unapplied; Hugging Face applies it, and so does journey).
@@ -218,7 +207,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         else if (c.arch == Arch::gemma3)
             gemma3_sliding(c, k);
         else if (c.arch != Arch::phi3)
-            k.fail("attention.sliding_window", "is not supported for " + arch);
+            k.fail(Key::sliding_window, "is not supported for " + arch);
     }
     if (c.arch == Arch::gemma2 || c.arch == Arch::gemma3) {
         c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
@@ -228,13 +217,13 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         c.attn_scale = 1.0f / std::sqrt(static_cast<float>(big ? c.n_embd / c.n_head : c.head_dim));
     }
     if (c.arch == Arch::gemma3 && c.sliding_window > 0)  // llama.cpp: the sliding layers' own base, unscaled
-        c.rope_local_theta = k.number("rope.freq_base_swa", 10000.0f);
+        c.rope_local_theta = k.number(Key::rope_freq_base_swa, 10000.0f);
 
-    const TensorInfo* embd = file.find("token_embd.weight");
+    const TensorInfo* embd = file.find(gguf_tensor_name(Tensor::tok_embd));
     if (!embd || embd->shape.size() != 2)
         throw ModelError(source + ": tensor 'token_embd.weight' is missing or not a matrix (it gives the vocabulary size)");
     c.n_vocab = static_cast<int>(embd->shape[0]);
-    c.tied_output = file.find("output.weight") == nullptr;
+    c.tied_output = file.find(gguf_tensor_name(Tensor::output)) == nullptr;
     c.validate(source);
     return c;
 }

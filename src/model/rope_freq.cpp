@@ -31,13 +31,12 @@ std::vector<float> rope_inv_freq(const ModelConfig& c, std::span<const float> fa
             case RopeScaling::llama3: {
                 // HF _compute_llama3_parameters: long wavelengths are divided by factor, short
                 // ones kept, and those between blended by where the wavelength falls.
-                const double old_ctx = c.rope_original_ctx, lo = c.rope_low_freq_factor, hi = c.rope_high_freq_factor;
-                const double wavelen = 2 * std::numbers::pi / inv;
-                if (wavelen > old_ctx / lo) {
-                    inv /= c.rope_factor;
-                } else if (!(wavelen < old_ctx / hi)) {
-                    const double smooth = (old_ctx / wavelen - lo) / (hi - lo);
-                    inv = (1 - smooth) * inv / c.rope_factor + smooth * inv;
+                double smooth = 0;
+                switch (llama3_band<double>(2 * std::numbers::pi / inv, c.rope_original_ctx, c.rope_low_freq_factor,
+                                            c.rope_high_freq_factor, smooth)) {
+                    case Llama3Band::keep: break;
+                    case Llama3Band::scale: inv /= c.rope_factor; break;
+                    case Llama3Band::blend: inv = (1 - smooth) * inv / c.rope_factor + smooth * inv; break;
                 }
                 break;
             }

@@ -1,5 +1,6 @@
 // Binding named tensors to the weight views: the architecture's row (arch.h) says which tensors
-// its block reads and their Hugging Face names; the role table here gives GGUF names and shapes.
+// its block reads and their Hugging Face names, its tensor table their GGUF names and shapes; the
+// role table here gives the field each binds.
 #include "journey/model/weights.h"
 
 #include <cstdio>
@@ -22,10 +23,7 @@
 namespace journey {
 namespace {
 
-// Symbolic sizes, resolved against the config.
-enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2 };
-// QKV = H*D + 2*Hkv*D (fused projections), F2 = 2F (fused gate|up), HD = H*D, KD = Hkv*D, D2 = rotated dims / 2
-
+// A symbolic size of arch.h's tensor table, resolved against the config.
 int64_t size_of(Dim d, const ModelConfig& c) {
     const int64_t HD = int64_t{c.n_head} * c.head_dim, KD = int64_t{c.n_kv_head} * c.head_dim;
     switch (d) {
@@ -43,52 +41,49 @@ int64_t size_of(Dim d, const ModelConfig& c) {
     return 0;
 }
 
-// Where each tensor of the architecture table goes: its GGUF name ("{}" = layer index), the
-// field it binds and its shape as (out, in) (a vector has shape (out)).
+// The field each tensor of the architecture table binds (its GGUF name and shape: arch.h's gguf_tensor).
 using Field = std::variant<Matrix Weights::*, Vector Weights::*, Matrix LayerWeights::*, Vector LayerWeights::*>;
 struct Role {
     Tensor tensor;
-    const char* gguf;
     Field field;
-    Dim out, in = Dim::C;
 };
 
 using enum Tensor;
 using W = Weights;
 using L = LayerWeights;
 const Role roles[] = {
-    {tok_embd, "token_embd.weight", &W::tok_embd, Dim::V},
-    {pos_embd, "position_embd.weight", &W::pos_embd, Dim::Ctx},
-    {output_norm, "output_norm.weight", &W::final_norm_w, Dim::C},
-    {output_norm_b, "output_norm.bias", &W::final_norm_b, Dim::C},
-    {output, "output.weight", &W::output, Dim::V},
-    {rope_freqs, "rope_freqs.weight", &W::rope_freqs, Dim::D2},
-    {rope_factors_long, "rope_factors_long.weight", &W::rope_long, Dim::D2},
-    {rope_factors_short, "rope_factors_short.weight", &W::rope_short, Dim::D2},
-    {attn_norm, "blk.{}.attn_norm.weight", &L::attn_norm_w, Dim::C},
-    {attn_norm_b, "blk.{}.attn_norm.bias", &L::attn_norm_b, Dim::C},
-    {attn_qkv, "blk.{}.attn_qkv.weight", &L::attn_qkv, Dim::QKV},
-    {attn_qkv_b, "blk.{}.attn_qkv.bias", &L::attn_qkv_b, Dim::QKV},
-    {attn_q, "blk.{}.attn_q.weight", &L::attn_q, Dim::HD},
-    {attn_q_b, "blk.{}.attn_q.bias", &L::attn_q_b, Dim::HD},
-    {attn_k, "blk.{}.attn_k.weight", &L::attn_k, Dim::KD},
-    {attn_k_b, "blk.{}.attn_k.bias", &L::attn_k_b, Dim::KD},
-    {attn_v, "blk.{}.attn_v.weight", &L::attn_v, Dim::KD},
-    {attn_v_b, "blk.{}.attn_v.bias", &L::attn_v_b, Dim::KD},
-    {attn_q_norm, "blk.{}.attn_q_norm.weight", &L::attn_q_norm, Dim::D},
-    {attn_k_norm, "blk.{}.attn_k_norm.weight", &L::attn_k_norm, Dim::D},
-    {attn_out, "blk.{}.attn_output.weight", &L::attn_out, Dim::C, Dim::HD},
-    {attn_out_b, "blk.{}.attn_output.bias", &L::attn_out_b, Dim::C},
-    {attn_post_norm, "blk.{}.post_attention_norm.weight", &L::attn_post_norm, Dim::C},
-    {ffn_norm, "blk.{}.ffn_norm.weight", &L::mlp_norm_w, Dim::C},
-    {ffn_norm_b, "blk.{}.ffn_norm.bias", &L::mlp_norm_b, Dim::C},
-    {ffn_up, "blk.{}.ffn_up.weight", &L::mlp_up, Dim::F},
-    {ffn_up_b, "blk.{}.ffn_up.bias", &L::mlp_up_b, Dim::F},
-    {ffn_gate, "blk.{}.ffn_gate.weight", &L::mlp_gate, Dim::F},
-    {ffn_gate_up, "blk.{}.ffn_up.weight", &L::mlp_gate_up, Dim::F2},  // llama.cpp's phi3: gate|up as ffn_up
-    {ffn_down, "blk.{}.ffn_down.weight", &L::mlp_down, Dim::C, Dim::F},
-    {ffn_down_b, "blk.{}.ffn_down.bias", &L::mlp_down_b, Dim::C},
-    {ffn_post_norm, "blk.{}.post_ffw_norm.weight", &L::mlp_post_norm, Dim::C},
+    {tok_embd, &W::tok_embd},
+    {pos_embd, &W::pos_embd},
+    {output_norm, &W::final_norm_w},
+    {output_norm_b, &W::final_norm_b},
+    {output, &W::output},
+    {rope_freqs, &W::rope_freqs},
+    {rope_factors_long, &W::rope_long},
+    {rope_factors_short, &W::rope_short},
+    {attn_norm, &L::attn_norm_w},
+    {attn_norm_b, &L::attn_norm_b},
+    {attn_qkv, &L::attn_qkv},
+    {attn_qkv_b, &L::attn_qkv_b},
+    {attn_q, &L::attn_q},
+    {attn_q_b, &L::attn_q_b},
+    {attn_k, &L::attn_k},
+    {attn_k_b, &L::attn_k_b},
+    {attn_v, &L::attn_v},
+    {attn_v_b, &L::attn_v_b},
+    {attn_q_norm, &L::attn_q_norm},
+    {attn_k_norm, &L::attn_k_norm},
+    {attn_out, &L::attn_out},
+    {attn_out_b, &L::attn_out_b},
+    {attn_post_norm, &L::attn_post_norm},
+    {ffn_norm, &L::mlp_norm_w},
+    {ffn_norm_b, &L::mlp_norm_b},
+    {ffn_up, &L::mlp_up},
+    {ffn_up_b, &L::mlp_up_b},
+    {ffn_gate, &L::mlp_gate},
+    {ffn_gate_up, &L::mlp_gate_up},
+    {ffn_down, &L::mlp_down},
+    {ffn_down_b, &L::mlp_down_b},
+    {ffn_post_norm, &L::mlp_post_norm},
 };
 
 const Role& role_of(Tensor t) {
@@ -103,26 +98,10 @@ struct Named {
     Layout layout;
 };
 Named name_in(const ModelFile& file, const ArchTraits& traits, Tensor t) {
-    if (file.format != "safetensors") return {role_of(t).gguf, Layout::Linear};
+    if (file.format != "safetensors") return {gguf_tensor(t).name, Layout::Linear};
     for (const HfName& n : traits.hf_names)
         if (n.tensor == t) return {n.name, n.layout};
     throw ModelError(file.path.string() + ": no Hugging Face tensor name for a " + traits.name + " tensor");
-}
-
-// Tensors a checkpoint may hold that carry nothing the math needs: HF's rotary inverse-frequency
-// buffers (recomputed from the config) and GPT-2's causal-mask buffers.
-bool ignorable(const std::string& name) {
-    auto ends = [&](std::string_view suffix) {
-        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    return ends(".rotary_emb.inv_freq") || ends(".attn.bias") || ends(".attn.masked_bias") ||
-           ends(".attention.bias") || ends(".attention.masked_bias");  // GPT-NeoX's mask buffers
-}
-
-std::string with_layer(std::string name, int layer) {
-    auto at = name.find("{}");
-    if (at != std::string::npos) name.replace(at, 2, std::to_string(layer));
-    return name;
 }
 
 std::string shape_str(const std::vector<int64_t>& s) {
@@ -158,7 +137,7 @@ public:
 
     int64_t set_aside() const { return set_aside_; }
 
-    // HF GPT-2 checkpoints may prefix every name with "transformer."; a wrapper's checkpoint names
+    // HF GPT-2 checkpoints may prefix every name (hf_optional_prefix); a wrapper's checkpoint names
     // its text tensors with one of its prefixes.
     const TensorInfo* find(const std::string& name) {
         if (wrapper_) {
@@ -167,8 +146,8 @@ public:
             used_.insert(it->second);
             return file_.find(it->second);
         }
-        for (const char* p : {"", "transformer."})
-            if (const TensorInfo* t = file_.find(p + name)) {
+        for (std::string_view p : {std::string_view(), hf_optional_prefix})
+            if (const TensorInfo* t = file_.find(std::string(p) + name)) {
                 used_.insert(t->name);
                 return t;
             }
@@ -181,7 +160,8 @@ public:
     void bind(Owner& owner, const Role& role, const std::string& name, Layout layout, bool plus_one) {
         const TensorInfo* t = find(name);
         if (!t) fail(name, wrapper_ ? "is missing (under a prefix of a " + config_.hf_wrapper + " checkpoint)" : "is missing");
-        const int64_t out = size_of(role.out, config_), in = size_of(role.in, config_);
+        const GgufTensor& g = gguf_tensor(role.tensor);
+        const int64_t out = size_of(g.out, config_), in = size_of(g.in, config_);
         if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
             owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
         } else if (auto* v = std::get_if<Vector Owner::*>(&role.field)) {
@@ -214,7 +194,7 @@ public:
     // change the math (a bias, a norm, a scaling table) and would be silently ignored.
     void refuse_unused(const ArchTraits& traits) const {
         for (const auto& [name, t] : file_.tensors)
-            if (!used_.count(name) && !ignorable(name))
+            if (!used_.count(name) && !hf_tensor_ignorable(name))
                 fail(name, "is not part of the " + std::string(traits.name) +
                                " architecture (journey refuses rather than ignore it)");
     }
@@ -249,8 +229,7 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     for (Tensor t : traits.tensors) {
         const Role& role = role_of(t);
         const auto [name, layout] = name_in(file, traits, t);
-        const bool norm = t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm ||
-                          t == ffn_post_norm || t == attn_q_norm || t == attn_k_norm;
+        const bool norm = is_norm(t);
         const bool layer = std::holds_alternative<Matrix L::*>(role.field) || std::holds_alternative<Vector L::*>(role.field);
         if (!layer) {
             b.bind(w, role, name, layout, plus_one && norm);
@@ -266,15 +245,15 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     // Llama 3's rope factors, as llama.cpp's converter stores them (HF: config.json's rope_scaling).
     if (config.position == PositionKind::rope && file.format != "safetensors") {
         const int64_t half = config.rot_dims() / 2;
-        if (const TensorInfo* f = b.find(role_of(Tensor::rope_freqs).gguf)) w.rope_freqs = b.vector(*f, half);
+        if (const TensorInfo* f = b.find(gguf_tensor(Tensor::rope_freqs).name)) w.rope_freqs = b.vector(*f, half);
         // Phi-3.5's longrope factors (HF: config.json's rope_scaling); present exactly with longrope.
-        const TensorInfo* lf = b.find(role_of(Tensor::rope_factors_long).gguf);
-        const TensorInfo* sf = b.find(role_of(Tensor::rope_factors_short).gguf);
+        const TensorInfo* lf = b.find(gguf_tensor(Tensor::rope_factors_long).name);
+        const TensorInfo* sf = b.find(gguf_tensor(Tensor::rope_factors_short).name);
         const bool longrope = config.rope_scaling == RopeScaling::longrope;
         if ((lf || sf) && !longrope)
             b.fail(lf ? lf->name : sf->name, "is given but the model's rope scaling is not longrope (journey refuses rather than ignore it)");
         if (longrope && !(lf && sf))
-            b.fail(role_of(lf ? Tensor::rope_factors_short : Tensor::rope_factors_long).gguf, "is missing (rope.scaling.type longrope needs both factor tensors)");
+            b.fail(gguf_tensor(lf ? Tensor::rope_factors_short : Tensor::rope_factors_long).name, "is missing (rope.scaling.type longrope needs both factor tensors)");
         if (lf) w.rope_long = b.vector(*lf, half);
         if (sf) w.rope_short = b.vector(*sf, half);
     }

@@ -7,6 +7,7 @@
 
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
+#include "journey/text/gguf_pre.h"
 #include "journey/text/hf_tokenizer.h"
 #include "journey/text/llama_vocab_rules.h"
 #include "journey/text/spm_tokenizer.h"
@@ -371,7 +372,38 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
     return tok;
 }
 
+// The Hugging Face pipelines journey recognises, each with its value of the table above.
+struct HfPreSignature {
+    std::string_view pre;                         // tokenizer.ggml.pre
+    std::vector<std::string_view> contains;        // in the pre_tokenizer's JSON text
+    std::vector<std::string_view> families;        // only for these model_types (empty: any)
+};
+const HfPreSignature hf_pre_signatures[] = {
+    {"smollm", {"\"Digits\"", "\"individual_digits\":true", "\"ByteLevel\""}, {}},
+    {"llama-bpe", {"\\\\p{N}{1,3}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {}},
+    {"qwen2", {"\\\\p{N}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen2", "qwen3"}},
+};
+
 }  // namespace
+
+std::string gguf_pre_of_tokenizer_json(const json& tj, std::string_view family, const std::string& file) {
+    const json pre = tj.value("pre_tokenizer", json());
+    std::string found;
+    if (family == "gpt2" && pre.value("type", "") == "ByteLevel") found = "gpt-2";
+    const std::string dump = pre.dump();
+    for (const HfPreSignature& s : hf_pre_signatures) {
+        if (!found.empty()) break;
+        bool all = true;
+        for (std::string_view part : s.contains) all = all && dump.find(part) != std::string::npos;
+        bool family_ok = s.families.empty();
+        for (std::string_view f : s.families) family_ok = family_ok || f == family;
+        if (all && family_ok) found = s.pre;
+    }
+    if (found.empty())
+        throw ModelError(file + ": its BPE pre-tokenizer is not one journey recognises (journey converts GPT-2, Llama 3, Qwen2 and SmolLM's)");
+    pre_tokenizer_set(found, file);  // a value the reader knows
+    return found;
+}
 
 std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const ModelFile& mf) {
     auto it = mf.metadata.find("tokenizer.ggml.model");

@@ -18,7 +18,7 @@ enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight 
 enum class ActivationKind { gelu_new, swiglu, geglu_tanh, gelu_erf };
 enum class PositionKind { learned, rope };                 // added position embedding, or rotary
 
-// Every tensor any family reads: llama.cpp's LLM_TENSOR_* (GGUF names in src/model/weights.cpp).
+// Every tensor any family reads: llama.cpp's LLM_TENSOR_* (GGUF names and shapes: gguf_tensor()).
 // A block reads the optional ones (biases, q/k norms, post-norms) exactly when its row names them.
 enum class Tensor {
     tok_embd, pos_embd, output_norm, output_norm_b, output, rope_freqs, rope_factors_long, rope_factors_short,
@@ -26,6 +26,27 @@ enum class Tensor {
     attn_q_norm, attn_k_norm, attn_out, attn_out_b, attn_post_norm,
     ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_gate, ffn_gate_up, ffn_down, ffn_down_b, ffn_post_norm,
 };
+
+// Symbolic sizes of a tensor's shape, resolved against a ModelConfig (weights.cpp's size_of):
+// C = n_embd, QKV = H*D + 2*Hkv*D (fused q|k|v), F = n_ff, F2 = 2F (fused gate|up), V = n_vocab,
+// Ctx = n_ctx, HD = H*D, KD = Hkv*D, D = head_dim, D2 = rotated dims / 2.
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2 };
+
+// A tensor's GGUF name (llama.cpp's, "{}" = layer index) and its shape as (out, in); a vector
+// (norms, biases, rope factors) has shape (out). Read by the loader (weights.cpp) and written by
+// the converter (src/convert/), from this one table.
+struct GgufTensor {
+    Tensor tensor;
+    const char* name;
+    Dim out, in = Dim::C;
+};
+const GgufTensor& gguf_tensor(Tensor t);
+// The GGUF name of t in `layer` (layer < 0: a tensor outside the blocks).
+std::string gguf_tensor_name(Tensor t, int layer = -1);
+// "{}" in a name pattern replaced by the layer index.
+std::string with_layer(std::string pattern, int layer);
+// The norm weights (Gemma's checkpoints store them as w, used as 1 + w).
+bool is_norm(Tensor t);
 
 // A Hugging Face tensor name for a role ("{}" = layer index) and how the matrix is stored.
 struct HfName {
@@ -54,6 +75,14 @@ struct ArchTraits {
     // object (nullptr: none needed; every key journey reads is present or defaulted in the reader)
     const char* hf_defaults = nullptr;
 };
+
+// A prefix Hugging Face checkpoints may put before every tensor name (GPT-2's "transformer.h.0...");
+// the loader and the converter read a name with or without it.
+inline constexpr std::string_view hf_optional_prefix = "transformer.";
+
+// Tensors a Hugging Face checkpoint may hold that carry nothing the math needs: the rotary
+// inverse-frequency buffers (recomputed from the config) and GPT-2's / GPT-NeoX's causal masks.
+bool hf_tensor_ignorable(std::string_view name);
 
 // A Hugging Face checkpoint whose model wraps a family's text model with parts journey does not
 // run (Gemma 3's vision tower and projector): its config.json nests the text model's keys under

@@ -8,11 +8,11 @@
 
 #include "journey/formats/gguf_writer.h"
 
-namespace journey::cli {
+namespace journey {
 
 // family: the GGUF architecture's HF model_type ("llama", "qwen2", ...); config: config.json.
 // Throws ModelError naming the file for a tokenizer journey does not convert.
 void convert_vocab(GgufWriter& w, const std::filesystem::path& dir, const std::string& family,
                    const nlohmann::json& config);
 
-}  // namespace journey::cli
+}  // namespace journey

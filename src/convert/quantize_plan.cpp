@@ -1,14 +1,16 @@
 // llama-quantize's per-tensor type choice (see quantize_plan.h), for the file types journey
 // writes: the dense ones, the legacy 32-blocks and the K-quant mixes (no IQ types, no experts).
-#include "quantize_plan.h"
+#include "journey/convert/quantize_plan.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
+#include "journey/errors.h"
 #include "journey/formats/ggml_types.h"
+#include "journey/kernels/blocks/quantize.h"
 
-namespace journey::cli {
+namespace journey {
 namespace {
 
 using D = DType;
@@ -152,4 +154,32 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
     return out;
 }
 
-}  // namespace journey::cli
+std::vector<OutTensor> plan_quantized(const std::vector<OutTensor>& tensors, const QuantTarget& target, const PlanModel& model) {
+    std::vector<PlanTensor> plan;
+    for (const OutTensor& t : tensors) plan.push_back({t.name, t.shape, t.type});
+    sort_like_llama_quantize(plan);
+    const std::vector<DType> types = plan_types(target, model, plan);
+    std::vector<OutTensor> out;
+    for (size_t i = 0; i < plan.size(); ++i)
+        for (const OutTensor& t : tensors)
+            if (t.name == plan[i].name) {
+                OutTensor o = t;
+                if (types[i] != t.type) {
+                    if (!can_quantize(types[i]))
+                        throw UsageError("tensor '" + t.name + "': journey cannot encode " + std::string(dtype_name(types[i])));
+                    o.raw = nullptr;
+                    o.type = types[i];
+                }
+                out.push_back(std::move(o));
+            }
+    return out;
+}
+
+void set_file_type(GgufWriter& w, const QuantTarget& target) {
+    w.remove("general.quantization_version");
+    w.remove("general.file_type");
+    w.set_u32("general.quantization_version", 2);
+    w.set_u32("general.file_type", target.ftype);
+}
+
+}  // namespace journey

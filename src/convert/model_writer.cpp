@@ -1,21 +1,19 @@
-#include "model_writer.h"
+#include "journey/convert/model_writer.h"
 
 #include <cstring>
 #include <stdexcept>
 
 #include "journey/kernels/blocks/quantize.h"
-#include "progress.h"
 
-namespace journey::cli {
+namespace journey {
 
 void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std::filesystem::path& out,
-                 const std::string& what) {
+                 const WriteProgress& progress) {
     size_t total = 0;
     for (const OutTensor& t : tensors) {
         w.add_tensor(t.name, t.type, t.shape);
         total += 1;
     }
-    Progress progress(what, "tensors");
     std::vector<float> row;
     w.write(
         out,
@@ -36,7 +34,9 @@ void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std
                 quantize_row(t.type, row.data(), dst + size_t(r) * row_bytes, cols);
             }
         },
-        [&](size_t i) { progress.update(i + 1, total); });
+        [&](size_t i) {
+            if (progress) progress(i + 1, total);
+        });
 }
 
-}  // namespace journey::cli
+}  // namespace journey

@@ -2,7 +2,7 @@
 // tokenizer.ggml.* and tokenizer.chat_template from tokenizer.json / tokenizer.model /
 // tokenizer_config.json / config.json (its get_vocab_base, _create_vocab_sentencepiece and
 // gguf-py's SpecialVocab, re-implemented).
-#include "convert_vocab.h"
+#include "journey/convert/convert_vocab.h"
 
 #include <cstring>
 #include <map>
@@ -10,8 +10,9 @@
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
 #include "journey/formats/mapped_file.h"
+#include "journey/text/gguf_pre.h"
 
-namespace journey::cli {
+namespace journey {
 namespace {
 
 namespace fs = std::filesystem;
@@ -34,6 +35,26 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 std::optional<json> read_if(const fs::path& p) {
     if (!fs::is_regular_file(p)) return std::nullopt;
     return read_json_file(p);
+}
+
+// The chat template of a directory, as gguf-py's SpecialVocab reads it: chat_template.jinja, else
+// chat_template.json, overridden by tokenizer_config.json's chat_template (tc). The one place the
+// converter reads chat files: to become a call of the chat stage's reader of a directory's chat
+// files (issue 33), which the runtime shares.
+std::optional<std::string> directory_chat_template(const fs::path& dir, const json& tc) {
+    std::optional<std::string> chat_template;
+    if (fs::is_regular_file(dir / "chat_template.jinja")) {
+        MappedFile f(dir / "chat_template.jinja");
+        chat_template = std::string(reinterpret_cast<const char*>(f.data()), f.size());
+    } else if (auto ct = read_if(dir / "chat_template.json"); ct && ct->contains("chat_template") && (*ct)["chat_template"].is_string()) {
+        chat_template = (*ct)["chat_template"].get<std::string>();
+    }
+    if (tc.contains("chat_template")) {
+        const json& c = tc["chat_template"];
+        if (c.is_string()) chat_template = c.get<std::string>();
+        else if (!c.is_null()) throw ModelError((dir / "tokenizer_config.json").string() + ": chat_template is not a string (named templates are not converted)");
+    }
+    return chat_template;
 }
 
 // gguf-py's SpecialVocab: special token ids, add_*_token flags and the chat template.
@@ -133,19 +154,8 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
             }
         }
     }
-    std::optional<std::string> chat_template;
+    const std::optional<std::string> chat_template = config ? directory_chat_template(dir, *config) : std::nullopt;
     if (config) {
-        if (fs::is_regular_file(dir / "chat_template.jinja")) {
-            MappedFile f(dir / "chat_template.jinja");
-            chat_template = std::string(reinterpret_cast<const char*>(f.data()), f.size());
-        } else if (auto ct = read_if(dir / "chat_template.json"); ct && ct->contains("chat_template") && (*ct)["chat_template"].is_string()) {
-            chat_template = (*ct)["chat_template"].get<std::string>();
-        }
-        if (config->contains("chat_template")) {
-            const json& c = (*config)["chat_template"];
-            if (c.is_string()) chat_template = c.get<std::string>();
-            else if (!c.is_null()) throw ModelError((dir / "tokenizer_config.json").string() + ": chat_template is not a string (named templates are not converted)");
-        }
         for (const std::string& typ : types) {
             const std::string add_key = "add_" + typ + "_token";
             if (config->contains(add_key) && (*config)[add_key].is_boolean()) set_add(typ, (*config)[add_key].get<bool>());
@@ -203,20 +213,6 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
     for (const auto& [typ, id] : ids) w.set_u32(id_key.at(typ), uint32_t(id));
     for (const auto& [typ, v] : add) w.set_bool("tokenizer.ggml.add_" + typ + "_token", v);
     if (chat_template) w.set_str("tokenizer.chat_template", *chat_template);
-}
-
-// The pre-tokenizer name llama.cpp needs, recognised from tokenizer.json's pre_tokenizer (the
-// converter hashes the tokenization of a test text against known models; journey looks at the
-// pipeline itself and refuses one it does not know rather than guess).
-std::string bpe_pre(const std::string& family, const json& tj, const fs::path& file) {
-    const json pre = tj.value("pre_tokenizer", json());
-    const std::string dump = pre.dump();
-    auto has = [&](std::string_view s) { return dump.find(s) != std::string::npos; };
-    if (family == "gpt2" && pre.value("type", "") == "ByteLevel") return "gpt-2";
-    if (has("\"Digits\"") && has("\"individual_digits\":true") && has("\"ByteLevel\"")) return "smollm";
-    if (has("\\\\p{N}{1,3}") && has("(?i:'s|'t|'re|'ve|'m|'ll|'d)")) return "llama-bpe";
-    if (has("\\\\p{N}") && has("(?i:'s|'t|'re|'ve|'m|'ll|'d)") && (family == "qwen2" || family == "qwen3")) return "qwen2";
-    throw ModelError(file.string() + ": its BPE pre-tokenizer is not one journey recognises (journey converts GPT-2, Llama 3, Qwen2 and SmolLM's)");
 }
 
 // SentencePiece's tokenizer.model (a protobuf ModelProto): the pieces, scores and types.
@@ -347,7 +343,7 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
             throw ModelError((dir / "tokenizer.json").string() + ": not a BPE tokenizer journey converts");
         vocab_obj = model["vocab"];
         if (tok_json->contains("added_tokens")) added = (*tok_json)["added_tokens"];
-        pre = bpe_pre(family, *tok_json, dir / "tokenizer.json");
+        pre = gguf_pre_of_tokenizer_json(*tok_json, family, (dir / "tokenizer.json").string());
     } else if (fs::is_regular_file(dir / "vocab.json") && family == "gpt2") {
         vocab_obj = read_json_file(dir / "vocab.json");
         pre = "gpt-2";
@@ -395,4 +391,4 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
     special_vocab(w, dir, tok_json, true, std::nullopt);
 }
 
-}  // namespace journey::cli
+}  // namespace journey

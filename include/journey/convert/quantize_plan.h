@@ -8,9 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "journey/convert/model_writer.h"
+#include "journey/formats/gguf_writer.h"
 #include "journey/formats/tensor.h"
 
-namespace journey::cli {
+namespace journey {
 
 // A llama.cpp file type (LLAMA_FTYPE_*): its name, its number (general.file_type) and the type
 // most tensors get.
@@ -43,4 +45,14 @@ void sort_like_llama_quantize(std::vector<PlanTensor>& tensors);
 // The type of each tensor (tensors in llama-quantize's order).
 std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model, const std::vector<PlanTensor>& tensors);
 
-}  // namespace journey::cli
+// The one planner of journey quantize (a GGUF file's tensors) and journey convert at a quantized
+// type (the F32 conversion's tensors): the tensors in llama-quantize's order, each re-typed as it
+// chooses. A tensor whose type changes is produced from its rows (`row`, no longer `raw`).
+// Throws UsageError naming a tensor whose chosen type journey cannot encode.
+std::vector<OutTensor> plan_quantized(const std::vector<OutTensor>& tensors, const QuantTarget& target, const PlanModel& model);
+
+// llama-quantize's last two keys: general.quantization_version, then general.file_type of target
+// (each removed first, so both end the metadata as llama-quantize leaves them).
+void set_file_type(GgufWriter& w, const QuantTarget& target);
+
+}  // namespace journey

@@ -11,7 +11,7 @@
 #include "journey/formats/gguf_writer.h"
 #include "journey/formats/tensor.h"
 
-namespace journey::cli {
+namespace journey {
 
 struct OutTensor {
     std::string name;              // GGUF name
@@ -22,8 +22,11 @@ struct OutTensor {
     std::function<void(int64_t r, float* dst)> row;
 };
 
-// Adds the tensors to w and writes the file (atomically); a progress bar on a terminal.
-void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std::filesystem::path& out,
-                 const std::string& what);
+// Called after each tensor written: (tensors done, tensors in all).
+using WriteProgress = std::function<void(size_t done, size_t total)>;
 
-}  // namespace journey::cli
+// Adds the tensors to w and writes the file (atomically), reporting each tensor to `progress`.
+void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std::filesystem::path& out,
+                 const WriteProgress& progress = {});
+
+}  // namespace journey

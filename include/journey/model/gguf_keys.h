@@ -1,0 +1,37 @@
+// The "<arch>.<key>" GGUF metadata keys (llama.cpp's LLM_KV_* names): one table, read by
+// config_from_gguf (config_gguf.cpp) and written by the converter (src/convert/), each with the
+// ModelConfig field it carries. A key outside the table is refused when a file is read.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "journey/model/config.h"
+
+namespace journey {
+
+enum class Key {
+    context_length, embedding_length, block_count, feed_forward_length, vocab_size,
+    head_count, head_count_kv, key_length, value_length, layer_norm_epsilon, layer_norm_rms_epsilon,
+    sliding_window, sliding_window_pattern, rope_dimension_count, rope_freq_base, rope_freq_base_swa,
+    rope_scaling_type, rope_scaling_factor, rope_scaling_original_context_length, rope_scaling_finetuned,
+    rope_scaling_attn_factor, yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow,
+    use_parallel_residual, attn_logit_softcapping, final_logit_softcapping,
+    tensor_data_layout,  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
+};
+
+struct GgufKey {
+    Key key;
+    const char* name;                      // after "<arch>."
+    int ModelConfig::*int_field = nullptr;  // the field it carries (one of the two), when it is one field
+    float ModelConfig::*float_field = nullptr;
+};
+
+const GgufKey& gguf_key(Key k);
+// "attention.head_count" (without the architecture).
+std::string_view key_name(Key k);
+// "<arch>.attention.head_count".
+std::string key_of(std::string_view arch, Key k);
+// The key whose name (after "<arch>.") is `name`, or nullptr.
+const GgufKey* find_key(std::string_view name);
+
+}  // namespace journey

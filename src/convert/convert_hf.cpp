@@ -1,0 +1,275 @@
+// A Hugging Face directory to a GGUF file in one step (journey convert). At f32/f16/bf16 the
+// file is what llama.cpp's convert_hf_to_gguf.py writes (same metadata, tokenizer, tensor names,
+// order and bytes); at a quantized type it is what llama-quantize then makes of the F32 file (its
+// tensor order, type choices and block bytes). Tensors are streamed one at a time from the mapped
+// safetensors. The values come from the ModelConfig the runtime reads (config_from_hf), the names
+// and keys from the model stage's tables, and what a family adds from its hook (families.h).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "families.h"
+#include "journey/convert/convert.h"
+#include "journey/convert/convert_vocab.h"
+#include "journey/errors.h"
+#include "journey/formats/json_file.h"
+#include "journey/formats/safetensors_reader.h"
+#include "journey/kernels/to_float.h"
+#include "journey/model/arch.h"
+#include "journey/model/rope_freq.h"
+#include "naming.h"
+
+namespace journey {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// The HF name's role and layer, from the architecture row's HF names.
+struct Match {
+    const HfName* hf = nullptr;
+    int layer = -1;
+};
+Match match_hf(const ArchTraits& traits, const std::string& name) {
+    for (const HfName& n : traits.hf_names) {
+        const std::string p = n.name;
+        const auto at = p.find("{}");
+        if (at == std::string::npos) {
+            if (p == name) return {&n, -1};
+            continue;
+        }
+        const std::string pre = p.substr(0, at), post = p.substr(at + 2);
+        if (name.size() <= pre.size() + post.size() || name.compare(0, pre.size(), pre) != 0 ||
+            name.compare(name.size() - post.size(), post.size(), post) != 0)
+            continue;
+        const std::string mid = name.substr(pre.size(), name.size() - pre.size() - post.size());
+        if (mid.empty() || mid.size() > 6 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
+        return {&n, std::stoi(mid)};
+    }
+    return {};
+}
+
+[[noreturn]] void bad_config(const fs::path& dir, const std::string& what) {
+    throw ModelError((dir / "config.json").string() + ": " + what);
+}
+
+OutTensor make_out(const std::string& name, DType type, const Source& s) {
+    OutTensor o{name, s.shape, type, nullptr, {}};
+    const TensorInfo* t = s.t;
+    const int64_t cols = s.shape.back();
+    const size_t esize = dtype_bytes(t->dtype, 1);
+    if (s.transpose) {
+        const int64_t src_cols = t->shape.back();  // = output rows
+        o.row = [t, cols, esize, src_cols](int64_t r, float* dst) {
+            for (int64_t c = 0; c < cols; ++c) to_float(dst + c, t->dtype, t->data + size_t(c * src_cols + r) * esize, 1);
+        };
+        return o;
+    }
+    auto map = s.row_map;
+    const bool plus_one = s.plus_one;
+    o.row = [t, cols, esize, map, plus_one](int64_t r, float* dst) {
+        const int64_t src = map ? map(r) : r;
+        to_float(dst, t->dtype, t->data + size_t(src * cols) * esize, cols);
+        if (plus_one)
+            for (int64_t c = 0; c < cols; ++c) dst[c] += 1.0f;
+    };
+    return o;
+}
+
+// Llama 3's rope scaling as llama.cpp's converter stores it: one divisor per frequency
+// (rope_freqs.weight), computed in float from the bands of llama3_band.
+std::vector<float> llama3_rope_factors(const ModelConfig& c) {
+    std::vector<float> factors;
+    const float base = c.rope_theta, factor = c.rope_factor, lo = c.rope_low_freq_factor, hi = c.rope_high_freq_factor;
+    const float old_ctx = float(c.rope_original_ctx);
+    const int64_t dim = c.head_dim;
+    for (int64_t i = 0; i < dim; i += 2) {
+        const float freq = 1.0f / std::pow(base, float(i) / float(dim));
+        const float wavelen = float(2 * M_PI) / freq;
+        float smooth = 0;
+        switch (llama3_band<float>(wavelen, old_ctx, lo, hi, smooth)) {
+            case Llama3Band::keep: factors.push_back(1.0f); break;
+            case Llama3Band::scale: factors.push_back(factor); break;
+            case Llama3Band::blend: factors.push_back(1.0f / ((1.0f - smooth) / factor + smooth)); break;
+        }
+    }
+    return factors;
+}
+
+// general.sampling.*: generation_config.json's sampling defaults (an unreadable file is ignored,
+// as the converter does).
+void write_sampling(GgufWriter& w, const fs::path& dir) {
+    if (fs::is_regular_file(dir / "generation_config.json")) {
+        json g;
+        try {
+            g = read_json_file(dir / "generation_config.json");
+        } catch (const Error&) {
+            g = json::object();  // the converter ignores an unreadable generation_config.json
+        }
+        if (g.is_object()) {
+            auto i32 = [&](const char* key, const char* gk) {
+                if (g.contains(key) && g[key].is_number_integer()) w.set_i32(gk, int32_t(g[key].get<int64_t>()));
+            };
+            auto f32 = [&](const char* key, const char* gk) {
+                if (g.contains(key) && g[key].is_number()) w.set_f32(gk, float(g[key].get<double>()));
+            };
+            if (g.contains("sequence") && g["sequence"].is_string()) w.set_str("general.sampling.sequence", g["sequence"].get<std::string>());
+            i32("top_k", "general.sampling.top_k");
+            f32("top_p", "general.sampling.top_p");
+            f32("min_p", "general.sampling.min_p");
+            f32("xtc_probability", "general.sampling.xtc_probability");
+            f32("xtc_threshold", "general.sampling.xtc_threshold");
+            f32("temperature", "general.sampling.temp");
+            i32("penalty_last_n", "general.sampling.penalty_last_n");
+            if (g.contains("penalty_repeat")) f32("penalty_repeat", "general.sampling.penalty_repeat");
+            else f32("repetition_penalty", "general.sampling.penalty_repeat");
+            i32("mirostat", "general.sampling.mirostat");
+            f32("mirostat_tau", "general.sampling.mirostat_tau");
+            f32("mirostat_eta", "general.sampling.mirostat_eta");
+        }
+    }
+}
+
+// general.name, .version, .finetune, .basename, .size_label.
+void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_t total_params) {
+    IdParts id;
+    std::string name;
+    const json nop_value = config.value("_name_or_path", json());
+    const std::string nop = nop_value.is_string() ? nop_value.get<std::string>() : "";
+    if (!nop.empty() && std::count(nop.begin(), nop.end(), '/') <= 1 && nop.find(' ') == std::string::npos) {
+        id = model_id_parts(nop, total_params);
+        name = id_to_title(id.full);
+    }
+    const IdParts from_dir = model_id_parts(fs::absolute(dir).lexically_normal().filename().string().empty()
+                                                ? fs::absolute(dir).lexically_normal().parent_path().filename().string()
+                                                : fs::absolute(dir).lexically_normal().filename().string(),
+                                            total_params);
+    if (name.empty()) name = id_to_title(from_dir.full);
+    if (id.basename.empty()) id.basename = from_dir.basename;
+    if (id.finetune.empty()) id.finetune = from_dir.finetune;
+    if (id.version.empty()) id.version = from_dir.version;
+    if (id.size_label.empty()) id.size_label = from_dir.size_label;
+    w.set_str("general.name", name);
+    if (!id.version.empty()) w.set_str("general.version", id.version);
+    if (!id.finetune.empty()) w.set_str("general.finetune", id.finetune);
+    if (!id.basename.empty()) w.set_str("general.basename", id.basename);
+    w.set_str("general.size_label", id.size_label.empty() ? size_label(total_params) : id.size_label);
+}
+
+}  // namespace
+
+void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget& target, const WriteProgress& progress) {
+    if (!fs::is_regular_file(dir / "config.json")) throw ModelError(dir.string() + ": no config.json (not a Hugging Face model directory)");
+    const json config = read_json_file(dir / "config.json");
+    if (!config.is_object()) bad_config(dir, "is not a JSON object");
+    const std::string model_type = config.value("model_type", json()).is_string() ? config["model_type"].get<std::string>() : "";
+    const ArchTraits* traits = find_hf_arch(model_type);
+    // A family converts when it has a converter hook (families.cpp says why Gemma 3 and GPT-NeoX
+    // do not); Gemma 3's multimodal checkpoint (model_type gemma3) is refused with its text model.
+    const ConverterHook* hook = traits ? converter_hook(traits->arch) : nullptr;
+    if (!hook) {
+        std::string names;
+        for (const ArchTraits& t : arch_table())
+            if (converter_hook(t.arch))
+                for (const char* n : t.hf_types) names += (names.empty() ? "" : ", ") + std::string(n);
+        bad_config(dir, "model_type '" + excerpt(model_type, 40) + "' is not one journey converts (journey converts " + names + ")");
+    }
+    fs::path weights = dir / "model.safetensors";
+    if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
+    if (!fs::is_regular_file(weights)) throw ModelError(dir.string() + ": no model.safetensors or model.safetensors.index.json");
+    const ModelFile st = read_safetensors(weights);
+
+    const std::string arch = traits->name;
+    const bool quantized = dtype_block(target.base) > 1;
+    // At a quantized type the F32 conversion is made first (in memory, as metadata and row
+    // functions), then quantized as llama-quantize would.
+    const DType dense = quantized ? DType::F32 : target.base;
+    const uint32_t dense_ftype = quantized ? 0 : target.ftype;
+
+    // Rope scaling GGUF cannot carry as llama.cpp's converter writes it (llama3 becomes factors).
+    const json rope = config.contains("rope_scaling") && config["rope_scaling"].is_object() ? config["rope_scaling"] : json::object();
+    const json rope_type_value = rope.value("rope_type", rope.value("type", json("")));
+    const std::string rope_type = rope_type_value.is_string() ? rope_type_value.get<std::string>() : "";
+    if (!rope_type.empty() && rope_type != "llama3" && rope_type != "default")
+        bad_config(dir, "rope_scaling type '" + excerpt(rope_type, 30) + "' is not one journey converts");
+    // The values, as the runtime reads the directory.
+    const ModelConfig c = config_from_hf(config, (dir / "config.json").string());
+    const HfModel hf{dir, weights, config, c, dense_ftype};
+
+    // ---- tensors -----------------------------------------------------------------------------
+    std::vector<OutTensor> tensors;
+    std::vector<std::string> unknown;
+    int64_t total_params = 0;
+    auto add = [&](OutTensor o) {
+        int64_t n = 1;
+        for (int64_t d : o.shape) n *= d;
+        total_params += n;
+        tensors.push_back(std::move(o));
+    };
+    if (c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama) {
+        auto data = std::make_shared<std::vector<float>>(llama3_rope_factors(c));
+        OutTensor o{gguf_tensor_name(Tensor::rope_freqs), {int64_t(data->size())}, DType::F32, nullptr, {}};
+        o.row = [data](int64_t, float* dst) { std::copy(data->begin(), data->end(), dst); };
+        add(std::move(o));
+    }
+    for (const auto& [hf_name, t] : st.tensors) {
+        std::string name = hf_name;
+        if (name.starts_with(hf_optional_prefix)) name = name.substr(hf_optional_prefix.size());
+        if (hf_tensor_ignorable(name)) continue;
+        Match m = match_hf(*traits, name);
+        if (m.hf && m.hf->tensor != Tensor::output &&
+            std::find(traits->tensors.begin(), traits->tensors.end(), m.hf->tensor) == traits->tensors.end())
+            m = {};  // a tensor this family's block does not read (e.g. a Llama q bias): refused below
+        if (!m.hf) {
+            unknown.push_back(hf_name);
+            continue;
+        }
+        Source s;
+        s.t = &t;
+        s.shape = t.shape;
+        if (m.hf->layout == Layout::Conv1D) {
+            s.transpose = true;
+            s.shape = {t.shape[1], t.shape[0]};
+        }
+        if (hook->modify_tensor) hook->modify_tensor(m.hf->tensor, hf_name, hf, s);
+        s.plus_one = traits->hf_norm_plus_one && is_norm(m.hf->tensor);
+        if (m.layer >= c.n_layer)
+            throw ModelError(weights.string() + ": tensor '" + hf_name + "' is in layer " + std::to_string(m.layer) + " of a " +
+                             std::to_string(c.n_layer) + "-layer model");
+        // convert_hf_to_gguf's type rule: 1-D tensors, norms, learned positions and non-.weight
+        // tensors stay F32; other weights take the output type.
+        const std::string gguf = gguf_tensor_name(m.hf->tensor, m.layer);
+        const bool keep_f32 = s.shape.size() <= 1 || is_norm(m.hf->tensor) || m.hf->tensor == Tensor::pos_embd ||
+                              !gguf.ends_with(".weight");
+        add(make_out(gguf, keep_f32 ? DType::F32 : dense, s));
+        // GPT-2 checkpoints have no lm_head: llama.cpp's converter leaves output tied.
+    }
+    if (!unknown.empty())
+        throw ModelError(weights.string() + ": tensor '" + excerpt(unknown.front(), 60) + "' is not part of the " + arch +
+                         " architecture (journey refuses rather than drop it)");
+    if (tensors.empty()) throw ModelError(weights.string() + ": no tensors");
+
+    // ---- metadata ------------------------------------------------------------------------------
+    GgufWriter w;
+    w.set_str("general.architecture", arch);
+    w.set_str("general.type", "model");
+    write_sampling(w, dir);
+    write_naming(w, dir, config, total_params);
+    KeyWriter keys(w, arch);
+    hook->set_gguf_parameters(keys, hf);
+    w.set_u32("general.quantization_version", 2);
+    convert_vocab(w, dir, model_type, config);
+    if (hook->set_vocab_extra) hook->set_vocab_extra(w);
+
+    if (!quantized) {
+        write_model(w, tensors, out, progress);
+        return;
+    }
+    // llama-quantize of that F32 file: its key order, tensor order and type choices.
+    set_file_type(w, target);
+    write_model(w, plan_quantized(tensors, target, {arch, c.n_layer, c.n_head, c.n_kv_head}), out, progress);
+}
+
+}  // namespace journey

@@ -1,0 +1,116 @@
+// The converter hooks of the families journey converts (families.h): each writes its "<arch>."
+// keys in the order llama.cpp's converter class for it does. Gemma 3 and GPT-NeoX run from their
+// directories but have no hook: their GGUF keys (Gemma 3's sliding layers, local rope base and
+// scaling; GPT-NeoX's partial rotary and residual) are not written, and a file without them would
+// compute something else.
+#include "families.h"
+
+#include "journey/errors.h"
+
+namespace journey {
+
+void HfModel::refuse(const std::string& what) const { throw ModelError((dir / "config.json").string() + ": " + what); }
+
+void KeyWriter::field(Key k, const ModelConfig& c) {
+    const GgufKey& g = gguf_key(k);
+    if (g.int_field) u32(k, c.*g.int_field);
+    else f32(k, c.*g.float_field);
+}
+
+namespace {
+
+using K = Key;
+
+// GPT2Model.set_gguf_parameters
+void gpt2_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    for (Key k : {K::block_count, K::context_length, K::embedding_length, K::feed_forward_length, K::head_count,
+                  K::layer_norm_epsilon})
+        w.field(k, c);
+    w.file_type(hf.file_type);
+}
+
+// Phi3MiniModel.set_gguf_parameters (without LongRoPE's factor tensors, which journey refuses)
+void phi3_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    if (c.rope_scaling != RopeScaling::none) hf.refuse("Phi-3 rope_scaling (LongRoPE) is not converted by journey");
+    w.field(K::context_length, c);
+    w.u32(K::rope_scaling_original_context_length,
+          hf.has_integer("original_max_position_embeddings") ? hf.json["original_max_position_embeddings"].get<int64_t>() : c.n_ctx);
+    for (Key k : {K::embedding_length, K::feed_forward_length, K::block_count, K::head_count, K::head_count_kv,
+                  K::layer_norm_rms_epsilon})
+        w.field(k, c);
+    w.u32(K::rope_dimension_count, c.rot_dims());
+    w.field(K::rope_freq_base, c);
+    w.file_type(hf.file_type);
+    if (c.sliding_window > 0) w.field(K::sliding_window, c);
+}
+
+// Gemma2Model.set_gguf_parameters
+void gemma2_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    for (Key k : {K::context_length, K::embedding_length, K::block_count, K::feed_forward_length, K::head_count,
+                  K::head_count_kv, K::layer_norm_rms_epsilon, K::key_length, K::value_length})
+        w.field(k, c);
+    w.file_type(hf.file_type);
+    // Written when config.json gives them (the ModelConfig holds transformers' defaults otherwise).
+    if (hf.has_number("attn_logit_softcapping")) w.field(K::attn_logit_softcapping, c);
+    if (hf.has_number("final_logit_softcapping")) w.field(K::final_logit_softcapping, c);
+    if (hf.has_integer("sliding_window")) w.field(K::sliding_window, c);
+}
+
+// TextModel.set_gguf_parameters, which LlamaModel and Qwen2Model/Qwen3Model extend.
+void text_model_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    for (Key k : {K::block_count, K::context_length, K::embedding_length, K::feed_forward_length, K::head_count})
+        w.field(k, c);
+    if (hf.has("num_key_value_heads")) w.field(K::head_count_kv, c);
+    if (hf.has_number("rope_theta")) w.field(K::rope_freq_base, c);
+    w.field(K::layer_norm_rms_epsilon, c);
+    if (hf.has_integer("head_dim")) {
+        w.field(K::key_length, c);
+        w.field(K::value_length, c);
+    }
+    w.file_type(hf.file_type);
+}
+
+void llama_keys(KeyWriter& w, const HfModel& hf) {
+    text_model_keys(w, hf);
+    w.field(K::vocab_size, hf.config);
+    w.u32(K::rope_dimension_count, hf.config.head_dim);
+}
+
+// Llama's q/k row order for llama.cpp's rope (LlamaModel.permute): within each head, rows
+// (j*half + i) go to (2*i + j).
+void llama_permute_qk(Tensor t, const std::string& hf_name, const HfModel& hf, Source& s) {
+    if (t != Tensor::attn_q && t != Tensor::attn_k) return;
+    const int64_t heads = t == Tensor::attn_q ? hf.config.n_head : hf.config.n_kv_head;
+    if (s.t->shape.empty() || s.t->shape[0] % (2 * heads) != 0)
+        throw ModelError(hf.weights.string() + ": tensor '" + hf_name + "' rows do not split into " + std::to_string(heads) + " heads");
+    const int64_t per_head = s.t->shape[0] / heads, half = per_head / 2;
+    s.row_map = [per_head, half](int64_t r) {
+        const int64_t h = r / per_head, k = r % per_head, i = k / 2, j = k % 2;
+        return h * per_head + j * half + i;
+    };
+}
+
+void gemma2_vocab(GgufWriter& w) { w.set_bool("tokenizer.ggml.add_space_prefix", false); }  // Gemma2Model.set_vocab
+
+const ConverterHook hooks[] = {
+    {Arch::gpt2, gpt2_keys},
+    {Arch::llama, llama_keys, llama_permute_qk},
+    {Arch::qwen2, text_model_keys},
+    {Arch::qwen3, text_model_keys},
+    {Arch::phi3, phi3_keys},
+    {Arch::gemma2, gemma2_keys, nullptr, gemma2_vocab},
+};
+
+}  // namespace
+
+const ConverterHook* converter_hook(Arch a) {
+    for (const ConverterHook& h : hooks)
+        if (h.arch == a) return &h;
+    return nullptr;
+}
+
+}  // namespace journey
