@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "journey/chat/chat_files.h"
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
 #include "journey/formats/mapped_file.h"
@@ -57,7 +58,9 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
         ids.emplace_back(typ, id);
     };
     std::vector<std::string> merges;
-    std::optional<json> config = read_if(dir / "tokenizer_config.json");
+    const ChatFiles chat = read_chat_files(dir);  // tokenizer_config.json and the chat template
+    std::optional<json> config;
+    if (!chat.tokenizer_config.is_null()) config = chat.tokenizer_config;
     json added_tokens = json::array();
     if (tok_json) {
         const json& tj = *tok_json;
@@ -133,19 +136,7 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
             }
         }
     }
-    std::optional<std::string> chat_template;
     if (config) {
-        if (fs::is_regular_file(dir / "chat_template.jinja")) {
-            MappedFile f(dir / "chat_template.jinja");
-            chat_template = std::string(reinterpret_cast<const char*>(f.data()), f.size());
-        } else if (auto ct = read_if(dir / "chat_template.json"); ct && ct->contains("chat_template") && (*ct)["chat_template"].is_string()) {
-            chat_template = (*ct)["chat_template"].get<std::string>();
-        }
-        if (config->contains("chat_template")) {
-            const json& c = (*config)["chat_template"];
-            if (c.is_string()) chat_template = c.get<std::string>();
-            else if (!c.is_null()) throw ModelError((dir / "tokenizer_config.json").string() + ": chat_template is not a string (named templates are not converted)");
-        }
         for (const std::string& typ : types) {
             const std::string add_key = "add_" + typ + "_token";
             if (config->contains(add_key) && (*config)[add_key].is_boolean()) set_add(typ, (*config)[add_key].get<bool>());
@@ -202,7 +193,8 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
         {"mask", "tokenizer.ggml.mask_token_id"}};
     for (const auto& [typ, id] : ids) w.set_u32(id_key.at(typ), uint32_t(id));
     for (const auto& [typ, v] : add) w.set_bool("tokenizer.ggml.add_" + typ + "_token", v);
-    if (chat_template) w.set_str("tokenizer.chat_template", *chat_template);
+    if (chat.chat_template) w.set_str("tokenizer.chat_template", *chat.chat_template);
+    for (const auto& [name, text] : chat.named_templates) w.set_str("tokenizer.chat_template." + name, text);
 }
 
 // The pre-tokenizer name llama.cpp needs, recognised from tokenizer.json's pre_tokenizer (the

@@ -5,7 +5,6 @@
 
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
-#include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
 namespace journey::cli {
@@ -40,24 +39,22 @@ bool tokenizer_only_dir(const fs::path& p) {
 LoadedTokenizer load_tokenizer(const TokenizerSource& src) {
     LoadedTokenizer t;
     if (!src.tokenizer_json.empty()) {
-        t.own = load_tokenizer_json(src.tokenizer_json);
+        t.own = open_tokenizer(journey::TokenizerSpec::json_file(src.tokenizer_json));
         t.source = src.tokenizer_json;
     } else if (!src.vocab.empty()) {
-        t.own = load_bpe_from_files(src.vocab, src.merges);
+        t.own = open_tokenizer(journey::TokenizerSpec::gpt2_files(src.vocab, src.merges));
         t.source = src.vocab;
     } else if (!src.model.tokenizer.empty() && src.model.path.empty()) {
         // --tokenizer alone: that file is the whole answer; no model needed.
         check_tokenizer_path(src.model.tokenizer);
-        const fs::path p = src.model.tokenizer;
-        if (p.extension() == ".json") t.own = load_tokenizer_json(p.string());
-        else t.own = SpmTokenizer::from_llama2c(p, std::nullopt);
-        t.source = p.string();
+        t.own = open_tokenizer(journey::TokenizerSpec::at(src.model.tokenizer));
+        t.source = src.model.tokenizer;
     } else if (const ModelPath m = resolve_model_path(src.model); tokenizer_only_dir(m.path)) {
-        t.own = load_tokenizer_dir(m.path.string());
+        t.own = open_tokenizer(journey::TokenizerSpec::at(m.path));
         t.source = m.path.string();
     } else if (m.path.extension() == ".gguf" && fs::is_regular_file(m.path) && read_gguf(m.path).tensors.empty()) {
         // A vocabulary-only GGUF (llama.cpp's ggml-vocab-*.gguf): its tokenizer.ggml.* alone.
-        t.own = load_tokenizer_from_gguf(read_gguf(m.path));
+        t.own = open_tokenizer(journey::TokenizerSpec::at(m.path));
         t.source = m.path.string();
     } else {
         t.model = load_model(src.model, Placement::in_place);  // for its tokenizer
