@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -146,6 +147,13 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {
     if (!fs::is_directory(dir)) throw ModelError(dir + ": not a directory");
     return open_tokenizer(TokenizerSpec::at(dir));
+}
+
+bool tokenizer_only(const fs::path& p) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec))
+        return !fs::exists(p / "config.json", ec) && (fs::exists(p / "tokenizer.json", ec) || fs::exists(p / "vocab.json", ec));
+    return p.extension() == ".gguf" && fs::is_regular_file(p, ec) && read_gguf(p).tensors.empty();
 }
 
 std::unique_ptr<Tokenizer> open_tokenizer(const TokenizerSpec& spec) {

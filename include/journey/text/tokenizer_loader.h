@@ -56,6 +56,11 @@ struct TokenizerSpec {
 };
 std::unique_ptr<Tokenizer> open_tokenizer(const TokenizerSpec& spec);
 
+// Whether `path` holds a tokenizer and no model, so that open_tokenizer(at(path)) is the whole
+// answer: a directory with tokenizer.json or vocab.json but no config.json (models/gpt2-tokenizer),
+// or a GGUF file without tensors (llama.cpp's ggml-vocab-*.gguf).
+bool tokenizer_only(const std::filesystem::path& path);
+
 std::unique_ptr<BpeTokenizer> load_bpe_from_files(const std::string& vocab_json, const std::string& merges_txt);
 // A tokenizer.json of GPT-2's kind: byte-level BPE.
 std::unique_ptr<BpeTokenizer> load_bpe_from_tokenizer_json(const std::string& tokenizer_json);
