@@ -3,7 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "chat_turns.h"
+#include "journey/chat/chat_turns.h"
 
 namespace journey::cli {
 

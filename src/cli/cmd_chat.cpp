@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "chat_repl.h"
-#include "chat_turns.h"
+#include "journey/chat/chat_turns.h"
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
-#include "journey/model/chat_format.h"
-#include "journey/text/chat.h"
+#include "journey/chat/chat_format.h"
+#include "journey/chat/messages.h"
 #include "model_options.h"
 #include "sampling_options.h"
 

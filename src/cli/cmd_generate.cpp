@@ -14,7 +14,7 @@
 #include "interrupt.h"
 #include "journey/decode/generate.h"
 #include "journey/errors.h"
-#include "journey/model/chat_format.h"
+#include "journey/chat/chat_format.h"
 #include "journey/text/token_display.h"
 #include "model_options.h"
 #include "numeric_options.h"

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "journey/errors.h"
-#include "journey/model/chat_format.h"
+#include "journey/chat/chat_format.h"
 #include "common.h"
 #include "journey/text/token_display.h"
 #include "model_options.h"

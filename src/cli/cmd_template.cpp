@@ -1,5 +1,6 @@
 // journey template: render a chat template with a conversation, no model needed: for template
 // authors, and for testing the Jinja engine on its own.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -7,8 +8,9 @@
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
-#include "journey/text/chat.h"
-#include "journey/text/jinja/template.h"
+#include "journey/chat/chat_files.h"
+#include "journey/chat/jinja/template.h"
+#include "journey/chat/messages.h"
 
 namespace journey::cli {
 namespace {
@@ -36,13 +38,22 @@ std::string read_file(const std::string& path, const char* flag) {
 }
 
 void run_template(const TemplateOptions& o) {
-    std::ifstream in(o.template_file, std::ios::binary);
-    if (!in) throw ModelError(o.template_file + ": cannot read");
-    std::ostringstream src;
-    src << in.rdbuf();
-    const jinja::Template tmpl(src.str(), o.template_file);
-
+    // A template file, or a model directory: its template and special tokens (chat_files.h).
     ChatVariables v;
+    std::optional<jinja::Template> tmpl;
+    if (std::filesystem::is_directory(o.template_file)) {
+        const ChatFiles files = read_chat_files(o.template_file);
+        if (!files.chat_template)
+            throw ModelError(o.template_file + ": no chat template (chat_template.jinja, tokenizer_config.json's "
+                             "chat_template or chat_template.json)");
+        tmpl.emplace(*files.chat_template, files.template_source);
+        v.bos_token = files.special_token("bos");
+        v.eos_token = files.special_token("eos");
+        v.unk_token = files.special_token("unk");
+        v.pad_token = files.special_token("pad");
+    } else {
+        tmpl.emplace(read_chat_template_file(o.template_file), o.template_file);
+    }
     v.messages = parse_messages(read_file(o.messages_file, "--messages"), o.messages_file == "-" ? "stdin" : o.messages_file);
     v.add_generation_prompt = o.add_generation_prompt;
     if (o.bos_set) v.bos_token = o.bos;
@@ -61,7 +72,7 @@ void run_template(const TemplateOptions& o) {
         ro.now = jinja::parse_iso8601(o.now);
         if (!ro.now) throw UsageError("--now " + o.now + ": expected an ISO-8601 time such as 2025-01-15T10:30:00");
     }
-    out(tmpl.render(template_variables(v), ro));
+    out(tmpl->render(template_variables(v), ro));
 }
 
 }  // namespace
@@ -69,10 +80,10 @@ void run_template(const TemplateOptions& o) {
 void register_template(CLI::App& app) {
     auto o = std::make_shared<TemplateOptions>();
     CLI::App* cmd = app.add_subcommand("template", "Render a chat template with a conversation (no model needed)");
-    cmd->add_option("TEMPLATE_FILE", o->template_file, "Jinja chat template")->required();
+    cmd->add_option("TEMPLATE_FILE", o->template_file, "Jinja chat template, or a model directory (its chat files)")->required();
     cmd->add_option("--messages", o->messages_file, "JSON array of {role, content} messages ('-': stdin)")->required();
-    cmd->add_option("--bos-token", o->bos, "bos_token as the template sees it (default: undefined)");
-    cmd->add_option("--eos-token", o->eos, "eos_token as the template sees it (default: undefined)");
+    cmd->add_option("--bos-token", o->bos, "bos_token as the template sees it (default: the directory's, else undefined)");
+    cmd->add_option("--eos-token", o->eos, "eos_token as the template sees it (default: the directory's, else undefined)");
     cmd->add_flag("--add-generation-prompt", o->add_generation_prompt, "End with the assistant's turn header");
     cmd->add_option("--now", o->now, "strftime_now's clock, ISO-8601 local time (default: now)");
     cmd->add_option("--var", o->vars, "Another template variable, NAME=JSON (repeatable)");

@@ -1,16 +1,9 @@
 #include "tokenizer_options.h"
 
-#include <filesystem>
-#include <system_error>
-
 #include "journey/errors.h"
-#include "journey/formats/gguf_reader.h"
-#include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
 namespace journey::cli {
-
-namespace fs = std::filesystem;
 
 void add_tokenizer_options(CLI::App* cmd, TokenizerSource& src) {
     add_model_options(cmd, src.model);
@@ -26,38 +19,22 @@ void add_tokenizer_options(CLI::App* cmd, TokenizerSource& src) {
     tk->excludes(v)->excludes(g);
 }
 
-namespace {
-
-// A directory with a tokenizer but no config.json: a tokenizer alone (models/gpt2-tokenizer).
-bool tokenizer_only_dir(const fs::path& p) {
-    std::error_code ec;
-    return fs::is_directory(p, ec) && !fs::exists(p / "config.json", ec) &&
-           (fs::exists(p / "tokenizer.json", ec) || fs::exists(p / "vocab.json", ec));
-}
-
-}  // namespace
-
 LoadedTokenizer load_tokenizer(const TokenizerSource& src) {
     LoadedTokenizer t;
     if (!src.tokenizer_json.empty()) {
-        t.own = load_tokenizer_json(src.tokenizer_json);
+        t.own = open_tokenizer(journey::TokenizerSpec::json_file(src.tokenizer_json));
         t.source = src.tokenizer_json;
     } else if (!src.vocab.empty()) {
-        t.own = load_bpe_from_files(src.vocab, src.merges);
+        t.own = open_tokenizer(journey::TokenizerSpec::gpt2_files(src.vocab, src.merges));
         t.source = src.vocab;
     } else if (!src.model.tokenizer.empty() && src.model.path.empty()) {
         // --tokenizer alone: that file is the whole answer; no model needed.
         check_tokenizer_path(src.model.tokenizer);
-        const fs::path p = src.model.tokenizer;
-        if (p.extension() == ".json") t.own = load_tokenizer_json(p.string());
-        else t.own = SpmTokenizer::from_llama2c(p, std::nullopt);
-        t.source = p.string();
-    } else if (const ModelPath m = resolve_model_path(src.model); tokenizer_only_dir(m.path)) {
-        t.own = load_tokenizer_dir(m.path.string());
-        t.source = m.path.string();
-    } else if (m.path.extension() == ".gguf" && fs::is_regular_file(m.path) && read_gguf(m.path).tensors.empty()) {
-        // A vocabulary-only GGUF (llama.cpp's ggml-vocab-*.gguf): its tokenizer.ggml.* alone.
-        t.own = load_tokenizer_from_gguf(read_gguf(m.path));
+        t.own = open_tokenizer(journey::TokenizerSpec::at(src.model.tokenizer));
+        t.source = src.model.tokenizer;
+    } else if (const ModelPath m = resolve_model_path(src.model); tokenizer_only(m.path)) {
+        // A tokenizer alone (models/gpt2-tokenizer, a vocabulary-only GGUF): no model needed.
+        t.own = open_tokenizer(journey::TokenizerSpec::at(m.path));
         t.source = m.path.string();
     } else {
         t.model = load_model(src.model, Placement::in_place);  // for its tokenizer

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "journey/chat/chat_files.h"
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
 #include "journey/formats/mapped_file.h"
@@ -37,26 +38,6 @@ std::optional<json> read_if(const fs::path& p) {
     return read_json_file(p);
 }
 
-// The chat template of a directory, as gguf-py's SpecialVocab reads it: chat_template.jinja, else
-// chat_template.json, overridden by tokenizer_config.json's chat_template (tc). The one place the
-// converter reads chat files: to become a call of the chat stage's reader of a directory's chat
-// files (issue 33), which the runtime shares.
-std::optional<std::string> directory_chat_template(const fs::path& dir, const json& tc) {
-    std::optional<std::string> chat_template;
-    if (fs::is_regular_file(dir / "chat_template.jinja")) {
-        MappedFile f(dir / "chat_template.jinja");
-        chat_template = std::string(reinterpret_cast<const char*>(f.data()), f.size());
-    } else if (auto ct = read_if(dir / "chat_template.json"); ct && ct->contains("chat_template") && (*ct)["chat_template"].is_string()) {
-        chat_template = (*ct)["chat_template"].get<std::string>();
-    }
-    if (tc.contains("chat_template")) {
-        const json& c = tc["chat_template"];
-        if (c.is_string()) chat_template = c.get<std::string>();
-        else if (!c.is_null()) throw ModelError((dir / "tokenizer_config.json").string() + ": chat_template is not a string (named templates are not converted)");
-    }
-    return chat_template;
-}
-
 // gguf-py's SpecialVocab: special token ids, add_*_token flags and the chat template.
 void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>& tok_json, bool load_merges,
                    std::optional<int64_t> n_vocab) {
@@ -78,7 +59,9 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
         ids.emplace_back(typ, id);
     };
     std::vector<std::string> merges;
-    std::optional<json> config = read_if(dir / "tokenizer_config.json");
+    const ChatFiles chat = read_chat_files(dir);  // tokenizer_config.json and the chat template
+    std::optional<json> config;
+    if (!chat.tokenizer_config.is_null()) config = chat.tokenizer_config;
     json added_tokens = json::array();
     if (tok_json) {
         const json& tj = *tok_json;
@@ -154,7 +137,6 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
             }
         }
     }
-    const std::optional<std::string> chat_template = config ? directory_chat_template(dir, *config) : std::nullopt;
     if (config) {
         for (const std::string& typ : types) {
             const std::string add_key = "add_" + typ + "_token";
@@ -212,7 +194,8 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
         {"mask", "tokenizer.ggml.mask_token_id"}};
     for (const auto& [typ, id] : ids) w.set_u32(id_key.at(typ), uint32_t(id));
     for (const auto& [typ, v] : add) w.set_bool("tokenizer.ggml.add_" + typ + "_token", v);
-    if (chat_template) w.set_str("tokenizer.chat_template", *chat_template);
+    if (chat.chat_template) w.set_str("tokenizer.chat_template", *chat.chat_template);
+    for (const auto& [name, text] : chat.named_templates) w.set_str("tokenizer.chat_template." + name, text);
 }
 
 // SentencePiece's tokenizer.model (a protobuf ModelProto): the pieces, scores and types.

@@ -8,7 +8,6 @@
 #include "journey/formats/llama2c_reader.h"
 #include "journey/formats/safetensors_reader.h"
 #include "journey/model/rope_freq.h"
-#include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
 namespace journey {
@@ -34,18 +33,10 @@ fs::path find_weights(const fs::path& dir) {
     throw ModelError(dir.string() + ": no weights (expected model.safetensors or model.safetensors.index.json)");
 }
 
-// A tokenizer file named by the user: llama2.c's tokenizer.bin, or a tokenizer.json.
-std::unique_ptr<Tokenizer> load_tokenizer_file(const fs::path& path, int n_vocab) {
-    if (!fs::exists(path)) throw ModelError(path.string() + ": no such tokenizer file");
-    if (path.extension() == ".json") return load_tokenizer_json(path.string());
-    return SpmTokenizer::from_llama2c(path, n_vocab);
-}
-
-// The tokenizer stored beside the weights: tokenizer.json, or GPT-2's vocab.json + merges.txt.
-std::unique_ptr<Tokenizer> load_dir_tokenizer(const fs::path& dir) {
-    if (!fs::exists(dir / "tokenizer.json") && !(fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt")))
-        throw ModelError(dir.string() + ": no tokenizer (expected tokenizer.json, or vocab.json and merges.txt)");
-    return load_tokenizer_dir(dir.string());
+// The tokenizer: a file the user named (opts.tokenizer_path), else the model's own (open_tokenizer).
+std::unique_ptr<Tokenizer> model_tokenizer(const LoadOptions& opts, const ModelConfig& config, TokenizerSpec own) {
+    if (opts.tokenizer_path.empty()) return open_tokenizer(own);
+    return open_tokenizer(TokenizerSpec::at(opts.tokenizer_path, config.n_vocab));
 }
 
 // A Hugging Face directory, or a .safetensors file inside one.
@@ -58,7 +49,7 @@ Parts load_hf(const fs::path& path, const LoadOptions& opts) {
     Parts p{read_safetensors(weights), config_from_hf(config_json, config_path.string()), nullptr};
     p.file.metadata = config_json;
     if (opts.tokenizer)
-        p.tokenizer = opts.tokenizer_path.empty() ? load_dir_tokenizer(dir) : load_tokenizer_file(opts.tokenizer_path, p.config.n_vocab);
+        p.tokenizer = model_tokenizer(opts, p.config, TokenizerSpec::at(dir));
     return p;
 }
 
@@ -67,7 +58,7 @@ Parts load_gguf(const fs::path& path, const LoadOptions& opts) {
     Parts p{read_gguf(path), {}, nullptr};
     p.config = config_from_gguf(p.file);
     if (opts.tokenizer)
-        p.tokenizer = opts.tokenizer_path.empty() ? load_tokenizer_from_gguf(p.file) : load_tokenizer_file(opts.tokenizer_path, p.config.n_vocab);
+        p.tokenizer = model_tokenizer(opts, p.config, TokenizerSpec::metadata(p.file));
     return p;
 }
 
@@ -77,7 +68,7 @@ Parts load_llama2c(const fs::path& path, const LoadOptions& opts) {
         throw ModelError(path.string() + ": a llama2.c checkpoint holds no tokenizer; name its tokenizer.bin (--tokenizer)");
     Parts p{read_llama2c(path), {}, nullptr};
     p.config = config_from_gguf(p.file);
-    if (opts.tokenizer) p.tokenizer = load_tokenizer_file(opts.tokenizer_path, p.config.n_vocab);
+    if (opts.tokenizer) p.tokenizer = model_tokenizer(opts, p.config, {});
     return p;
 }
 

@@ -1,7 +1,6 @@
 #include "journey/text/bpe_tokenizer.h"
 
 #include <algorithm>
-#include <queue>
 #include <string_view>
 
 #include "journey/text/byte_unicode.h"
@@ -114,54 +113,17 @@ std::string BpeTokenizer::token_bytes(TokenId id) const {
     return bytes_.substr(span_of_[id].offset, span_of_[id].size);
 }
 
-// Byte-level BPE on one piece, as Hugging Face's Word::merge_all: start from one symbol per byte,
-// then repeatedly apply the applicable merge of lowest rank (leftmost first among equal ranks).
-void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ids) const {
-    struct Symbol {
-        TokenId id;
-        int prev, next;  // neighbours in the list of live symbols; -1 at the ends
-        bool alive;
-    };
-    struct Candidate {
-        int32_t rank;
-        int pos;  // index of the left symbol
-        TokenId merged;
-        bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
-    };
-    const int n = static_cast<int>(piece.size());
-    std::vector<Symbol> sym(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i)
-        sym[i] = {byte_token_[static_cast<unsigned char>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1, true};
-
-    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
-    auto consider = [&](int left) {
-        int right = sym[left].next;
-        if (right < 0) return;
-        if (const Merge* m = merges_.find(pair_key(sym[left].id, sym[right].id)))
-            queue.push({m->rank, left, m->merged});
-    };
-    for (int i = 0; i + 1 < n; ++i) consider(i);
-
-    while (!queue.empty()) {
-        Candidate c = queue.top();
-        queue.pop();
-        Symbol& left = sym[c.pos];
-        if (!left.alive || left.next < 0) continue;
-        // Skip a stale candidate: its pair has changed since it was queued.
-        const Merge* m = merges_.find(pair_key(left.id, sym[left.next].id));
-        if (!m || m->merged != c.merged) continue;
-        Symbol& right = sym[left.next];
-        left.id = c.merged;
-        right.alive = false;
-        left.next = right.next;
-        if (right.next >= 0) sym[right.next].prev = c.pos;
-        if (left.prev >= 0) consider(left.prev);
-        consider(c.pos);
-    }
-    for (int i = 0; i >= 0 && i < n; i = sym[i].next) ids.push_back(sym[i].id);
+// Byte-level BPE on one piece: one symbol per byte, then the merges (BpeMerger).
+void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ids, BpeMerger& merger) const {
+    merger.ids.resize(piece.size());
+    for (size_t i = 0; i < piece.size(); ++i) merger.ids[i] = byte_token_[static_cast<unsigned char>(piece[i])];
+    merger.merge(ids, [&](TokenId left, TokenId right) -> std::optional<BpeRank> {
+        if (const Merge* m = merges_.find(pair_key(left, right))) return BpeRank{m->rank, m->merged};
+        return std::nullopt;
+    });
 }
 
-void BpeTokenizer::encode_ordinary(std::string_view text, PieceCache& seen, std::vector<TokenId>& ids) const {
+void BpeTokenizer::encode_ordinary(std::string_view text, PieceCache& seen, BpeMerger& merger, std::vector<TokenId>& ids) const {
     for (size_t pos = 0; pos < text.size();) {
         size_t end = gpt2_piece_end(text, pos);
         std::string_view piece = text.substr(pos, end - pos);
@@ -178,7 +140,7 @@ void BpeTokenizer::encode_ordinary(std::string_view text, PieceCache& seen, std:
             continue;
         }
         size_t at = ids.size();
-        encode_piece(piece, ids);
+        encode_piece(piece, ids, merger);
         seen.insert_or_assign(piece, IdSpan{at, ids.size() - at});
     }
 }
@@ -187,16 +149,17 @@ std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool parse_spec
     std::vector<TokenId> ids;
     ids.reserve(text.size() / 3 + 1);
     PieceCache cache;
+    BpeMerger merger;
     const AddedTokenMatcher& added = parse_special ? added_all_ : added_plain_;
     if (added.empty()) {
-        encode_ordinary(text, cache, ids);
+        encode_ordinary(text, cache, merger, ids);
         return ids;
     }
     std::vector<AddedTokenMatcher::Segment> segments;
     added.split(text, true, segments);
     for (const auto& s : segments) {
         if (s.token) ids.push_back(s.token->id);
-        else encode_ordinary(text.substr(s.begin, s.end - s.begin), cache, ids);
+        else encode_ordinary(text.substr(s.begin, s.end - s.begin), cache, merger, ids);
     }
     return ids;
 }

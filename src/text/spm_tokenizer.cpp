@@ -1,6 +1,6 @@
 // SentencePiece-style BPE with scores: encoding by best-score merges, exact decoding.
 // (Loading from GGUF metadata or llama2.c's tokenizer.bin lives in spm_tokenizer_files.cpp, from
-// a Hugging Face tokenizer.json is HfTokenizer, hf_tokenizer.h.)
+// a Hugging Face tokenizer.json is HfTokenizer, hf/tokenizer.h.)
 #include "journey/text/spm_tokenizer.h"
 
 #include <algorithm>

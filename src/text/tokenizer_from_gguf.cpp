@@ -8,7 +8,7 @@
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
 #include "journey/text/gguf_pre.h"
-#include "journey/text/hf_tokenizer.h"
+#include "journey/text/hf/tokenizer.h"
 #include "journey/text/llama_vocab_rules.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/split_scanners.h"

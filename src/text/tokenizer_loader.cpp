@@ -5,15 +5,17 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
 #include "journey/errors.h"
+#include "journey/formats/gguf_reader.h"
 #include "journey/formats/json_file.h"
 #include "journey/formats/mapped_file.h"
-#include "journey/text/hf_tokenizer.h"
+#include "journey/text/hf/tokenizer.h"
 #include "journey/text/spm_tokenizer.h"
-#include "journey/text/tokenizer_json_reader.h"
+#include "journey/text/hf/tokenizer_json_reader.h"
 #include "journey/text/vocab_json.h"
 
 namespace journey {
@@ -117,62 +119,6 @@ std::unique_ptr<BpeTokenizer> bpe_from_tokenizer_json(const json& root, const st
 
 }  // namespace
 
-BpeVocab parse_vocab_json(const json& j, const std::string& file) {
-    if (!j.is_object()) throw ModelError(file + ": the vocabulary is not a JSON object of token -> id");
-    BpeVocab vocab;
-    vocab.reserve(j.size());
-    for (const auto& [token, id] : j.items()) {
-        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-            throw ModelError(file + ": token \"" + excerpt(token, 40) + "\" has id " + json_excerpt(id, 40) + ", not an integer in [0, 2^31)");
-        vocab.emplace_back(token, id.get<TokenId>());
-    }
-    return vocab;
-}
-
-// "a b" strings (older files) or ["a", "b"] pairs (newer files).
-std::vector<BpeMerge> parse_merges_json(const json& j, const std::string& file) {
-    if (!j.is_array()) throw ModelError(file + ": model.merges is not an array");
-    std::vector<BpeMerge> merges;
-    merges.reserve(j.size());
-    for (size_t i = 0; i < j.size(); ++i) {
-        const json& m = j[i];
-        if (m.is_string()) {
-            const std::string_view s = m.get_ref<const std::string&>();
-            size_t space = s.find(' ');
-            if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
-                throw ModelError(file + ": merge " + std::to_string(i) + " \"" + excerpt(s, 40) +
-                                 "\" is not two tokens separated by one space");
-            merges.push_back({s.substr(0, space), s.substr(space + 1)});
-        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-            merges.push_back({m[0].get_ref<const std::string&>(), m[1].get_ref<const std::string&>()});
-        } else {
-            throw ModelError(file + ": merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]: " + json_excerpt(m, 40));
-        }
-    }
-    return merges;
-}
-
-std::vector<BpeMerge> parse_merges_txt(std::string_view text, const std::string& file) {
-    std::vector<BpeMerge> merges;
-    merges.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);  // a line each
-    int line_no = 0;
-    // Lines are short (GPT-2's are 9 bytes on average): std::find, inlined, rather than memchr.
-    for (auto pos = text.begin(); pos < text.end();) {
-        const auto nl = std::find(pos, text.end(), '\n');
-        std::string_view line(pos, nl);
-        pos = nl == text.end() ? nl : nl + 1;
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.starts_with("#version")) continue;
-        const auto space = std::find(line.begin(), line.end(), ' ');
-        if (space == line.end() || std::find(space + 1, line.end(), ' ') != line.end())
-            throw ModelError(file + ":" + std::to_string(line_no) + ": expected two tokens separated by one space, got \"" +
-                             excerpt(line, 40) + "\"");
-        merges.push_back({std::string_view(line.begin(), space), std::string_view(space + 1, line.end()), line_no});
-    }
-    return merges;
-}
-
 std::unique_ptr<BpeTokenizer> load_bpe_from_files(const std::string& vocab_json, const std::string& merges_txt) {
     // Both files are read in place, and the tokens and merges are views into them.
     const MappedFile vocab_file(vocab_json);
@@ -199,12 +145,32 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& tokenizer_json
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_dir(const std::string& dir) {
-    fs::path d(dir);
-    if (!fs::is_directory(d)) throw ModelError(dir + ": not a directory");
-    if (fs::exists(d / "tokenizer.json")) return load_tokenizer_json((d / "tokenizer.json").string());
-    if (fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt"))
-        return load_bpe_from_files((d / "vocab.json").string(), (d / "merges.txt").string());
-    throw ModelError(dir + ": no tokenizer.json, nor vocab.json with merges.txt");
+    if (!fs::is_directory(dir)) throw ModelError(dir + ": not a directory");
+    return open_tokenizer(TokenizerSpec::at(dir));
+}
+
+bool tokenizer_only(const fs::path& p) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec))
+        return !fs::exists(p / "config.json", ec) && (fs::exists(p / "tokenizer.json", ec) || fs::exists(p / "vocab.json", ec));
+    return p.extension() == ".gguf" && fs::is_regular_file(p, ec) && read_gguf(p).tensors.empty();
+}
+
+std::unique_ptr<Tokenizer> open_tokenizer(const TokenizerSpec& spec) {
+    if (spec.gguf) return load_tokenizer_from_gguf(*spec.gguf);
+    const fs::path& p = spec.path;
+    if (!spec.merges.empty()) return load_bpe_from_files(p.string(), spec.merges.string());
+    if (spec.json) return load_tokenizer_json(p.string());
+    if (fs::is_directory(p)) {
+        if (fs::exists(p / "tokenizer.json")) return load_tokenizer_json((p / "tokenizer.json").string());
+        if (fs::exists(p / "vocab.json") && fs::exists(p / "merges.txt"))
+            return load_bpe_from_files((p / "vocab.json").string(), (p / "merges.txt").string());
+        throw ModelError(p.string() + ": no tokenizer (expected tokenizer.json, or vocab.json and merges.txt)");
+    }
+    if (!fs::exists(p)) throw ModelError(p.string() + ": no such tokenizer file");
+    if (p.extension() == ".gguf") return load_tokenizer_from_gguf(read_gguf(p));
+    if (p.extension() == ".json") return load_tokenizer_json(p.string());
+    return SpmTokenizer::from_llama2c(p, spec.n_vocab);
 }
 
 }  // namespace journey

@@ -61,6 +61,18 @@ TEST_CASE("template renders a real chat template exactly, with the clock fixed",
     auto s = run_journey(args, q["messages"].dump());
     CHECK(s.exit_code == 0);
     CHECK(s.out == q["rendered"].get<std::string>());
+
+    // A model directory: its template and special tokens, read as chat and convert read them
+    // (convert/qwen3's tokenizer_config.json holds the same template and eos/pad tokens).
+    auto d = run_journey({"template", kData + "/convert/qwen3", "--messages", "-", "--add-generation-prompt",
+                          "--var", "enable_thinking=false"},
+                         q["messages"].dump());
+    INFO(d.err);
+    CHECK(d.exit_code == 0);
+    CHECK(d.out == q["rendered"].get<std::string>());
+    auto none = run_journey({"template", kData + "/convert/gpt2", "--messages", "-"}, q["messages"].dump());
+    CHECK(none.exit_code == 2);
+    CHECK(none.err.find("no chat template") != std::string::npos);
 }
 
 TEST_CASE("template errors: one line naming file, line and column; exit 2 for the template", "[cli][template]") {

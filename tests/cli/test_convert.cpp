@@ -311,3 +311,29 @@ TEST_CASE("convert/quantize: bad input is one line, a non-zero exit and no outpu
     refused({"quantize", write_temp("bad-iq.gguf", iq.build()).string(), out.string(), "Q8_0"}, 2,
             "tensor 'iq': type IQ2_XXS is not supported");
 }
+
+TEST_CASE("convert: the chat template is the one chat reads from the directory (chat_files.h)", "[convert][chat]") {
+    const fs::path dir = temp_dir() / "convert-chat" / "hf";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(hf_dir("qwen2")))
+        fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    const fs::path out = temp_dir() / "convert-chat" / "out.gguf";
+    auto convert = [&] {
+        const RunResult r = run_journey({"convert", "-m", dir.string(), "-o", out.string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        return read_gguf(out).metadata;
+    };
+    // chat_template.jinja over tokenizer_config.json's entry, as transformers loads it.
+    std::ofstream(dir / "chat_template.jinja") << "{{ messages[0].content }}";
+    CHECK(convert()["tokenizer.chat_template"] == "{{ messages[0].content }}");
+    // A list of named templates: "default" is the template, the others keep their names.
+    fs::remove(dir / "chat_template.jinja");
+    auto config = nlohmann::json::parse(std::ifstream(dir / "tokenizer_config.json"));
+    config["chat_template"] = {{{"name", "default"}, {"template", "D"}}, {{"name", "tool_use"}, {"template", "T"}}};
+    std::ofstream(dir / "tokenizer_config.json") << config.dump();
+    const auto md = convert();
+    CHECK(md["tokenizer.chat_template"] == "D");
+    CHECK(md["tokenizer.chat_template.tool_use"] == "T");
+    fs::remove_all(dir.parent_path());
+}

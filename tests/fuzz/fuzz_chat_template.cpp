@@ -3,8 +3,8 @@
 // (TemplateError, naming the template) is a correct answer; the render is bounded below the
 // defaults so that one input stays well inside libFuzzer's -timeout under the sanitizers.
 #include "fuzz_common.h"
-#include "journey/text/chat.h"
-#include "journey/text/jinja/template.h"
+#include "journey/chat/messages.h"
+#include "journey/chat/jinja/template.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace journey;

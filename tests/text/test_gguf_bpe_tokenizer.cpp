@@ -18,7 +18,7 @@
 #include "cli_run.h"
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
-#include "journey/text/hf_tokenizer.h"
+#include "journey/text/hf/tokenizer.h"
 #include "journey/text/spm_tokenizer.h"
 
 using namespace journey;

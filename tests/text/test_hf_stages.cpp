@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "journey/errors.h"
-#include "journey/text/hf_added_tokens.h"
-#include "journey/text/hf_decoder.h"
-#include "journey/text/hf_normalizer.h"
-#include "journey/text/hf_pre_tokenizer.h"
+#include "journey/text/hf/added_tokens.h"
+#include "journey/text/hf/decoder.h"
+#include "journey/text/hf/normalizer.h"
+#include "journey/text/hf/pre_tokenizer.h"
 
 using namespace journey;
 using json = nlohmann::json;

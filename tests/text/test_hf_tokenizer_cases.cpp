@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "journey/text/hf_tokenizer.h"
+#include "journey/text/hf/tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 
 using namespace journey;

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
-#include "journey/text/hf_normalizer.h"
+#include "journey/text/hf/normalizer.h"
 
 using namespace journey;
 

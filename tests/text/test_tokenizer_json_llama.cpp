@@ -13,7 +13,7 @@
 #include "hf_tokenizer_json.h"
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
-#include "journey/text/hf_tokenizer.h"
+#include "journey/text/hf/tokenizer.h"
 #include "journey/text/spm_tokenizer.h"
 #include "journey/text/tokenizer_loader.h"
 #include "llama_hf_dir.h"

@@ -1,4 +1,6 @@
-// GPT-2 byte-level BPE, exactly as Hugging Face tokenizers does it:
+// GPT-2 byte-level BPE, exactly as Hugging Face tokenizers does it: the fast path for a
+// tokenizer.json of GPT-2's own form (and vocab.json + merges.txt), running the same merge
+// engine as hf/bpe_model.h (BpeMerger) with GPT-2's pre-tokenizer scanner and a piece cache:
 //   text -> split on special tokens -> GPT-2 pre-tokenizer pieces -> bytes -> rank-ordered merges.
 // Vocabulary strings are in GPT-2's byte-to-unicode form ("Ġ" is the byte 0x20); inside, every
 // token is kept as the raw bytes it stands for, so BPE and decoding work on bytes directly.
@@ -11,22 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "journey/text/bpe_merges.h"
 #include "journey/text/flat_map.h"
-#include "journey/text/hf_added_tokens.h"
+#include "journey/text/hf/added_tokens.h"
 #include "journey/text/tokenizer.h"
 
 namespace journey {
 
-// The vocabulary: (token in byte-to-unicode form, id) pairs. The tokens view the text they were
-// read from (vocab.json, a parsed tokenizer.json), which must outlive only the constructor below.
-using BpeVocab = std::vector<std::pair<std::string_view, TokenId>>;
-
-// One line of merges.txt or entry of tokenizer.json's "merges", in byte-to-unicode form: views,
-// like the vocabulary's tokens, into the text it was read from.
-struct BpeMerge {
-    std::string_view left, right;
-    int line = 0;  // line in merges.txt (for error messages); 0 when not from a text file
-};
+// The vocabulary (BpeVocab) and merges (BpeMerge) are in byte-to-unicode form (bpe_merges.h).
 
 // An entry of tokenizer.json's "added_tokens". Its content is plain text, not byte-to-unicode.
 struct AddedToken {
@@ -65,14 +59,14 @@ private:
         return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
     }
     // Appends the ids of one pre-tokenizer piece.
-    void encode_piece(std::string_view piece, std::vector<TokenId>& ids) const;
+    void encode_piece(std::string_view piece, std::vector<TokenId>& ids, BpeMerger& merger) const;
     // The cache of one encode() call: a piece seen before -> where its ids already are in the output.
     struct IdSpan {
         size_t offset = 0, count = 0;
     };
     using PieceCache = FlatMap<std::string_view, IdSpan, BytesHash>;
     // Appends the ids of text that holds no added token.
-    void encode_ordinary(std::string_view text, PieceCache& cache, std::vector<TokenId>& ids) const;
+    void encode_ordinary(std::string_view text, PieceCache& cache, BpeMerger& merger, std::vector<TokenId>& ids) const;
 
     struct Span {
         uint32_t offset = 0, size = 0;
