@@ -12,10 +12,11 @@
 namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
-enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox };
+enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
-// MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX)
-enum class ActivationKind { gelu_new, swiglu, geglu_tanh, gelu_erf };
+// MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
+// swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
+enum class ActivationKind { gelu_new, swiglu, geglu_tanh, gelu_erf, swiglu_oai };
 enum class PositionKind { learned, rope };                 // added position embedding, or rotary
 
 // Every tensor any family reads: llama.cpp's LLM_TENSOR_* (GGUF names in src/model/weights.cpp).
@@ -25,6 +26,27 @@ enum class Tensor {
     attn_norm, attn_norm_b, attn_qkv, attn_qkv_b, attn_q, attn_q_b, attn_k, attn_k_b, attn_v, attn_v_b,
     attn_q_norm, attn_k_norm, attn_out, attn_out_b, attn_post_norm,
     ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_gate, ffn_gate_up, ffn_down, ffn_down_b, ffn_post_norm,
+    // Mixture of experts (src/model/moe.cpp): attention sinks (gpt-oss), its pre-MLP norm (GGUF
+    // post_attention_norm), the router and its bias, the experts' matrices and biases, one per
+    // expert (HF "{e}" names) or stacked [E, out, in] (GGUF ffn_*_exps; HF gpt-oss's fused gate_up).
+    attn_sinks, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_inp_b, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
+    ffn_gate_exps_b, ffn_up_exps_b, ffn_down_exps_b, ffn_gate_up_exps, ffn_gate_up_exps_b,
+};
+
+// How a mixture-of-experts block routes a token (llama.cpp's build_moe_ffn gating):
+//   softmax_topk: softmax over all router logits, the k largest probabilities kept (renormalised
+//                 to sum 1 when norm_topk): Qwen3-MoE, Mixtral, OLMoE;
+//   topk_softmax: the k largest logits, then a softmax over those k: gpt-oss.
+enum class MoeGating { softmax_topk, topk_softmax };
+
+// A family's expert block: which layers have one and how it routes (the tensors are in the row).
+struct MoeTraits {
+    MoeGating gating;
+    bool norm_topk;          // GGUF: renormalise the kept weights (llama.cpp hard-codes it per family)
+    const char* hf_norm_key; // config.json's key for it (nullptr: the family has none, norm_topk holds)
+    // Every layer is an MoE layer in the families here; a checkpoint that makes some layers dense
+    // (Qwen's mlp_only_layers / decoder_sparse_step) is refused. Shared experts (Qwen2-MoE,
+    // Granite-MoE) would be a field here and a tensor of the row.
 };
 
 // A Hugging Face tensor name for a role ("{}" = layer index) and how the matrix is stored.
@@ -53,6 +75,7 @@ struct ArchTraits {
     // config.json keys transformers' config class defaults when a checkpoint omits them, as a JSON
     // object (nullptr: none needed; every key journey reads is present or defaulted in the reader)
     const char* hf_defaults = nullptr;
+    const MoeTraits* moe = nullptr;  // a mixture-of-experts family: how its experts route (else dense)
 };
 
 // A Hugging Face checkpoint whose model wraps a family's text model with parts journey does not
