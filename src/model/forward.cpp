@@ -15,7 +15,7 @@
 #include "journey/kernels/kernels.h"
 #include "journey/model/session.h"
 #include "journey/model/unembed.h"
-#include "moe.h"
+#include "journey/model/moe.h"
 
 namespace journey {
 namespace {

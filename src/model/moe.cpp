@@ -8,7 +8,7 @@
 // prompt routes all its tokens, then gathers each expert's tokens into one [n_e, C] matrix and
 // multiplies it with the prompt kernels (llama.cpp's mul_mat_id), whose rows do not depend on
 // which other rows share the product: the same bits for any batch split and thread count.
-#include "moe.h"
+#include "journey/model/moe.h"
 
 #include <algorithm>
 #include <cmath>
