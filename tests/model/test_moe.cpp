@@ -21,6 +21,7 @@
 #include "journey/model/model.h"
 #include "journey/model/moe.h"
 #include "journey/model/session.h"
+#include "cli_run.h"
 #include "log_softmax.h"
 
 using namespace journey;
@@ -236,3 +237,20 @@ TEST_CASE("moe: what journey does not run is refused by name", "[moe]") {
     CHECK_THROWS_WITH(config_from_gguf(f), Catch::Contains("expert_used_count"));
 }
 
+
+TEST_CASE("moe: journey info shows the experts, those a token uses and its active parameters", "[moe][info]") {
+    using namespace journey::test;
+    const RunResult r = run_journey({"info", "-m", gguf_of("qwen3moe"), "--json"});
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["n_expert"] == 8);
+    CHECK(j["n_expert_used"] == 2);
+    CHECK(j["n_ff_exp"] == 64);
+    CHECK(j["moe_routing"] == "softmax, then top-2 renormalised");
+    // 2 layers of 8 experts x (gate + up + down) 3 x 128 x 64: 6 of 8 unused per token.
+    CHECK(j["n_active_params"].get<int64_t>() == j["n_params"].get<int64_t>() - 2 * 6 * 3 * 128 * 64);
+    const RunResult t = run_journey({"info", "-m", gguf_of("gpt-oss")});
+    REQUIRE(t.exit_code == 0);
+    CHECK_THAT(t.out, Catch::Contains("8 per layer, 2 per token (width 96; routing: top-2 logits, then softmax)"));
+    CHECK_THAT(t.out, Catch::Contains("per token"));
+}
