@@ -121,6 +121,19 @@ void run_info(const InfoOptions& o) {
         chat_template = std::string("unusable: ") + e.what();
     }
     j["chat_template"] = chat_template;
+    // Mixture of experts: how many, how wide, how routed, and what one token reads.
+    std::string experts;
+    if (c.n_expert > 0) {
+        j["n_expert"] = c.n_expert;
+        j["n_expert_used"] = c.n_expert_used;
+        j["n_ff_exp"] = c.n_ff_exp;
+        j["n_active_params"] = m->weights().n_active_params();
+        const std::string k = std::to_string(c.n_expert_used);
+        j["moe_routing"] = c.moe_gating == MoeGating::topk_softmax ? "top-" + k + " logits, then softmax"
+                           : "softmax, then top-" + k + (c.moe_norm_topk ? " renormalised" : "");
+        experts = std::to_string(c.n_expert) + " per layer, " + k + " per token (width " + std::to_string(c.n_ff_exp) +
+                  "; routing: " + std::string(j["moe_routing"]) + ")";
+    }
     if (o.json) return out_line(j.dump());
     auto row = [](const char* k, const std::string& v) { out_line(std::string(k) + std::string(12 - std::string(k).size(), ' ') + v); };
     row("model", j["model"]);
@@ -128,7 +141,8 @@ void run_info(const InfoOptions& o) {
     row("arch", j["arch"]);
     row("layers", std::to_string(c.n_layer));
     row("heads", std::to_string(c.n_head) + " (kv " + std::to_string(c.n_kv_head) + ", head_dim " + std::to_string(c.head_dim) + ")");
-    row("width", std::to_string(c.n_embd) + " (mlp " + std::to_string(c.n_ff) + ")");
+    row("width", std::to_string(c.n_embd) + (c.n_expert > 0 ? " (mlp: experts)" : " (mlp " + std::to_string(c.n_ff) + ")"));
+    if (!experts.empty()) row("experts", experts);
     char kv[64];
     std::snprintf(kv, sizeof kv, "%.1f MiB", kv_mib);
     row("context", std::to_string(c.n_ctx) + " (in use: " + std::to_string(session.n_ctx()) + ", KV cache " +
@@ -136,6 +150,10 @@ void run_info(const InfoOptions& o) {
     row("vocab", std::to_string(c.n_vocab));
     row("dtype", j["dtype"]);
     row("parameters", human_count(m->n_params()) + " (" + std::to_string(m->n_params()) + ")");
+    if (c.n_expert > 0) {
+        const int64_t a = m->weights().n_active_params();
+        row("active", human_count(a) + " (" + std::to_string(a) + ") per token");
+    }
     for (const std::string& n : extra) row("note", n);
     row("tokenizer", m->tokenizer().kind() + " (" + std::to_string(m->tokenizer().n_vocab()) + " tokens)");
     row("chat", chat_template);

@@ -121,6 +121,19 @@ JOURNEY_AVX512 void weighted_sum_avx512(float* z, const float* p, const E* v, in
     }
 }
 
+// softmax over head h's visible scores; with sinks, the head's sink logit joins the denominator
+// (as llama.cpp's soft_max with sinks: the maximum taken over the scores and the sink).
+void scores_softmax(float* p, int n, const AttentionOptions& o, int h) {
+    if (!o.sinks) return softmax(p, n);
+    const float sink = o.sinks[h];
+    float max = sink;
+    for (int i = 0; i < n; ++i) max = std::max(max, p[i]);
+    double sum = std::exp(double(sink) - max);
+    for (int i = 0; i < n; ++i) sum += (p[i] = std::exp(p[i] - max));
+    const float inv = float(1.0 / sum);
+    for (int i = 0; i < n; ++i) p[i] *= inv;
+}
+
 // One new token at position n_past: every head over keys 0 .. n_past.
 template <class E>
 void one_token(float* z, float* pattern, const float* q, const E* k, const E* v, int n_past, int H, int Hkv, int D,
@@ -138,7 +151,7 @@ void one_token(float* z, float* pattern, const float* q, const E* k, const E* v,
         if (fast) scores_avx512(p, qh, k + kv_off, kv_stride, first, L, D, scale);
         else scores_portable(p, qh, k + kv_off, kv_stride, first, L, D, scale);
         if (o.softcap > 0.0f) softcap(p + first, L - first, o.softcap);
-        softmax(p + first, L - first);
+        scores_softmax(p + first, L - first, o, h);
         std::fill(p, p + first, 0.0f);  // masked: slid out of the window
         if (fast) weighted_sum_avx512(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
         else weighted_sum_portable(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
@@ -176,7 +189,7 @@ void attention(float* z, float* pattern, const float* q, const float* k, const f
             const int visible = n_past + t + 1;  // keys 0 .. n_past+t
             const int first = o.window > 0 ? std::max(0, visible - o.window) : 0;  // the window's oldest key
             if (o.softcap > 0.0f) softcap(p + first, visible - first, o.softcap);
-            softmax(p + first, visible - first);
+            scores_softmax(p + first, visible - first, o, h);
             std::fill(p, p + first, 0.0f);        // masked: slid out of the window
             std::fill(p + visible, p + L, 0.0f);  // masked: the future
         }

@@ -128,6 +128,56 @@ const char* const gptneox_types[] = {"gpt_neox"};
 const Tensor gptneox_tensors[] = {tok_embd, output_norm, output_norm_b, attn_norm, attn_norm_b, attn_qkv, attn_qkv_b,
                                   attn_out, attn_out_b, ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_down, ffn_down_b};
 
+// ---- Mixture-of-experts families (issue 34; src/model/moe.cpp runs their expert block) ----
+// Qwen3-MoE: Qwen3's attention (q/k norms), every layer's MLP a softmax-routed mixture, experts
+// one tensor each in the checkpoint (llama.cpp's converter stacks them into ffn_*_exps).
+const char* const qwen3moe_types[] = {"qwen3_moe"};
+const Tensor qwen3moe_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm,
+                                   attn_out, ffn_norm, ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps};
+const HfName qwen3moe_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"}, {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate_inp, "model.layers.{}.mlp.gate.weight"},
+    {ffn_gate_exps, "model.layers.{}.mlp.experts.{e}.gate_proj.weight"},
+    {ffn_up_exps, "model.layers.{}.mlp.experts.{e}.up_proj.weight"},
+    {ffn_down_exps, "model.layers.{}.mlp.experts.{e}.down_proj.weight"},
+};
+// llama.cpp's qwen3moe: softmax router, the kept weights renormalised (hard-coded true).
+const MoeTraits qwen3moe_moe = {MoeGating::softmax_topk, true, "norm_topk_prob"};
+
+// gpt-oss: attention with sinks and q/k/v/o biases, alternating sliding/full layers, yarn; the
+// router has a bias and softmaxes its top-k logits; experts with biases and the clamped SwiGLU.
+// Hugging Face (transformers' dequantized GptOssExperts): gate_up_proj [E, C, 2F] with gate and
+// up interleaved along 2F, down_proj [E, F, C] (both [in, out]); GGUF: ffn_{gate,up,down}_exps.
+// The pre-MLP norm is HF's post_attention_layernorm, GGUF's post_attention_norm.
+const char* const gpt_oss_types[] = {"gpt_oss"};
+const Tensor gpt_oss_gguf_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_q_b, attn_k, attn_k_b, attn_v,
+                                       attn_v_b, attn_out, attn_out_b, attn_sinks, ffn_norm_post_attn, ffn_gate_inp,
+                                       ffn_gate_inp_b, ffn_gate_exps, ffn_gate_exps_b, ffn_up_exps, ffn_up_exps_b,
+                                       ffn_down_exps, ffn_down_exps_b, ffn_gate_up_exps, ffn_gate_up_exps_b};
+const HfName gpt_oss_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"}, {attn_q_b, "model.layers.{}.self_attn.q_proj.bias"},
+    {attn_k, "model.layers.{}.self_attn.k_proj.weight"}, {attn_k_b, "model.layers.{}.self_attn.k_proj.bias"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"}, {attn_v_b, "model.layers.{}.self_attn.v_proj.bias"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"}, {attn_out_b, "model.layers.{}.self_attn.o_proj.bias"},
+    {attn_sinks, "model.layers.{}.self_attn.sinks"},
+    {ffn_norm_post_attn, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate_inp, "model.layers.{}.mlp.router.weight"}, {ffn_gate_inp_b, "model.layers.{}.mlp.router.bias"},
+    {ffn_gate_up_exps, "model.layers.{}.mlp.experts.gate_up_proj", Layout::Conv1D},
+    {ffn_gate_up_exps_b, "model.layers.{}.mlp.experts.gate_up_proj_bias"},
+    {ffn_down_exps, "model.layers.{}.mlp.experts.down_proj", Layout::Conv1D},
+    {ffn_down_exps_b, "model.layers.{}.mlp.experts.down_proj_bias"},
+};
+const MoeTraits gpt_oss_moe = {MoeGating::topk_softmax, false, nullptr};
+// ---- end of the mixture-of-experts families ----
+
 using NK = NormKind;
 using AK = ActivationKind;
 using PK = PositionKind;
@@ -143,6 +193,8 @@ const ArchTraits table[] = {
     {Arch::gemma2,  "gemma2",  gemma2_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma2_tensors,  gemma_hf,  gemma2_defaults},
     {Arch::gemma3,  "gemma3",  gemma3_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        true,  true,  true,  false, gemma3_tensors,  gemma3_hf, gemma3_defaults},
     {Arch::gptneox, "gptneox", gptneox_types, NK::layernorm, AK::gelu_erf,   PK::rope,    RP::half,        false, false, false, true,  gptneox_tensors, gptneox_hf},
+    {Arch::qwen3moe, "qwen3moe", qwen3moe_types, NK::rmsnorm, AK::swiglu,   PK::rope,    RP::half,        false, false, false, false, qwen3moe_tensors, qwen3moe_hf, nullptr, &qwen3moe_moe},
+    {Arch::gpt_oss, "gpt-oss", gpt_oss_types, NK::rmsnorm,   AK::swiglu_oai, PK::rope,    RP::half,        false, false, false, false, gpt_oss_gguf_tensors, gpt_oss_hf, nullptr, &gpt_oss_moe},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -193,6 +245,17 @@ const GgufTensor gguf_tensors[] = {
     {ffn_down, "blk.{}.ffn_down.weight", Dim::C, Dim::F},
     {ffn_down_b, "blk.{}.ffn_down.bias", Dim::C},
     {ffn_post_norm, "blk.{}.post_ffw_norm.weight", Dim::C},
+    // Mixtures of experts: sinks and router, then the experts stacked [E, out, in].
+    {attn_sinks, "blk.{}.attn_sinks.weight", Dim::H},
+    {ffn_norm_post_attn, "blk.{}.post_attention_norm.weight", Dim::C},  // gpt-oss's pre-MLP norm
+    {ffn_gate_inp, "blk.{}.ffn_gate_inp.weight", Dim::E},
+    {ffn_gate_inp_b, "blk.{}.ffn_gate_inp.bias", Dim::E},
+    {ffn_gate_exps, "blk.{}.ffn_gate_exps.weight", Dim::FE},
+    {ffn_up_exps, "blk.{}.ffn_up_exps.weight", Dim::FE},
+    {ffn_down_exps, "blk.{}.ffn_down_exps.weight", Dim::C, Dim::FE},
+    {ffn_gate_exps_b, "blk.{}.ffn_gate_exps.bias", Dim::FE},
+    {ffn_up_exps_b, "blk.{}.ffn_up_exps.bias", Dim::FE},
+    {ffn_down_exps_b, "blk.{}.ffn_down_exps.bias", Dim::C},
 };
 
 std::string join(auto names) {
@@ -205,9 +268,14 @@ std::string join(auto names) {
 
 std::span<const ArchTraits> arch_table() { return table; }
 
-const GgufTensor& gguf_tensor(Tensor t) {
+const GgufTensor* find_gguf_tensor(Tensor t) {
     for (const GgufTensor& g : gguf_tensors)
-        if (g.tensor == t) return g;
+        if (g.tensor == t) return &g;
+    return nullptr;
+}
+
+const GgufTensor& gguf_tensor(Tensor t) {
+    if (const GgufTensor* g = find_gguf_tensor(t)) return *g;
     throw std::logic_error("no GGUF name for a tensor");
 }
 
@@ -226,7 +294,7 @@ bool hf_tensor_ignorable(std::string_view name) {
 
 bool is_norm(Tensor t) {
     return t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm || t == ffn_post_norm ||
-           t == attn_q_norm || t == attn_k_norm;
+           t == attn_q_norm || t == attn_k_norm || t == ffn_norm_post_attn;
 }
 
 const ArchTraits& traits_of(Arch a) {

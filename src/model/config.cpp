@@ -69,6 +69,14 @@ void ModelConfig::validate(const std::string& source) const {
         for (float f : rope_long_factors) need(std::isfinite(f) && f > 0.0f, "longrope factors must be positive");
         for (float f : rope_short_factors) need(std::isfinite(f) && f > 0.0f, "longrope factors must be positive");
     }
+    if (n_expert > 0 || n_expert_used > 0) {  // mixture of experts
+        need(n_expert_used > 0 && n_expert_used <= n_expert && n_expert <= 4096,
+             "experts used per token (" + std::to_string(n_expert_used) + ") must be between 1 and the experts (" +
+                 std::to_string(n_expert) + ", at most 4096)");
+        need(n_ff_exp > 0, "an expert's MLP width must be positive");
+    }
+    if (activation == ActivationKind::swiglu_oai)
+        need(std::isfinite(swiglu_limit) && swiglu_limit > 0.0f && std::isfinite(swiglu_alpha), "swiglu_limit must be positive");
     if (rope_scaling == RopeScaling::yarn) {
         need(rope_original_ctx > 0, "yarn needs original_max_position_embeddings");
         need(std::isfinite(rope_beta_fast) && std::isfinite(rope_beta_slow) && rope_beta_fast > 0.0f && rope_beta_slow > 0.0f,
@@ -196,8 +204,9 @@ void read_rope_object(ModelConfig& c, const nlohmann::json& j, const nlohmann::j
         c.rope_original_ctx = present(r, "original_max_position_embeddings") ? get_int(r, "original_max_position_embeddings", where) : max_pos;
         c.rope_beta_fast = get_float(r, "beta_fast", 32.0f, where);
         c.rope_beta_slow = get_float(r, "beta_slow", 1.0f, where);
-        if (!json_value(r, "truncate", true, where))
-            throw ModelError(where + ": yarn with \"truncate\": false is not supported");
+        // "truncate": false (gpt-oss; OpenAI's reference computes its band so) keeps the band's
+        // ends fractional; llama.cpp always rounds them (a GGUF has no key for it).
+        c.rope_yarn_truncate = json_value(r, "truncate", true, where);
         auto mscale = [](double f, double m) { return f <= 1 ? 1.0 : 0.1 * m * std::log(f) + 1.0; };
         const double f = c.rope_factor;
         if (present(r, "attention_factor")) c.rope_mscale = get_float(r, "attention_factor", 1.0f, where);
@@ -290,6 +299,34 @@ void read_sliding(ModelConfig& c, const nlohmann::json& j, const std::string& so
     }
 }
 
+// ---- Mixture of experts: how many experts, how wide, how many per token; the row says how they
+// route. Qwen3-MoE: num_experts, moe_intermediate_size, norm_topk_prob (transformers' default
+// false); every layer an MoE layer (mlp_only_layers / decoder_sparse_step otherwise: refused).
+// gpt-oss: num_local_experts, intermediate_size, swiglu_limit (default 7; alpha 1.702 fixed).
+void read_moe(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, const std::string& source) {
+    if (!t.moe) return;
+    c.moe_gating = t.moe->gating;
+    c.n_expert = get_int(j, present(j, "num_local_experts") ? "num_local_experts" : "num_experts", source);
+    c.n_expert_used = get_int(j, "num_experts_per_tok", source);
+    if (present(j, "experts_per_token") && get_int(j, "experts_per_token", source) != c.n_expert_used)
+        throw ModelError(source + ": \"experts_per_token\" differs from \"num_experts_per_tok\"");
+    c.n_ff_exp = present(j, "moe_intermediate_size") ? get_int(j, "moe_intermediate_size", source) : c.n_ff;
+    c.moe_norm_topk = t.moe->hf_norm_key ? json_value(j, t.moe->hf_norm_key, false, source) : t.moe->norm_topk;
+    if (present(j, "mlp_only_layers") && !(j["mlp_only_layers"].is_array() && j["mlp_only_layers"].empty()))
+        throw ModelError(source + ": \"mlp_only_layers\" (dense layers among the experts' ones) is not supported");
+    if (present(j, "decoder_sparse_step") && get_int(j, "decoder_sparse_step", source) != 1)
+        throw ModelError(source + ": \"decoder_sparse_step\" other than 1 (dense layers among the experts' ones) is not supported");
+    for (const char* key : {"shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts", "moe_layer_freq"})
+        if (present(j, key) && !(j[key].is_number() && j[key].get<double>() == 0))
+            throw ModelError(source + ": \"" + std::string(key) + "\" (shared experts) is not supported");
+    if (t.arch == Arch::gpt_oss) {
+        c.swiglu_limit = get_float(j, "swiglu_limit", 7.0f, source);
+        if (present(j, "quantization_config"))
+            throw ModelError(source + ": \"quantization_config\" (MXFP4 experts) is not supported yet");
+    }
+}
+// ---- end of mixture of experts
+
 // Llama, Mistral, Qwen2/3, Phi-3, Gemma 2: the same key names for the shape.
 ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits& t, const std::string& source) {
     // The keys the checkpoint omits take transformers' defaults for the family (the row's data).
@@ -322,7 +359,8 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
 
     // use_bidirectional_attention: Gemma 3 as an encoder (EmbeddingGemma), not causal.
     for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention"})
-        if (json_value(j, key, false, source)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
+        if (json_value(j, key, false, source) && !(t.arch == Arch::gpt_oss && key == std::string("attention_bias")))  // gpt-oss: its row's biases
+            throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
     if (get_float(j, "partial_rotary_factor", 1.0f, source) != 1.0f)
         throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");
     if (t.arch == Arch::gemma2 || t.arch == Arch::gemma3) {
@@ -346,6 +384,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
         for (const char* key : {"rope_local_base_freq", "sliding_window_pattern"})
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     read_sliding(c, j, source);
+    read_moe(c, j, t, source);
     return c;
 }
 

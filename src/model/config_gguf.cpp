@@ -74,9 +74,14 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
         if (key.compare(0, prefix.size(), prefix) != 0) continue;
         const std::string rest = key.substr(prefix.size());
         bool known = find_key(rest) != nullptr;
-        // Dense models' converters may write zero experts.
-        if ((rest == "expert_count" || rest == "expert_used_count") && it->is_number_integer() && it->get<int64_t>() == 0)
-            known = true;
+        if (rest.starts_with("expert_")) {
+            // A mixture-of-experts family reads its experts' keys (read_moe); a dense model's
+            // converter may write zero experts; anything else is experts journey would not run.
+            const ArchTraits* t = find_arch(arch);
+            const bool zero = (rest == "expert_count" || rest == "expert_used_count") && it->is_number_integer() &&
+                              it->get<int64_t>() == 0;
+            known = known && ((t && t->moe) || zero);
+        }
         if (!known) k.fail(rest, "is not supported (it may change the math; journey refuses rather than ignore it)");
     }
 }
@@ -146,6 +151,23 @@ void gemma3_sliding(ModelConfig& c, const Keys& k) {
     for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % n < n - 1;
 }
 
+// ---- Mixture of experts: the counts and the expert width from the keys; the routing as llama.cpp
+// hard-codes it per family (the row's MoeTraits: qwen3moe renormalises its top-k, gpt-oss
+// softmaxes its top-k logits), and gpt-oss's clamped SwiGLU with llama.cpp's constants.
+void read_moe(ModelConfig& c, const ArchTraits& t, const Keys& k) {
+    if (!t.moe) return;
+    c.n_expert = k.integer(Key::expert_count);
+    c.n_expert_used = k.integer(Key::expert_used_count);
+    c.n_ff_exp = k.integer(Key::expert_feed_forward_length);
+    c.moe_gating = t.moe->gating;
+    c.moe_norm_topk = t.moe->norm_topk;
+    if (c.activation == ActivationKind::swiglu_oai) {
+        c.swiglu_limit = 7.0f;
+        c.swiglu_alpha = 1.702f;
+    }
+}
+// ---- end of mixture of experts
+
 }  // namespace
 
 ModelConfig config_from_gguf(const ModelFile& file) {
@@ -206,6 +228,8 @@ ModelConfig config_from_gguf(const ModelFile& file) {
             for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % 2 == 0;
         else if (c.arch == Arch::gemma3)
             gemma3_sliding(c, k);
+        else if (c.arch == Arch::gpt_oss)  // llama.cpp: swa pattern 2, the even layers slide
+            for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % 2 == 0;
         else if (c.arch != Arch::phi3)
             k.fail(Key::sliding_window, "is not supported for " + arch);
     }
@@ -224,6 +248,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         throw ModelError(source + ": tensor 'token_embd.weight' is missing or not a matrix (it gives the vocabulary size)");
     c.n_vocab = static_cast<int>(embd->shape[0]);
     c.tied_output = file.find(gguf_tensor_name(Tensor::output)) == nullptr;
+    read_moe(c, *traits, k);
     c.validate(source);
     return c;
 }

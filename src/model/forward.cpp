@@ -10,10 +10,12 @@
 #include <cstring>
 #include <initializer_list>
 #include <numbers>
+#include <stdexcept>
 
 #include "journey/kernels/kernels.h"
 #include "journey/model/session.h"
 #include "journey/model/unembed.h"
+#include "journey/model/moe.h"
 
 namespace journey {
 namespace {
@@ -154,7 +156,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
     }
     kv.store_new(P, T, KD);
 
-    const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l)};
+    const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l), w.attn_sinks.data};  // sinks: gpt-oss
     static_assert(sizeof(KvHalf) == sizeof(uint16_t));
     if (kv.k16 && T == 1)
         attention_f16_cache(b.z, b.att, b.q, reinterpret_cast<const uint16_t*>(kv.k16),
@@ -199,6 +201,13 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const int T = s.T, C = c.n_embd;
     const int64_t n = int64_t{T} * c.n_ff;
     s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
+    if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
+        moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
+        s.notify("mlp_out", l, b.proj, {T, C});
+        add(b.x, b.proj, int64_t{T} * C);
+        s.notify("resid_post", l, b.x, {T, C});
+        return;
+    }
     switch (c.activation) {
         case ActivationKind::gelu_new:
             s.linear(b.ff, b.xn, w.mlp_up, w.mlp_up_b);
@@ -216,6 +225,7 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
             gate_and_up(s, w, b);
             geglu_tanh(b.ff, b.gate, n);
             break;
+        case ActivationKind::swiglu_oai: throw std::logic_error("swiglu_oai outside a mixture of experts");
     }
     s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
     if (w.mlp_post_norm) s.norm(b.proj, b.proj, w.mlp_post_norm, {});

@@ -36,6 +36,9 @@ const GgufKey keys[] = {
     {Key::attn_logit_softcapping, "attn_logit_softcapping", nullptr, &C::attn_softcap},
     {Key::final_logit_softcapping, "final_logit_softcapping", nullptr, &C::final_softcap},
     {Key::tensor_data_layout, "tensor_data_layout"},
+    {Key::expert_count, "expert_count", &C::n_expert},
+    {Key::expert_used_count, "expert_used_count", &C::n_expert_used},
+    {Key::expert_feed_forward_length, "expert_feed_forward_length", &C::n_ff_exp},
 };
 
 }  // namespace

@@ -16,8 +16,10 @@ std::vector<float> rope_inv_freq(const ModelConfig& c, std::span<const float> fa
     auto corr_dim = [&](double rotations) {
         return D * std::log(c.rope_original_ctx / (rotations * 2 * std::numbers::pi)) / (2 * std::log(base));
     };
-    const double low = std::max(0.0, std::floor(corr_dim(c.rope_beta_fast)));
-    const double high = std::min(double(D - 1), std::ceil(corr_dim(c.rope_beta_slow)));
+    // HF "truncate": false (gpt-oss) keeps the band's ends fractional.
+    const double lo = corr_dim(c.rope_beta_fast), hi = corr_dim(c.rope_beta_slow);
+    const double low = std::max(0.0, c.rope_yarn_truncate ? std::floor(lo) : lo);
+    const double high = std::min(double(D - 1), c.rope_yarn_truncate ? std::ceil(hi) : hi);
     std::vector<float> f(static_cast<size_t>(half));
     for (int i = 0; i < half; ++i) {
         // HF: inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2) / dim))

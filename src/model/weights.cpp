@@ -3,6 +3,7 @@
 // role table here gives the field each binds.
 #include "journey/model/weights.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -37,6 +38,10 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::KD: return KD;
         case Dim::D: return c.head_dim;
         case Dim::D2: return c.rot_dims() / 2;
+        case Dim::H: return c.n_head;
+        case Dim::E: return c.n_expert;
+        case Dim::FE: return c.n_ff_exp;
+        case Dim::FE2: return 2 * int64_t{c.n_ff_exp};
     }
     return 0;
 }
@@ -84,7 +89,37 @@ const Role roles[] = {
     {ffn_down, &L::mlp_down},
     {ffn_down_b, &L::mlp_down_b},
     {ffn_post_norm, &L::mlp_post_norm},
+    // Mixture of experts (the experts themselves: expert_roles below).
+    {attn_sinks, &L::attn_sinks},
+    {ffn_norm_post_attn, &L::mlp_norm_w},  // gpt-oss's pre-MLP norm
+    {ffn_gate_inp, &L::moe_router},
+    {ffn_gate_inp_b, &L::moe_router_b},
 };
+
+// The experts' tensors: E matrices (or vectors) per layer, bound by Binder::bind_experts (their
+// stacked GGUF names and shapes: arch.h's gguf_tensor; find_gguf_tensor is null for gpt-oss's
+// fused gate|up, which GGUF stores as two).
+struct ExpertRole {
+    Tensor tensor;
+    std::vector<Matrix> Experts::* m;
+    std::vector<Vector> Experts::* v;
+    Dim out, in = Dim::C;
+};
+const ExpertRole expert_roles[] = {
+    {ffn_gate_exps, &Experts::gate, nullptr, Dim::FE},
+    {ffn_up_exps, &Experts::up, nullptr, Dim::FE},
+    {ffn_down_exps, &Experts::down, nullptr, Dim::C, Dim::FE},
+    {ffn_gate_exps_b, nullptr, &Experts::gate_b, Dim::FE},
+    {ffn_up_exps_b, nullptr, &Experts::up_b, Dim::FE},
+    {ffn_down_exps_b, nullptr, &Experts::down_b, Dim::C},
+    {ffn_gate_up_exps, &Experts::gate_up, nullptr, Dim::FE2},
+    {ffn_gate_up_exps_b, nullptr, &Experts::gate_up_b, Dim::FE2},
+};
+const ExpertRole* expert_role_of(Tensor t) {
+    for (const ExpertRole& r : expert_roles)
+        if (r.tensor == t) return &r;
+    return nullptr;
+}
 
 const Role& role_of(Tensor t) {
     for (const Role& r : roles)
@@ -190,6 +225,65 @@ public:
         return Vector{copy.data(), n};
     }
 
+    // ---- Mixture of experts: one layer's experts, E views per role, from per-expert tensors
+    // (an HF name with "{e}") or from a stacked [E, out, in] tensor (GGUF; HF gpt-oss, whose
+    // matrices are [E, in, out]). A role the format stores otherwise has no name there.
+    void bind_experts(LayerWeights& lw, int layer, const ArchTraits& traits) {
+        const int64_t E = config_.n_expert;
+        for (Tensor tensor : traits.tensors) {
+            const ExpertRole* r = expert_role_of(tensor);
+            if (!r) continue;
+            const GgufTensor* g = find_gguf_tensor(r->tensor);
+            const char* pattern = g ? g->name : nullptr;
+            Layout layout = Layout::Linear;
+            if (file_.format == "safetensors") {
+                pattern = nullptr;
+                for (const HfName& n : traits.hf_names)
+                    if (n.tensor == tensor) pattern = n.name, layout = n.layout;
+            }
+            if (!pattern) continue;
+            const std::string name = with_layer(pattern, layer);
+            const int64_t out = size_of(r->out, config_), in = size_of(r->in, config_);
+            const int64_t rows = layout == Layout::Linear ? out : in, cols = layout == Layout::Linear ? in : out;
+            const size_t at = name.find("{e}");
+            for (int64_t e = 0; e < E; ++e) {
+                if (at != std::string::npos) {  // one tensor per expert
+                    const std::string one = std::string(name).replace(at, 3, std::to_string(e));
+                    const TensorInfo* t = find(one);
+                    if (!t) fail(one, "is missing");
+                    if (r->m) (lw.experts.*(r->m)).push_back(matrix(*t, rows, cols, layout));
+                    else (lw.experts.*(r->v)).push_back(vector(*t, out));
+                    continue;
+                }
+                const TensorInfo* t = find(name);
+                if (!t) fail(name, "is missing");
+                const std::vector<int64_t> want = r->m ? std::vector<int64_t>{E, rows, cols} : std::vector<int64_t>{E, out};
+                if (t->shape != want) fail(t->name, "has shape " + shape_str(t->shape) + ", expected " + shape_str(want));
+                if (r->m) {  // expert e's rows: whole rows of whole blocks, so an offset
+                    if (dtype_block(t->dtype) > 1 && (layout != Layout::Linear || cols % dtype_block(t->dtype) != 0))
+                        fail(t->name, "is " + std::string(dtype_name(t->dtype)) + " with rows that are not whole blocks");
+                    const uint64_t bytes = dtype_bytes(t->dtype, uint64_t(rows * cols));
+                    (lw.experts.*(r->m)).push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes, rows, cols, layout});
+                } else {
+                    if (dtype_block(t->dtype) > 1) fail(t->name, "is a quantized vector; biases must be F32, F16 or BF16");
+                    const uint64_t bytes = dtype_bytes(t->dtype, uint64_t(out));
+                    if (t->dtype == DType::F32) {
+                        (lw.experts.*(r->v)).push_back(Vector{reinterpret_cast<const float*>(t->data + uint64_t(e) * bytes), out});
+                    } else {
+                        auto& copy = converted_.emplace_back(static_cast<size_t>(out));
+                        to_float(copy.data(), t->dtype, t->data + uint64_t(e) * bytes, out);
+                        (lw.experts.*(r->v)).push_back(Vector{copy.data(), out});
+                    }
+                }
+            }
+        }
+        const Experts& x = lw.experts;
+        const bool split = !x.gate.empty() && !x.up.empty(), fused = !x.gate_up.empty();
+        if (!lw.moe_router || x.down.empty() || split == fused)
+            fail(with_layer(gguf_tensor(Tensor::ffn_gate_inp).name, layer), "and the experts' gate, up and down matrices must all be given");
+    }
+    // ---- end of mixture of experts
+
     // Every tensor of the file must have been bound: one the architecture does not name could
     // change the math (a bias, a norm, a scaling table) and would be silently ignored.
     void refuse_unused(const ArchTraits& traits) const {
@@ -219,6 +313,7 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     const ArchTraits& traits = traits_of(config.arch);
     const bool plus_one = traits.hf_norm_plus_one && file.format == "safetensors";
     Weights w;
+    w.n_expert_used_ = config.n_expert_used;
     Binder b(file, config, w.converted_);
     // Every layer has tensors of its own: a layer count the file cannot hold is refused before
     // the per-layer views are allocated (a header may claim 2^30 layers).
@@ -227,6 +322,7 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
                          " layers but the file holds only " + std::to_string(file.tensors.size()) + " tensors");
     w.layers.resize(static_cast<size_t>(config.n_layer));
     for (Tensor t : traits.tensors) {
+        if (expert_role_of(t)) continue;  // the experts: bind_experts, below
         const Role& role = role_of(t);
         const auto [name, layout] = name_in(file, traits, t);
         const bool norm = is_norm(t);
@@ -238,6 +334,8 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
         for (int l = 0; l < config.n_layer; ++l)
             b.bind(w.layers[static_cast<size_t>(l)], role, with_layer(name, l), layout, plus_one && norm);
     }
+    if (traits.moe)  // mixture of experts: every layer's experts
+        for (int l = 0; l < config.n_layer; ++l) b.bind_experts(w.layers[static_cast<size_t>(l)], l, traits);
     const std::string out_name = name_in(file, traits, Tensor::output).name;
     if (const TensorInfo* out = b.find(out_name)) w.output = b.matrix(*out, config.n_vocab, config.n_embd, Layout::Linear);
     else if (config.tied_output) w.output = w.tok_embd;  // tied: logits = x · tok_embdᵀ
@@ -294,7 +392,7 @@ size_t available_memory() {
 // pages), where the mapping's first token costs its faults (~1.2 s). So only the commands that
 // run many one-token steps copy (LoadOptions::mmap).
 // What is copied, and how:
-// - Q4_K regrouped 16 rows at a time for the one-token dot (quant_dot.h), as llama.cpp repacks
+// - Q4_K regrouped 16 rows at a time for the one-token dot (blocks/dot.h), as llama.cpp repacks
 //   Q4_K at load on x86: one pass over x then serves 16 rows. Prompts read it too (gemm.cpp), the
 //   embedding lookup the mapping. Only where the VNNI kernels run: the portable path reads the
 //   rows as stored, with the same bits.
@@ -330,8 +428,10 @@ void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
             todo.push_back({&m, Kind::transpose, bytes});
         else if (!in_place) todo.push_back({&m, Kind::copy, bytes});
     };
-    for (LayerWeights& l : layers)
+    for (LayerWeights& l : layers) {
         for (Matrix* m : l.matrices()) want(*m);
+        for (Matrix* m : l.moe_matrices()) want(*m);  // each expert's matrices, one by one
+    }
     want(output);  // tied or not (a Q4_K table is looked up in the mapping, multiplied in the copy)
     auto line = [](size_t n) { return (n + 63) / 64 * 64; };
     auto total_of = [&] {
@@ -407,9 +507,11 @@ void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
 
 DType Weights::main_dtype() const {
     std::map<DType, uint64_t> bytes;
-    for (const LayerWeights& l : layers)
+    for (const LayerWeights& l : layers) {
         for (const Matrix* m : l.matrices())
             if (*m) bytes[m->dtype] += dtype_bytes(m->dtype, uint64_t(m->rows * m->cols));
+        for (const Matrix* m : l.moe_matrices()) bytes[m->dtype] += dtype_bytes(m->dtype, uint64_t(m->rows * m->cols));
+    }
     DType best = tok_embd.dtype;
     uint64_t most = 0;
     for (const auto& [t, n] : bytes)
@@ -422,8 +524,15 @@ std::vector<std::span<const std::byte>> Weights::token_reads() const {
     auto add = [&](const Matrix& m) {
         if (m) reads.emplace_back(m.rows16 ? m.rows16 : m.data, dtype_bytes(m.dtype, uint64_t(m.rows * m.cols)));
     };
-    for (const LayerWeights& l : layers)
+    for (const LayerWeights& l : layers) {
         for (const Matrix* m : l.matrices()) add(*m);
+        // Mixture of experts: the router, and as many experts as a token uses (the first ones
+        // stand for the routed ones: the same sizes).
+        add(l.moe_router);
+        const size_t k = l.experts.down.empty() ? 0 : size_t(n_expert_used_);
+        for (const auto* list : {&l.experts.gate, &l.experts.up, &l.experts.down, &l.experts.gate_up})
+            for (size_t e = 0; e < std::min(k, list->size()); ++e) add((*list)[e]);
+    }
     add(output);
     return reads;
 }
@@ -435,12 +544,32 @@ int64_t Weights::n_params() const {
     if (output.data != tok_embd.data) n += m(output);
     for (const LayerWeights& l : layers) {
         for (const Matrix* x : l.matrices()) n += m(*x);
+        for (const Matrix* x : l.moe_matrices()) n += m(*x);
+        n += v(l.attn_sinks) + v(l.moe_router_b);
+        for (const auto* list : {&l.experts.gate_b, &l.experts.up_b, &l.experts.down_b, &l.experts.gate_up_b})
+            for (const Vector& x : *list) n += v(x);
         for (const Vector* x : {&l.attn_norm_w, &l.attn_norm_b, &l.attn_qkv_b, &l.attn_q_b, &l.attn_k_b, &l.attn_v_b,
                                 &l.attn_q_norm, &l.attn_k_norm, &l.attn_out_b, &l.attn_post_norm, &l.mlp_norm_w,
                                 &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b, &l.mlp_post_norm})
             n += v(*x);
     }
     return n;
+}
+
+int64_t Weights::n_active_params() const {
+    int64_t unused = 0;
+    for (const LayerWeights& l : layers) {
+        const Experts& x = l.experts;
+        const int64_t E = int64_t(x.down.size());
+        if (E == 0) continue;
+        int64_t all = 0;  // every expert of the layer (all of one size)
+        for (const auto* list : {&x.gate, &x.up, &x.down, &x.gate_up})
+            for (const Matrix& m : *list) all += m.rows * m.cols;
+        for (const auto* list : {&x.gate_b, &x.up_b, &x.down_b, &x.gate_up_b})
+            for (const Vector& v : *list) all += v.n;
+        unused += all / E * (E - std::min<int64_t>(E, n_expert_used_));
+    }
+    return n_params() - unused;
 }
 
 }  // namespace journey

@@ -1,6 +1,7 @@
 // Never a silent wrong answer: every config.json key, GGUF key and tensor that would change the
 // math and that journey does not implement is refused by name (ModelError, exit 2), one test
 // per refusal; and the ones it implements are read (rope scaling, sliding windows, soft-caps).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -40,11 +41,27 @@ ModelFile fixture_gguf(const std::string& f) { return read_gguf(family(f) + "/" 
 
 TEST_CASE("arch refusals: rope_scaling types not implemented, or unknown, are named", "[arch][refuse]") {
     auto j = hf_config("llama3");
-    // yarn's keys: an unknown one, or truncate false (transformers' unrounded band), is refused.
+    // yarn's keys: an unknown one is refused; truncate false (transformers' unrounded band, as
+    // gpt-oss's checkpoints ask) is honoured: the band's ends stay fractional.
     j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"wobble", 1.0}};
     refused(j, "\"wobble\" of rope type yarn is not supported");
-    j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"truncate", false}};
-    refused(j, "\"truncate\": false is not supported");
+    j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"truncate", false}, {"original_max_position_embeddings", 64}};
+    {
+        const ModelConfig c = config_from_hf(j, "config.json");
+        CHECK_FALSE(c.rope_yarn_truncate);
+        // transformers' _compute_yarn_parameters with truncate=False, in double
+        const int D = c.rot_dims();
+        const double base = c.rope_theta, pi = 3.14159265358979323846;
+        auto corr = [&](double rot) { return D * std::log(64.0 / (rot * 2 * pi)) / (2 * std::log(base)); };
+        const double low = std::max(0.0, corr(32.0)), high = std::min(double(D - 1), corr(1.0));
+        const std::vector<float> f = rope_inv_freq(c, {});
+        for (int i = 0; i < D / 2; ++i) {
+            const double inv = 1.0 / std::pow(base, 2.0 * i / D);
+            const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+            const double want = inv / 4.0 * ramp + inv * (1 - ramp);
+            CHECK(f[size_t(i)] == Approx(want).epsilon(1e-6));
+        }
+    }
     j["rope_scaling"] = {{"rope_type", "longrope"}, {"long_factor", {1.0}}};
     refused(j, "\"short_factor\" must be a list of numbers");
     j["rope_scaling"] = {{"rope_type", "longrope"}, {"long_factor", {1.0, 2.0}}, {"short_factor", {1.0, 2.0}}};
@@ -288,11 +305,11 @@ TEST_CASE("arch refusals: the command line exits 2 with one line naming the key"
     fs::create_directories(dir);
     fs::copy_file(family("llama3") + "/hf/model.safetensors", dir / "model.safetensors");
     auto j = hf_config("llama3");
-    j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"truncate", false}};
+    j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"wobble", 1.0}};
     std::ofstream(dir / "config.json") << j.dump();
     const RunResult r = run_journey({"info", "-m", dir.string()});
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Contains("\"truncate\": false is not supported"));
+    CHECK_THAT(r.err, Contains("\"wobble\" of rope type yarn is not supported"));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     fs::remove_all(dir);
 }

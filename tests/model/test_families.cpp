@@ -33,14 +33,21 @@ namespace {
 
 struct Family {
     const char* name;
-    double tol;  // top-20 log-probabilities
+    double tol;         // top-20 log-probabilities
+    double hf_tol = 0;  // the HF directory's, when it differs (0: tol)
 };
 // gemma3 and gptneox: journey's own stand-ins and llama.cpp references (tests/data/README.md),
 // made the way the fixtures were; GPT-NeoX's HF activation is the exact erf GELU, which llama.cpp
 // replaces by its float16 tanh table: the GELU tolerance covers both.
 const Family families[] = {{"llama3", 1e-3}, {"qwen2", 1e-3},  {"qwen3", 1e-3},  {"smollm2", 1e-3},
                            {"mistral", 1e-3}, {"phi3", 1e-3},   {"gemma2", 1e-2}, {"gpt2", 1e-2},
-                           {"gemma3", 1e-2},  {"gptneox", 1e-2}};
+                           {"gemma3", 1e-2},  {"gptneox", 1e-2},
+                           // mixtures of experts (issue 34)
+                           // gpt-oss's config.json says yarn "truncate": false (as OpenAI's reference
+                           // computes its band), which llama.cpp ignores (it always rounds the band's
+                           // ends): 2.8e-2 apart. llama.cpp's rounding from the HF directory: the rope
+                           // table below (config-truncated.json), within 1e-3.
+                           {"qwen3moe", 1e-3}, {"gpt-oss", 1e-3, 5e-2}};
 
 std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
 
@@ -105,7 +112,7 @@ void check_family(const Family& f, bool gguf) {
     INFO("model " << path);
     auto m = Model::load(path, LoadOptions{.tokenizer = false});
     Measured got;
-    for (const auto& cs : expect["cases"]) check_case(*m, cs, f.tol, got);
+    for (const auto& cs : expect["cases"]) check_case(*m, cs, !gguf && f.hf_tol > 0 ? f.hf_tol : f.tol, got);
     if (std::getenv("JOURNEY_TEST_REPORT"))  // the numbers quoted in commit messages and reports
         std::fprintf(stderr, "%-8s %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", f.name,
                      gguf ? "gguf" : "hf", got.worst_top20, got.greedy_equal, got.greedy_total);
@@ -179,6 +186,7 @@ const Scaled scaled[] = {
     {"dynamic", "rope-llama", "config-dynamic.json", "rope-llama-dynamic-F32.gguf", "expect-dynamic.json"},
     {"longrope short", "phi35", "hf/config.json", "phi35-F32.gguf", "expect-short.json"},
     {"longrope long", "phi35", "hf/config.json", "phi35-F32.gguf", "expect-long.json"},
+    {"gpt-oss yarn", "gpt-oss", "config-truncated.json", "gpt-oss-F32.gguf", "expect.json"},  // llama.cpp's rounded band
 };
 
 // A Hugging Face directory: the family's weights with one of its config.json variants.
@@ -200,7 +208,7 @@ void check_scaled(const Scaled& v, bool gguf) {
     auto m = Model::load(path, LoadOptions{.tokenizer = false});
     Measured got;
     // llama.cpp's context: longrope picks its factors by it.
-    for (const auto& cs : expect["cases"]) check_case(*m, cs, 1e-3, got, SessionOptions{.n_ctx = cs["n_ctx"].get<int>()});
+    for (const auto& cs : expect["cases"]) check_case(*m, cs, 1e-3, got, SessionOptions{.n_ctx = cs.value("n_ctx", 0)});
     if (std::getenv("JOURNEY_TEST_REPORT"))
         std::fprintf(stderr, "%-14s %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", v.name, gguf ? "gguf" : "hf",
                      got.worst_top20, got.greedy_equal, got.greedy_total);

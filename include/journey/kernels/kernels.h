@@ -84,6 +84,9 @@ struct AttentionOptions {
     float scale = 0.0f;    // 0: 1/sqrt(D)
     float softcap = 0.0f;  // > 0: scores = softcap * tanh(scores / softcap), before the softmax
     int window = 0;        // > 0: sliding window (keys within `window` positions, itself included)
+    // [H] or null: attention sinks (gpt-oss), one learned logit per head that joins the softmax's
+    // denominator (exp(sink - max) added to the sum) without a value of its own.
+    const float* sinks = nullptr;
 };
 void attention(float* z, float* pattern, const float* q, const float* k, const float* v,
                int T, int n_past, int H, int Hkv, int D, const AttentionOptions& o = {});

@@ -12,10 +12,11 @@
 namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
-enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox };
+enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
-// MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX)
-enum class ActivationKind { gelu_new, swiglu, geglu_tanh, gelu_erf };
+// MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
+// swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
+enum class ActivationKind { gelu_new, swiglu, geglu_tanh, gelu_erf, swiglu_oai };
 enum class PositionKind { learned, rope };                 // added position embedding, or rotary
 
 // Every tensor any family reads: llama.cpp's LLM_TENSOR_* (GGUF names and shapes: gguf_tensor()).
@@ -25,12 +26,35 @@ enum class Tensor {
     attn_norm, attn_norm_b, attn_qkv, attn_qkv_b, attn_q, attn_q_b, attn_k, attn_k_b, attn_v, attn_v_b,
     attn_q_norm, attn_k_norm, attn_out, attn_out_b, attn_post_norm,
     ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_gate, ffn_gate_up, ffn_down, ffn_down_b, ffn_post_norm,
+    // Mixture of experts (src/model/moe.cpp): attention sinks (gpt-oss), its pre-MLP norm (GGUF
+    // post_attention_norm), the router and its bias, the experts' matrices and biases, one per
+    // expert (HF "{e}" names) or stacked [E, out, in] (GGUF ffn_*_exps; HF gpt-oss's fused gate_up).
+    attn_sinks, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_inp_b, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
+    ffn_gate_exps_b, ffn_up_exps_b, ffn_down_exps_b, ffn_gate_up_exps, ffn_gate_up_exps_b,
+};
+
+// How a mixture-of-experts block routes a token (llama.cpp's build_moe_ffn gating):
+//   softmax_topk: softmax over all router logits, the k largest probabilities kept (renormalised
+//                 to sum 1 when norm_topk): Qwen3-MoE, Mixtral, OLMoE;
+//   topk_softmax: the k largest logits, then a softmax over those k: gpt-oss.
+enum class MoeGating { softmax_topk, topk_softmax };
+
+// A family's expert block: which layers have one and how it routes (the tensors are in the row).
+struct MoeTraits {
+    MoeGating gating;
+    bool norm_topk;          // GGUF: renormalise the kept weights (llama.cpp hard-codes it per family)
+    const char* hf_norm_key; // config.json's key for it (nullptr: the family has none, norm_topk holds)
+    // Every layer is an MoE layer in the families here; a checkpoint that makes some layers dense
+    // (Qwen's mlp_only_layers / decoder_sparse_step) is refused. Shared experts (Qwen2-MoE,
+    // Granite-MoE) would be a field here and a tensor of the row.
 };
 
 // Symbolic sizes of a tensor's shape, resolved against a ModelConfig (weights.cpp's size_of):
 // C = n_embd, QKV = H*D + 2*Hkv*D (fused q|k|v), F = n_ff, F2 = 2F (fused gate|up), V = n_vocab,
-// Ctx = n_ctx, HD = H*D, KD = Hkv*D, D = head_dim, D2 = rotated dims / 2.
-enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2 };
+// Ctx = n_ctx, HD = H*D, KD = Hkv*D, D = head_dim, D2 = rotated dims / 2; mixtures of experts:
+// H = heads (attention sinks), E = experts (the router), FE = an expert's width, FE2 = 2 FE.
+// An expert tensor's shape is one expert's (out, in); GGUF stacks E of them.
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2 };
 
 // A tensor's GGUF name (llama.cpp's, "{}" = layer index) and its shape as (out, in); a vector
 // (norms, biases, rope factors) has shape (out). Read by the loader (weights.cpp) and written by
@@ -41,6 +65,8 @@ struct GgufTensor {
     Dim out, in = Dim::C;
 };
 const GgufTensor& gguf_tensor(Tensor t);
+// The same, or null for a tensor GGUF stores otherwise (gpt-oss's fused gate|up experts: two).
+const GgufTensor* find_gguf_tensor(Tensor t);
 // The GGUF name of t in `layer` (layer < 0: a tensor outside the blocks).
 std::string gguf_tensor_name(Tensor t, int layer = -1);
 // "{}" in a name pattern replaced by the layer index.
@@ -74,6 +100,7 @@ struct ArchTraits {
     // config.json keys transformers' config class defaults when a checkpoint omits them, as a JSON
     // object (nullptr: none needed; every key journey reads is present or defaulted in the reader)
     const char* hf_defaults = nullptr;
+    const MoeTraits* moe = nullptr;  // a mixture-of-experts family: how its experts route (else dense)
 };
 
 // A prefix Hugging Face checkpoints may put before every tensor name (GPT-2's "transformer.h.0...");

@@ -47,6 +47,8 @@ struct ModelConfig {
     float rope_beta_fast = 32.0f;       // yarn: the band between these rotation counts is blended
     float rope_beta_slow = 1.0f;
     float rope_mscale = 1.0f;           // yarn, longrope: cos and sin are multiplied by this (attention factor)
+    bool rope_yarn_truncate = true;     // yarn: the blend band's ends rounded to whole dimensions (llama.cpp
+                                        //   always; HF "truncate": false (gpt-oss) keeps them fractional)
     std::vector<float> rope_long_factors, rope_short_factors;  // longrope (HF config; GGUF: tensors), n_rot/2 each
     int n_rot = 0;                      // rotated dimensions of each head (GPT-NeoX: rotary_pct * head_dim); 0: head_dim
     float rope_local_theta = 0.0f;      // Gemma 3: the sliding layers' base (no scaling there); 0: one base for all
@@ -65,6 +67,15 @@ struct ModelConfig {
     // A Hugging Face checkpoint wrapping the text model (arch.h's HfWrapper: Gemma 3's multimodal
     // model_type "gemma3"): its model_type, whose row says how its tensors are named; else empty.
     std::string hf_wrapper;
+    // Mixture of experts (the row's MoeTraits; src/model/moe.cpp): every layer's MLP is n_expert
+    // experts of width n_ff_exp, of which the router picks n_expert_used per token.
+    int n_expert = 0;                  // 0: a dense model
+    int n_expert_used = 0;
+    int n_ff_exp = 0;
+    MoeGating moe_gating = MoeGating::softmax_topk;
+    bool moe_norm_topk = false;        // softmax_topk: the kept weights renormalised to sum 1
+    float swiglu_limit = 0.0f;         // swiglu_oai: gate clamped above, up clamped to [-limit, limit]
+    float swiglu_alpha = 1.702f;       // swiglu_oai: gate * sigmoid(alpha * gate)
 
     // The window of layer l: 0 (full causal attention) or sliding_window.
     int window_of(int layer) const {

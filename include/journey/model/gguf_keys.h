@@ -16,6 +16,7 @@ enum class Key {
     rope_scaling_type, rope_scaling_factor, rope_scaling_original_context_length, rope_scaling_finetuned,
     rope_scaling_attn_factor, yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow,
     use_parallel_residual, attn_logit_softcapping, final_logit_softcapping,
+    expert_count, expert_used_count, expert_feed_forward_length,  // mixtures of experts only
     tensor_data_layout,  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
 };
 

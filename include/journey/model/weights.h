@@ -17,6 +17,16 @@
 
 namespace journey {
 
+// One layer's experts (mixture of experts: src/model/moe.cpp), n_expert of each that the layer
+// has. A matrix is a tensor of its own (HF per-expert tensors) or one expert's slice of a stacked
+// [E, out, in] tensor (GGUF ffn_*_exps, HF gpt-oss): whole rows, so a quantized slice is an offset.
+// Fe = n_ff_exp.
+struct Experts {
+    std::vector<Matrix> gate, up, down;    // (C -> Fe), (C -> Fe), (Fe -> C)
+    std::vector<Matrix> gate_up;           // (C -> 2Fe) HF gpt-oss: gate and up interleaved (g0 u0 g1 u1 ...)
+    std::vector<Vector> gate_b, up_b, down_b, gate_up_b;  // gpt-oss's biases (gate_up_b interleaved too)
+};
+
 // One transformer block. C = n_embd, F = n_ff, H = n_head, Hkv = n_kv_head, D = head_dim.
 // A field an architecture does not use stays empty; the forward pass applies the optional ones
 // (biases, q/k norms, post-norms) exactly when they are bound.
@@ -38,6 +48,25 @@ struct LayerWeights {
     Matrix mlp_down;                  // (F -> C)        gpt2 mlp.c_proj / llama down_proj
     Vector mlp_down_b;                // (C)
     Vector mlp_post_norm;             // (C)             gemma2: RMSNorm of the MLP output
+    // Mixture of experts: when the router is bound, the MLP is the experts (the mlp_* fields stay empty).
+    Vector attn_sinks;                // (H)             gpt-oss: one logit per head in the softmax's denominator
+    Matrix moe_router;                // (C -> E)        ffn_gate_inp / mlp.gate / mlp.router
+    Vector moe_router_b;              // (E)             gpt-oss
+    Experts experts;
+
+    // The router and every expert matrix (none in a dense block).
+    std::vector<Matrix*> moe_matrices() {
+        std::vector<Matrix*> v;
+        if (moe_router) v.push_back(&moe_router);
+        for (auto* list : {&experts.gate, &experts.up, &experts.down, &experts.gate_up})
+            for (Matrix& m : *list) v.push_back(&m);
+        return v;
+    }
+    std::vector<const Matrix*> moe_matrices() const {
+        std::vector<const Matrix*> v;
+        for (Matrix* m : const_cast<LayerWeights*>(this)->moe_matrices()) v.push_back(m);
+        return v;
+    }
 
     // Every matrix field (the unused ones empty), for what goes over all of them.
     std::array<Matrix*, 9> matrices() {
@@ -69,6 +98,9 @@ struct Weights {
     static Weights bind(const ModelFile& file, const ModelConfig& config, bool in_place = false);
 
     int64_t n_params() const;  // counted from the bound views (tied output counted once)
+    // Mixture of experts: the parameters one token uses (its n_expert_used experts of each layer,
+    // not the others); n_params() for a dense model.
+    int64_t n_active_params() const;
     // The type holding most of the blocks' matrix bytes (a Q4_K_M file: Q4_K, though its token
     // embedding may be Q6_K); the token embedding's for a model without blocks.
     DType main_dtype() const;
@@ -78,6 +110,7 @@ struct Weights {
     std::vector<std::span<const std::byte>> token_reads() const;
 
 private:
+    int n_expert_used_ = 0;  // mixture of experts: the experts a token reads (token_reads, n_active_params)
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors
     // Copies the kernels read instead of the mapping: Q4_K matrices regrouped 16 rows at a time
     // (Matrix::rows16), F16/BF16 Conv1D matrices rewritten as Linear, and (unless in_place) every

@@ -1,0 +1,21 @@
+// The mixture-of-experts MLP (issue 34): one FFN variant of the block, chosen by the layer having
+// a router (weights.h LayerWeights::moe_router); the family's row says how it routes (arch.h
+// MoeTraits, config.h ModelConfig::moe_*).
+#pragma once
+#include "journey/model/config.h"
+#include "journey/model/weights.h"
+
+namespace journey {
+
+// One token's routing from its router logits [n_expert] (bias already added): the n_expert_used
+// experts chosen, best first (ids; the lowest id first on ties), and their weights, as llama.cpp's
+// build_moe_ffn computes them for the family's gating.
+void moe_route(const float* logits, const ModelConfig& c, int* ids, float* weights);
+
+// out[T, C] = for each token, the sum over its chosen experts (best first) of weight * expert(xn),
+// expert(x) = down(act(gate(x), up(x))) with the experts' biases where bound. A token reads only
+// its experts' rows. A prompt (prompt: the prompt kernels) routes every token first, then
+// multiplies each expert's group of tokens as one matrix; a row gets the same bits in any group.
+void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt);
+
+}  // namespace journey
