@@ -84,7 +84,7 @@ void run_score(const ScoreCliOptions& o) {
         run_batch(batch, [&](const std::string& t) { return score_json(*model, one(t)); });
         return;
     }
-    if (input.ids) check_ids(*input.ids, tok.n_vocab(), "--ids");
+    if (input.ids) check_ids(*input.ids, model->config().n_vocab, "--ids");  // rows of the model
     // A long text takes a while: a bar on a terminal (score.h calls back per chunk).
     Progress bar("score", "tok");
     ScoreOptions with_bar = o.score;

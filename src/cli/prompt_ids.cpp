@@ -49,7 +49,7 @@ PromptInput read_prompt_input(const PromptSource& src) {
 std::vector<TokenId> prompt_ids(const Model& m, const PromptInput& in, bool truncate, size_t limit) {
     std::vector<TokenId> ids;
     if (in.ids) {
-        check_ids(*in.ids, m.tokenizer().n_vocab(), "--ids");
+        check_ids(*in.ids, m.config().n_vocab, "--ids");  // rows of the model (padding rows included)
         ids = *in.ids;
     } else {
         ids = encode_prompt(m.tokenizer(), in.text);  // BOS, or <|endoftext|> when empty

@@ -224,6 +224,9 @@ std::vector<TokenId> HfTokenizer::encode(std::string_view text, bool parse_speci
 std::string_view HfTokenizer::token_string(TokenId id) const {
     if (auto it = added_.find(id); it != added_.end()) return it->second.content;
     if (const auto t = model_->token(id)) return *t;
+    // A row of the model the tokenizer has no token for (Qwen's padding up to vocab_size): Hugging
+    // Face's decode skips it, so it is the empty string. Callers check ids against the model's rows.
+    if (id >= 0) return {};
     throw InputError("token id " + std::to_string(id) + " is not in the vocabulary (" + std::to_string(n_vocab_) + " ids)");
 }
 
