@@ -36,7 +36,8 @@ void quantize_gguf(const std::filesystem::path& in, const std::filesystem::path&
     set_file_type(w, target);
     // Every tensor as stored; plan_quantized keeps the bytes of those whose type stays.
     std::vector<OutTensor> tensors;
-    for (const auto& [name, t] : mf.tensors) {
+    for (const auto& entry : mf.tensors) {
+        const auto& t = entry.second;  // a named reference: clang 14 cannot capture a structured binding
         OutTensor o{t.name, t.shape, t.dtype, t.data, {}};
         o.row = [&t](int64_t r, float* dst) {
             const int64_t cols = t.shape.back();
