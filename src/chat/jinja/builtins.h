@@ -22,6 +22,9 @@ struct RaisedError : RenderError {
     using RenderError::RenderError;
 };
 
+// Argument `idx` (positional) or `name` (keyword) of a call, else `def` (filters and methods).
+Value arg(const Args& a, size_t idx, const char* name, Value def = Undefined{});
+
 [[noreturn]] void fail_undefined(const Value& v);  // throws the Undefined's description
 [[noreturn]] void type_error(const std::string& m);
 

@@ -12,13 +12,6 @@ namespace {
 constexpr int64_t kMaxRange = 100000;  // Jinja's sandbox: MAX_RANGE
 constexpr size_t kMaxItems = 1u << 20;
 
-Value arg(const Args& a, size_t idx, const char* name, Value def = Undefined{}) {
-    if (idx < a.pos.size()) return a.pos[idx];
-    for (const auto& [k, v] : a.kw)
-        if (k == name) return v;
-    return def;
-}
-
 Value function(std::string name, std::function<Value(Args&)> fn) {
     return Value(std::make_shared<const Callable>(Callable{std::move(name), std::move(fn)}));
 }

@@ -11,13 +11,6 @@
 namespace journey::jinja {
 namespace {
 
-Value arg(const Args& a, size_t idx, const char* name, Value def = Undefined{}) {
-    if (idx < a.pos.size()) return a.pos[idx];
-    for (const auto& [k, v] : a.kw)
-        if (k == name) return v;
-    return def;
-}
-
 std::string lower(const std::string& s) {
     std::u32string u = utf8_decode(s);
     for (char32_t& c : u) c = char32_t(utf8proc_tolower(utf8proc_int32_t(c)));

@@ -13,15 +13,14 @@ namespace journey::jinja {
 void fail_undefined(const Value& v) { throw RenderError(std::get<Undefined>(v.v).what); }
 void type_error(const std::string& m) { throw RenderError(m); }
 
-namespace {
-
-// Argument `idx` (positional) or `name` (keyword) of a call, else `def`.
-Value arg(const Args& a, size_t idx, const char* name, Value def = Undefined{}) {
+Value arg(const Args& a, size_t idx, const char* name, Value def) {
     if (idx < a.pos.size()) return a.pos[idx];
     for (const auto& [k, v] : a.kw)
         if (k == name) return v;
     return def;
 }
+
+namespace {
 
 std::u32string cps(const std::string& s) { return utf8_decode(s); }
 
