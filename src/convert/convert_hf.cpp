@@ -9,7 +9,9 @@
 #include <memory>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include "experts.h"
 #include "families.h"
 #include "journey/convert/convert.h"
 #include "journey/convert/convert_vocab.h"
@@ -27,26 +29,41 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// The HF name's role and layer, from the architecture row's HF names.
+// The HF name's role, layer and expert, from the architecture row's HF names ("{}" is the layer,
+// "{e}" the expert of a checkpoint that stores one tensor per expert).
 struct Match {
     const HfName* hf = nullptr;
     int layer = -1;
+    int expert = -1;
 };
+// Reads the decimal number at name[i...] (1 to 6 digits) into out.
+bool read_index(const std::string& name, size_t& i, int& out) {
+    size_t j = i;
+    while (j < name.size() && j - i < 7 && name[j] >= '0' && name[j] <= '9') ++j;
+    if (j == i || j - i > 6) return false;
+    out = std::stoi(name.substr(i, j - i));
+    i = j;
+    return true;
+}
 Match match_hf(const ArchTraits& traits, const std::string& name) {
     for (const HfName& n : traits.hf_names) {
-        const std::string p = n.name;
-        const auto at = p.find("{}");
-        if (at == std::string::npos) {
-            if (p == name) return {&n, -1};
-            continue;
+        const std::string_view p = n.name;
+        Match m{&n, -1, -1};
+        size_t i = 0, k = 0;
+        bool ok = true;
+        while (ok && k < p.size()) {
+            if (p.compare(k, 2, "{}") == 0) {
+                ok = read_index(name, i, m.layer);
+                k += 2;
+            } else if (p.compare(k, 3, "{e}") == 0) {
+                ok = read_index(name, i, m.expert);
+                k += 3;
+            } else {
+                ok = i < name.size() && name[i] == p[k];
+                ++i, ++k;
+            }
         }
-        const std::string pre = p.substr(0, at), post = p.substr(at + 2);
-        if (name.size() <= pre.size() + post.size() || name.compare(0, pre.size(), pre) != 0 ||
-            name.compare(name.size() - post.size(), post.size(), post) != 0)
-            continue;
-        const std::string mid = name.substr(pre.size(), name.size() - pre.size() - post.size());
-        if (mid.empty() || mid.size() > 6 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
-        return {&n, std::stoi(mid)};
+        if (ok && i == name.size()) return m;
     }
     return {};
 }
@@ -133,7 +150,8 @@ void write_sampling(GgufWriter& w, const fs::path& dir) {
 }
 
 // general.name, .version, .finetune, .basename, .size_label.
-void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_t total_params) {
+// `label`: the size label when the name gives none (size_label_of).
+void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_t total_params, const std::string& label) {
     IdParts id;
     std::string name;
     const json nop_value = config.value("_name_or_path", json());
@@ -155,7 +173,7 @@ void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_
     if (!id.version.empty()) w.set_str("general.version", id.version);
     if (!id.finetune.empty()) w.set_str("general.finetune", id.finetune);
     if (!id.basename.empty()) w.set_str("general.basename", id.basename);
-    w.set_str("general.size_label", id.size_label.empty() ? size_label(total_params) : id.size_label);
+    w.set_str("general.size_label", id.size_label.empty() ? label : id.size_label);
 }
 
 }  // namespace
@@ -192,22 +210,44 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     const json rope = config.contains("rope_scaling") && config["rope_scaling"].is_object() ? config["rope_scaling"] : json::object();
     const json rope_type_value = rope.value("rope_type", rope.value("type", json("")));
     const std::string rope_type = rope_type_value.is_string() ? rope_type_value.get<std::string>() : "";
-    if (!rope_type.empty() && rope_type != "llama3" && rope_type != "default")
+    if (!rope_type.empty() && rope_type != "llama3" && rope_type != "default" && rope_type != "yarn")
         bad_config(dir, "rope_scaling type '" + excerpt(rope_type, 30) + "' is not one journey converts");
     // The values, as the runtime reads the directory.
     const ModelConfig c = config_from_hf(config, (dir / "config.json").string());
     const HfModel hf{dir, weights, config, c, dense_ftype};
+    // What the rope_scaling check above cannot see (transformers 5's rope_parameters).
+    if (c.rope_scaling != RopeScaling::none && c.rope_scaling != RopeScaling::yarn &&
+        !(c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama))
+        bad_config(dir, "rope scaling '" + std::string(rope_scaling_name(c.rope_scaling)) + "' is not one journey converts for " + arch);
+    if (c.rope_scaling == RopeScaling::yarn) {
+        if (!hook->yarn) bad_config(dir, "rope_scaling type 'yarn' is not one journey converts for " + arch);
+        // GGUF has no key for transformers' "truncate": false; llama.cpp's converter drops it.
+        if (!c.rope_yarn_truncate)
+            spdlog::warn("{}: rope_scaling \"truncate\": false is not stored in GGUF: the file rounds the YaRN band's ends, as "
+                         "llama.cpp computes it (logits differ slightly from the directory's)",
+                         (dir / "config.json").string());
+    }
 
     // ---- tensors -----------------------------------------------------------------------------
     std::vector<OutTensor> tensors;
     std::vector<std::string> unknown;
-    int64_t total_params = 0;
+    // gguf-py's parameter count (GGUFWriter.get_total_parameter_count): an experts' tensor of 3
+    // dimensions counts once per expert in the size label ("8x330K").
+    int64_t total_params = 0, shared_params = 0, expert_params = 0, expert_sum = 0, expert_tensors = 0;
     auto add = [&](OutTensor o) {
         int64_t n = 1;
         for (int64_t d : o.shape) n *= d;
         total_params += n;
+        if (o.name.find("_exps.") != std::string::npos && o.shape.size() >= 3 && o.shape[0] > 0) {
+            expert_params += n / o.shape[0];
+            expert_sum += o.shape[0];
+            ++expert_tensors;
+        } else {
+            shared_params += n;
+        }
         tensors.push_back(std::move(o));
     };
+    ExpertConverter experts(c, *traits, weights, dense, add);
     if (c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama) {
         auto data = std::make_shared<std::vector<float>>(llama3_rope_factors(c));
         OutTensor o{gguf_tensor_name(Tensor::rope_freqs), {int64_t(data->size())}, DType::F32, nullptr, {}};
@@ -226,6 +266,10 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
             unknown.push_back(hf_name);
             continue;
         }
+        if (m.layer >= c.n_layer)
+            throw ModelError(weights.string() + ": tensor '" + hf_name + "' is in layer " + std::to_string(m.layer) + " of a " +
+                             std::to_string(c.n_layer) + "-layer model");
+        if (experts.take(*m.hf, m.layer, m.expert, hf_name, t)) continue;
         Source s;
         s.t = &t;
         s.shape = t.shape;
@@ -235,9 +279,6 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         }
         if (hook->modify_tensor) hook->modify_tensor(m.hf->tensor, hf_name, hf, s);
         s.plus_one = traits->hf_norm_plus_one && is_norm(m.hf->tensor);
-        if (m.layer >= c.n_layer)
-            throw ModelError(weights.string() + ": tensor '" + hf_name + "' is in layer " + std::to_string(m.layer) + " of a " +
-                             std::to_string(c.n_layer) + "-layer model");
         // convert_hf_to_gguf's type rule: 1-D tensors, norms, learned positions and non-.weight
         // tensors stay F32; other weights take the output type.
         const std::string gguf = gguf_tensor_name(m.hf->tensor, m.layer);
@@ -250,13 +291,16 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         throw ModelError(weights.string() + ": tensor '" + excerpt(unknown.front(), 60) + "' is not part of the " + arch +
                          " architecture (journey refuses rather than drop it)");
     if (tensors.empty()) throw ModelError(weights.string() + ": no tensors");
+    experts.finish();
 
     // ---- metadata ------------------------------------------------------------------------------
     GgufWriter w;
     w.set_str("general.architecture", arch);
     w.set_str("general.type", "model");
     write_sampling(w, dir);
-    write_naming(w, dir, config, total_params);
+    const std::string label = expert_tensors > 0 ? std::to_string(expert_sum / expert_tensors) + "x" + size_label(shared_params + expert_params)
+                                                 : size_label(total_params);
+    write_naming(w, dir, config, total_params, label);
     KeyWriter keys(w, arch);
     hook->set_gguf_parameters(keys, hf);
     w.set_u32("general.quantization_version", 2);
@@ -269,7 +313,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     }
     // llama-quantize of that F32 file: its key order, tensor order and type choices.
     set_file_type(w, target);
-    write_model(w, plan_quantized(tensors, target, {arch, c.n_layer, c.n_head, c.n_kv_head}), out, progress);
+    write_model(w, plan_quantized(tensors, target, {arch, c.n_layer, c.n_head, c.n_kv_head, c.n_expert}), out, progress);
 }
 
 }  // namespace journey

@@ -65,13 +65,39 @@ void text_model_keys(KeyWriter& w, const HfModel& hf) {
     for (Key k : {K::block_count, K::context_length, K::embedding_length, K::feed_forward_length, K::head_count})
         w.field(k, c);
     if (hf.has("num_key_value_heads")) w.field(K::head_count_kv, c);
+    if (c.rope_scaling == RopeScaling::yarn) {  // as the config gives them
+        const nlohmann::json& r = hf.json.contains("rope_parameters") ? hf.json["rope_parameters"] : hf.json["rope_scaling"];
+        w.writer().set_str(key_of(w.arch(), K::rope_scaling_type), "yarn");
+        w.field(K::rope_scaling_factor, c);
+        w.field(K::rope_scaling_original_context_length, c);
+        if (r.contains("attention_factor")) w.f32(K::yarn_attn_factor, c.rope_mscale);
+        if (r.contains("beta_fast")) w.field(K::yarn_beta_fast, c);
+        if (r.contains("beta_slow")) w.field(K::yarn_beta_slow, c);
+    }
     if (hf.has_number("rope_theta")) w.field(K::rope_freq_base, c);
     w.field(K::layer_norm_rms_epsilon, c);
+    // Mixtures of experts: the counts under any of the names llama.cpp's converter looks for.
+    if (hf.has_integer("num_local_experts") || hf.has_integer("num_experts")) w.field(K::expert_count, c);
+    if (hf.has_integer("num_experts_per_tok") || hf.has_integer("num_experts_per_token")) w.field(K::expert_used_count, c);
     if (hf.has_integer("head_dim")) {
         w.field(K::key_length, c);
         w.field(K::value_length, c);
     }
     w.file_type(hf.file_type);
+}
+
+// Qwen2MoeModel.set_gguf_parameters (Qwen3MoeModel adds nothing).
+void qwen3moe_keys(KeyWriter& w, const HfModel& hf) {
+    text_model_keys(w, hf);
+    if (hf.has_integer("moe_intermediate_size")) w.field(K::expert_feed_forward_length, hf.config);
+    if (hf.has("shared_expert_intermediate_size")) hf.refuse("shared experts (shared_expert_intermediate_size) are not converted by journey");
+}
+
+// GptOssModel.set_gguf_parameters.
+void gpt_oss_keys(KeyWriter& w, const HfModel& hf) {
+    text_model_keys(w, hf);
+    w.field(K::sliding_window, hf.config);
+    w.field(K::expert_feed_forward_length, hf.config);
 }
 
 void llama_keys(KeyWriter& w, const HfModel& hf) {
@@ -103,6 +129,8 @@ const ConverterHook hooks[] = {
     {Arch::qwen3, text_model_keys},
     {Arch::phi3, phi3_keys},
     {Arch::gemma2, gemma2_keys, nullptr, gemma2_vocab},
+    {Arch::qwen3moe, qwen3moe_keys, nullptr, nullptr, true},
+    {Arch::gpt_oss, gpt_oss_keys, nullptr, nullptr, true},
 };
 
 }  // namespace

@@ -44,6 +44,7 @@ public:
     void field(Key k, const ModelConfig& c);
     void file_type(uint32_t ftype) { w_.set_u32("general.file_type", ftype); }
     GgufWriter& writer() { return w_; }
+    const std::string& arch() const { return arch_; }
 
 private:
     GgufWriter& w_;
@@ -67,6 +68,8 @@ struct ConverterHook {
     void (*modify_tensor)(Tensor t, const std::string& hf_name, const HfModel& hf, Source& s) = nullptr;
     // Optional: keys after the tokenizer's (Gemma 2's add_space_prefix).
     void (*set_vocab_extra)(GgufWriter& w) = nullptr;
+    // The hook writes YaRN rope scaling (TextModel.set_gguf_parameters' rope keys).
+    bool yarn = false;
 };
 
 // The hook of a family, or nullptr when journey does not convert it.

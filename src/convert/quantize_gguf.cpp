@@ -23,6 +23,7 @@ PlanModel plan_model_of(const ModelFile& mf) {
     model.n_layer = meta_int(mf, key_of(model.arch, Key::block_count), 0);
     model.n_head = meta_int(mf, key_of(model.arch, Key::head_count), 1);
     model.n_head_kv = meta_int(mf, key_of(model.arch, Key::head_count_kv), model.n_head);
+    model.n_expert = meta_int(mf, key_of(model.arch, Key::expert_count), 0);
     return model;
 }
 

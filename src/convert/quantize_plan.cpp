@@ -1,5 +1,6 @@
 // llama-quantize's per-tensor type choice (see quantize_plan.h), for the file types journey
-// writes: the dense ones, the legacy 32-blocks and the K-quant mixes (no IQ types, no experts).
+// writes: the dense ones, the legacy 32-blocks and the K-quant mixes (no IQ types), with its rules
+// for mixtures of experts (routers kept, attention raised for 8 experts).
 #include "journey/convert/quantize_plan.h"
 
 #include <algorithm>
@@ -48,6 +49,7 @@ bool quantizable(const PlanTensor& t) {
     if (n.size() < 6 || n.compare(n.size() - 6, 6, "weight") != 0) return false;
     if (has(n, "_norm.weight")) return false;
     if (n == "position_embd.weight" || n == "token_types.weight") return false;
+    if (has(n, "ffn_gate_inp.weight")) return false;  // the experts' router
     return true;
 }
 
@@ -86,6 +88,7 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
     const std::string_view f = target.name;
     const bool is_70b = model.arch == "llama" && model.n_layer == 80;  // llama.cpp's LLM_TYPE_70B rule
     const int64_t n_gqa = model.n_head_kv > 0 ? model.n_head / model.n_head_kv : 1;
+    const bool eight_experts = model.n_expert == 8;  // llama-quantize's "8-expert model" bumps
     auto use_more_bits = [](int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; };
 
     int64_t n_attention_wv = 0, i_attention_wv = 0, i_ffn_down = 0;
@@ -122,7 +125,10 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
             else if ((f == "Q4_K_M" || f == "Q5_K_M") && use_more_bits(i_attention_wv, n_attention_wv)) type = D::Q6_K;
             else if (f == "Q4_K_S" && i_attention_wv < 4) type = D::Q5_K;
             if (is_70b && (type == D::Q3_K || type == D::Q4_K)) type = D::Q5_K;
+            if (eight_experts) type = D::Q8_0;
             ++i_attention_wv;
+        } else if (c == Cat::attn_k) {
+            if (eight_experts) type = D::Q8_0;
         } else if (c == Cat::ffn_down) {
             const int64_t i = i_ffn_down;
             if (f == "Q2_K") type = D::Q3_K;
@@ -133,6 +139,8 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
             } else if (f == "Q5_K_M" && use_more_bits(i, n_layer)) type = D::Q6_K;
             else if (f == "Q4_K_S" && i < n_layer / 8) type = D::Q5_K;
             ++i_ffn_down;
+        } else if (c == Cat::attn_output && eight_experts) {
+            if (f == "Q2_K" || f == "Q3_K_S" || f == "Q3_K_M" || f == "Q4_K_S" || f == "Q4_K_M") type = D::Q5_K;
         } else if (c == Cat::attn_output) {
             if (f == "Q2_K") type = D::Q3_K;
             else if (f == "Q3_K_M") type = D::Q4_K;

@@ -14,6 +14,8 @@
 #include "log_softmax.h"
 #include "cli_run.h"
 #include "gguf_writer.h"
+#include "safetensors_writer.h"
+#include "journey/formats/safetensors_reader.h"
 #include "journey/formats/ggml_types.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
@@ -336,4 +338,62 @@ TEST_CASE("convert: the chat template is the one chat reads from the directory (
     CHECK(md["tokenizer.chat_template"] == "D");
     CHECK(md["tokenizer.chat_template.tool_use"] == "T");
     fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for byte", "[convert][moe]") {
+    // convert_hf_to_gguf.py stacks Qwen3-MoE's per-expert tensors and splits gpt-oss's fused,
+    // interleaved gate|up; llama-quantize keeps the router and raises attention for 8 experts.
+    const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_moe_expect.json"));
+    for (const std::string family : {"qwen3moe", "gpt-oss"}) {
+        INFO("family " << family);
+        const fs::path ours = temp_dir() / ("convert-" + family) / (family + "-f32.gguf");
+        const RunResult r = run_journey({"convert", "-m", hf_dir(family).string(), "-o", ours.string(), "--type", "f32"});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.out.empty());
+        // gpt-oss's "truncate": false has no GGUF key: said on stderr, as the file computes otherwise
+        CHECK((r.err.find("\"truncate\": false") != std::string::npos) == (family == "gpt-oss"));
+        const fs::path theirs = fs::path(data_dir()) / "models" / family / (family + "-F32.gguf");
+        const bool same = slurp(ours) == slurp(theirs);
+        CHECK(same);
+        if (!same) explain_difference(ours, theirs);
+        for (const auto& [type, fnv] : expect[family].items()) {
+            INFO("type " << type);
+            const fs::path out = temp_dir() / ("quantize-" + family + "-" + type + ".gguf");
+            const RunResult q = run_journey({"quantize", theirs.string(), out.string(), type});
+            INFO(q.err);
+            REQUIRE(q.exit_code == 0);
+            CHECK(fnv1a64(slurp(out)) == fnv.get<std::string>());
+            fs::remove(out);
+        }
+    }
+    // The directory and its conversion compute the same distributions (Qwen3-MoE; gpt-oss's
+    // differ by the yarn band, tests/model/test_families.cpp).
+    const auto dir_model = Model::load(hf_dir("qwen3moe"), LoadOptions{.tokenizer = false});
+    const auto gguf_model = Model::load(temp_dir() / "convert-qwen3moe" / "qwen3moe-f32.gguf", LoadOptions{.tokenizer = false});
+    const Gap gap = logprob_gap(*dir_model, *gguf_model, case_ids("qwen3moe"));
+    CHECK(gap.all <= 1e-4);
+    CHECK(gap.same_top1);
+}
+
+TEST_CASE("convert: a layer missing an expert is refused, naming it", "[convert][moe]") {
+    const fs::path dir = temp_dir() / "convert-moe-missing" / "hf";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(hf_dir("qwen3moe")))
+        if (e.path().filename() != "model.safetensors") fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    // One expert fewer in layer 1: the checkpoint written again without experts.3.up_proj.
+    const ModelFile st = read_safetensors(hf_dir("qwen3moe") / "model.safetensors");
+    std::vector<journey::test::FakeTensor> keep;
+    for (const auto& [name, t] : st.tensors) {
+        REQUIRE(t.dtype == DType::BF16);
+        if (name != "model.layers.1.mlp.experts.3.up_proj.weight")
+            keep.push_back({name, "BF16", t.shape, {}, std::string(reinterpret_cast<const char*>(t.data), t.nbytes)});
+    }
+    journey::test::write_safetensors(dir / "model.safetensors", keep);
+    const fs::path out = dir.parent_path() / "out.gguf";
+    const RunResult r = run_journey({"convert", "-m", dir.string(), "-o", out.string(), "--type", "f32"});
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("blk.1.ffn_up_exps.weight for expert 3") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(out));
 }

@@ -36,6 +36,7 @@ struct PlanTensor {
 struct PlanModel {
     std::string arch;  // GGUF general.architecture
     int64_t n_layer = 0, n_head = 0, n_head_kv = 0;
+    int64_t n_expert = 0;  // mixtures of experts: llama-quantize's rules for 8 experts
 };
 
 // llama-quantize's tensor order: tensors outside the blocks first, then block by block, by name
