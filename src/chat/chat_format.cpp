@@ -21,6 +21,14 @@ void add_end(ChatFormat& f, const Model& m, int64_t id, const std::string& from)
 void set_template(ChatFormat& f, const std::string& source, const std::string& name) {
     f.tmpl = std::make_shared<const jinja::Template>(source, name);
     f.template_source = name;
+    f.reasoning = reasoning_style_of_template(source);
+}
+
+// The id of a special token written as `text`, if the vocabulary has one.
+std::optional<TokenId> special_id(const Tokenizer& tok, const std::string& text) {
+    const std::vector<TokenId> ids = tok.encode(text, true);
+    if (ids.size() == 1 && tok.token_bytes(ids[0]) == text) return ids[0];
+    return std::nullopt;
 }
 
 // The files beside a Hugging Face model (chat_files.h).
@@ -63,6 +71,11 @@ ChatFormat load_chat_format(const Model& m, const fs::path& template_override) {
     if (!template_override.empty()) {
         set_template(f, read_chat_template_file(template_override), template_override.string());
     }
+    if (f.reasoning == ReasoningStyle::harmony) {
+        for (const char* end : {"<|return|>", "<|call|>"})
+            if (auto id = special_id(tok, end)) add_end(f, m, *id, "the harmony format's " + std::string(end));
+        if (auto id = special_id(tok, "<|end|>")) std::erase(f.end_tokens, *id);
+    }
     return f;
 }
 
@@ -78,6 +91,7 @@ std::string render_chat(const ChatFormat& f, const nlohmann::ordered_json& messa
     v.eos_token = f.eos_token;
     v.unk_token = f.unk_token;
     v.pad_token = f.pad_token;
+    v.extra = f.variables;
     return f.tmpl->render(template_variables(v), options);
 }
 

@@ -15,7 +15,8 @@ void ChatTurns::reset() {
 }
 
 GenerateResult ChatTurns::reply(const nlohmann::ordered_json& messages, GenerateOptions gen, const StepCallback& on_step) {
-    const std::vector<TokenId> ids = chat_prompt_ids(model_.tokenizer(), render_chat(format_, messages, true, render_));
+    prompt_text_ = render_chat(format_, messages, true, render_);
+    const std::vector<TokenId> ids = chat_prompt_ids(model_.tokenizer(), prompt_text_);
     if (ids.empty()) throw InputError("the chat template rendered an empty prompt");
     if (ids.size() >= size_t(session_.n_ctx()))
         throw InputError("the conversation is " + std::to_string(ids.size()) + " tokens: the context (" +

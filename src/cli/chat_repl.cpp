@@ -32,7 +32,7 @@ struct SigintWhileReplying {
 
 }  // namespace
 
-void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const GenerateOptions& gen) {
+void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const GenerateOptions& gen, ReplyPrinter& printer) {
     std::fprintf(stderr, "journey chat: /reset starts over, /exit or Ctrl-D ends, Ctrl-C stops a reply\n");
     nlohmann::ordered_json messages = start;
     while (true) {
@@ -53,20 +53,23 @@ void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const 
             continue;
         }
         messages.push_back({{"role", "user"}, {"content", line}});
-        std::string reply;
         FinishReason finish = FinishReason::length;
+        bool started = false;
+        printer.start("");  // an empty reply leaves nothing of the last one
         try {
             SigintWhileReplying sigint;
             const GenerateResult r = turns.reply(messages, gen, [&](const StepResult& s) {
-                out(s.text);
-                reply += s.text;
+                if (!started) printer.start(turns.prompt_text_last()), started = true;
+                printer.piece(s.text);
                 if (g_interrupted) throw Interrupted{};
             });
             finish = r.finish_reason;
+            printer.finish();
         } catch (const Interrupted&) {
+            printer.finish();
             out("\n");
             std::fprintf(stderr, "(stopped)\n");
-            messages.push_back({{"role", "assistant"}, {"content", valid_utf8(reply)}});
+            messages.push_back({{"role", "assistant"}, {"content", valid_utf8(printer.answer())}});
             continue;
         } catch (const InputError& e) {
             messages.erase(messages.end() - 1);
@@ -74,7 +77,7 @@ void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const 
             continue;
         }
         out("\n");
-        messages.push_back({{"role", "assistant"}, {"content", valid_utf8(reply)}});
+        messages.push_back({{"role", "assistant"}, {"content", valid_utf8(printer.answer())}});
         if (finish == FinishReason::context)
             std::fprintf(stderr, "(the context of %d tokens is full: /reset to start a new conversation)\n", turns.n_ctx());
     }

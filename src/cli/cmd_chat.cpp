@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "chat_repl.h"
+#include "reply_printer.h"
 #include "journey/chat/chat_turns.h"
 #include "commands.h"
 #include "common.h"
@@ -33,6 +35,9 @@ struct ChatCliOptions {
     std::string now;            // --now ISO-8601: strftime_now's clock
     bool json = false;
     bool show_prompt = false;
+    bool show_reasoning = false;
+    std::optional<bool> think;      // --think / --no-think: the template's enable_thinking
+    std::string reasoning_effort;   // --reasoning-effort: the template's reasoning_effort (gpt-oss)
 };
 
 nlohmann::ordered_json read_messages(const std::string& file) {
@@ -89,27 +94,37 @@ void run_chat(ChatCliOptions o) {
     add_system(messages, o.system);
 
     auto model = load_model(o.model, Placement::copy);
-    const ChatFormat format = load_chat_format(*model, o.chat_template);
+    ChatFormat format = load_chat_format(*model, o.chat_template);
+    if (o.think) format.variables["enable_thinking"] = *o.think;
+    if (!o.reasoning_effort.empty()) format.variables["reasoning_effort"] = o.reasoning_effort;
     if (o.show_prompt) return show_prompt(*model, format, messages, ro, o.json);
 
     std::fprintf(stderr, "seed: %" PRIu64 " (--seed %" PRIu64 " repeats this run)\n", *o.gen.sampler.seed, *o.gen.sampler.seed);
     ChatTurns turns(*model, format, ro);
-    if (interactive) return run_chat_repl(turns, messages, o.gen);
+    ReplyPrinter printer(format.reasoning, o.show_reasoning, !o.json);
+    if (interactive) return run_chat_repl(turns, messages, o.gen, printer);
 
     if (messages.empty() || messages.back()["role"] == "assistant")
         throw InputError("--messages: the conversation should end with the user's turn");
+    bool started = false;
+    printer.start("");
     const GenerateResult r = turns.reply(messages, o.gen, [&](const StepResult& s) {
-        if (!o.json) out(s.text);
+        if (!started) printer.start(turns.prompt_text_last()), started = true;
+        printer.piece(s.text);
     });
+    printer.finish();
     if (!o.json) return;
-    out_line(nlohmann::ordered_json{
-        {"role", "assistant"},
-        {"content", valid_utf8(r.text)},
+    nlohmann::ordered_json reply{{"role", "assistant"}, {"content", valid_utf8(printer.answer())}};
+    // A reasoning model's thinking, as OpenAI-compatible servers name it.
+    if (format.reasoning != ReasoningStyle::none) reply["reasoning_content"] = valid_utf8(printer.reasoning());
+    const nlohmann::ordered_json rest{
         {"finish_reason", finish_reason_name(r.finish_reason)},
         {"seed", r.seed},
         {"usage", {{"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens},
                    {"total_tokens", r.prompt_tokens + r.completion_tokens}, {"evaluated_prompt_tokens", turns.evaluated_last()}}},
-    }.dump());
+    };
+    for (const auto& [k, v] : rest.items()) reply[k] = v;
+    out_line(reply.dump());
 }
 
 }  // namespace
@@ -124,6 +139,13 @@ void register_chat(CLI::App& app) {
     cmd->add_option("--chat-template", o->chat_template, "Jinja chat template instead of the model's");
     cmd->add_flag("--json", o->json, "--messages: one JSON object with the reply, finish reason and usage");
     cmd->add_flag("--show-prompt", o->show_prompt, "Print the rendered prompt (text, then its ids) and exit without running the model");
+    cmd->add_flag("--show-reasoning", o->show_reasoning,
+                  "Show a reasoning model's thinking (<think> block, harmony analysis channel) before its answer");
+    auto* think = cmd->add_flag_function("--think", [o](int64_t) { o->think = true; }, "Ask the template to think (enable_thinking=true)");
+    cmd->add_flag_function("--no-think", [o](int64_t) { o->think = false; }, "Ask the template not to think (enable_thinking=false)")
+        ->excludes(think);
+    cmd->add_option("--reasoning-effort", o->reasoning_effort, "The template's reasoning_effort (gpt-oss: low, medium, high)")
+        ->check(CLI::IsMember({"low", "medium", "high"}));
     cmd->add_option("--now", o->now, "strftime_now's clock for the template, ISO-8601 (default: now)");
     cmd->add_option("-n,--max-tokens", o->gen.max_tokens, "A reply has at most N tokens")->capture_default_str();
     add_sampling_options(cmd, o->gen.sampler, o->seed);

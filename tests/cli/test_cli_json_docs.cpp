@@ -61,6 +61,9 @@ TEST_CASE("docs/json.md documents every key of every JSON output", "[cli][json][
         {"info --json", {"info", "-m", gpt2, "--json"}, ""},
         {"bench --json", {"bench", "-m", gpt2, "--json", "-p", "4", "-n", "2", "-r", "1", "--bandwidth"}, ""},
         {"--batch (next, generate, score)", {"next", "-m", gpt2, "--batch", "-"}, "Hi\n{\"prompt\": 3}\n"},
+        {"chat --json",  // a reasoning model's (harmony) reply, reasoning_content included
+         {"chat", "-m", std::string(JOURNEY_TEST_DATA) + "/models/gpt-oss/gpt-oss-F32.gguf", "--json", "--messages", "-", "-n", "3"},
+         R"([{"role":"user","content":"Hi"}])"},
     };
     for (const Output& o : outputs) {
         const RunResult r = run_journey(o.args, o.in);

@@ -12,6 +12,7 @@
 #include "journey/model/model.h"
 #include "journey/chat/jinja/template.h"
 #include "journey/chat/messages.h"
+#include "journey/chat/reasoning.h"
 
 namespace journey {
 
@@ -26,7 +27,13 @@ struct ChatFormat {
     std::optional<std::string> bos_token, eos_token, unk_token, pad_token;
     // Generation stops at any of these: generation_config.json's eos_token_id (an id or a list:
     // Llama 3 Instruct has three), the tokenizer's EOS, GGUF's eos/eot/eom token ids.
+    // A harmony format (gpt-oss) ends a turn on <|return|> or <|call|>, never on <|end|>, which
+    // closes the analysis message before the final one.
     std::vector<TokenId> end_tokens;
+    // How the template writes a reasoning model's thinking (reasoning.h).
+    ReasoningStyle reasoning = ReasoningStyle::none;
+    // Variables the template sees beside the messages (enable_thinking, reasoning_effort, ...).
+    nlohmann::ordered_json variables = nlohmann::ordered_json::object();
 };
 
 // Throws ModelError for a template that does not parse, a list of templates without

@@ -25,6 +25,8 @@ public:
     void reset();
     int evaluated_last() const { return evaluated_; }  // tokens the last turn's prompt evaluated
     int prompt_tokens_last() const { return prompt_tokens_; }
+    // The last turn's rendered prompt (set before its reply streams).
+    const std::string& prompt_text_last() const { return prompt_text_; }
     int n_ctx() const { return session_.n_ctx(); }
 
 private:
@@ -34,6 +36,7 @@ private:
     Session session_;
     std::vector<TokenId> cached_;  // the ids the session holds, in order
     int evaluated_ = 0, prompt_tokens_ = 0;
+    std::string prompt_text_;
 };
 
 }  // namespace journey
