@@ -50,7 +50,8 @@ void run_bench_cmd(const BenchCliOptions& o) {
                             {"tg_tok_s_cpu", r.tg_tok_s_cpu},
                             {"kernels", std::string(kernel_isa()) + "/" + stream_shape_name()},
                             {"token_bytes", r.token_bytes}, {"mmap", in_place}, {"huge_pages_mb", huge_mb},
-                            {"n_depth", o.bench.n_depth}, {"kv_type", kv_type_name(bench.kv_type)}};
+                            {"n_depth", o.bench.n_depth}, {"kv_type", kv_type_name(bench.kv_type)},
+                            {"parallel", o.bench.n_parallel}};
         if (o.bench.n_gen > 0) j["tg_weights_gb_s"] = r.tg_weights_gb_s;
         if (r.read_gb_s > 0) {
             j["read_gb_s"] = r.read_gb_s;
@@ -70,8 +71,9 @@ void run_bench_cmd(const BenchCliOptions& o) {
         out_line(buf);
     }
     if (o.bench.n_gen > 0) {
-        std::snprintf(buf, sizeof buf, "| %s | %s | %d | tg%d%s | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
-                      o.bench.n_gen, at.c_str(), r.tg_tok_s, r.tg_tok_s_cpu);
+        const std::string np = o.bench.n_parallel > 1 ? " x" + std::to_string(o.bench.n_parallel) : "";
+        std::snprintf(buf, sizeof buf, "| %s | %s | %d | tg%d%s%s | %.1f | %.1f |", name.c_str(), dtype.c_str(), num_threads(),
+                      o.bench.n_gen, np.c_str(), at.c_str(), r.tg_tok_s, r.tg_tok_s_cpu);
         out_line(buf);
     }
     std::snprintf(buf, sizeof buf, "load %.1f ms, peak RSS %.1f MiB", load_ms, rss_mb);
@@ -106,6 +108,9 @@ void register_bench(CLI::App& app) {
         ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("-r,--repetitions", opts->bench.reps, "Timed repetitions; the median is reported")
         ->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--parallel", opts->bench.n_parallel,
+                    "tg with N sequences generating together (-np N, as llama-batched-bench's -npl): their aggregate tok/s")
+        ->check(CLI::Range(1, 256))->capture_default_str();
     cmd->add_flag("--bandwidth", opts->bench.bandwidth,
                   "Before each generation repetition, time a plain read of the same weights with the same threads, "
                   "and report generation's share of that read bandwidth");

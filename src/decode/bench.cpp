@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include <sys/resource.h>
@@ -76,26 +79,48 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     if (o.n_depth < 0 || int64_t{o.n_depth} + std::max(o.n_prompt, o.n_gen) > n_ctx)
         throw InputError("bench: -d plus -p or -n must not exceed the model's context of " + std::to_string(n_ctx));
     auto say = [&](const std::string& line) { if (progress) progress(line); };
-    Session session(model, SessionOptions{.n_ctx = std::max(1, o.n_depth + std::max(o.n_prompt, o.n_gen)), .kv_type = o.kv_type});
-    if (o.n_depth > 0) {  // the depth prompt, once, untimed: each test rewinds to it
-        session.eval(bench_tokens(o.n_depth, model.config().n_vocab));
+    if (o.n_parallel < 1) throw UsageError("--parallel: must be at least 1, got " + std::to_string(o.n_parallel));
+    const SessionOptions so{.n_ctx = std::max(1, o.n_depth + std::max(o.n_prompt, o.n_gen)), .kv_type = o.kv_type};
+    // tg with --parallel N: N sequences, each token's step one pass for all N (Session::eval_tokens).
+    std::vector<std::unique_ptr<Session>> owned;
+    std::vector<Session*> seqs;
+    for (int i = 0; i < o.n_parallel; ++i) {
+        owned.push_back(std::make_unique<Session>(model, so));
+        seqs.push_back(owned.back().get());
     }
+    Session& session = *seqs[0];
+    if (o.n_depth > 0) {  // the depth prompt, once, untimed: each test rewinds to it
+        for (Session* q : seqs) q->eval(bench_tokens(o.n_depth, model.config().n_vocab));
+    }
+    // Seconds for one generation run of every sequence together (aggregate: N tokens a step).
+    auto time_tg_all = [&](Session&, const std::vector<TokenId>& ids, int depth) {
+        for (Session* q : seqs) back_to(*q, depth);
+        std::vector<TokenId> step(seqs.size());
+        const auto t0 = Clock::now();
+        for (TokenId id : ids) {
+            std::fill(step.begin(), step.end(), id);
+            Session::eval_tokens(seqs, step);
+        }
+        return seconds_since(t0);
+    };
     BenchResult r;
     struct Test {
         const char* name;
         int n;
         double BenchResult::*wall;
         double BenchResult::*cpu;
-        double (*run)(Session&, const std::vector<TokenId>&, int);
+        std::function<double(Session&, const std::vector<TokenId>&, int)> run;
+        int per_step = 1;  // tokens a step: the sequences generating together
     };
-    const Test tests[] = {{"pp", o.n_prompt, &BenchResult::pp_tok_s, &BenchResult::pp_tok_s_cpu, time_pp},
-                          {"tg", o.n_gen, &BenchResult::tg_tok_s, &BenchResult::tg_tok_s_cpu, time_tg}};
+    const Test tests[] = {{"pp", o.n_prompt, &BenchResult::pp_tok_s, &BenchResult::pp_tok_s_cpu, time_pp, 1},
+                          {"tg", o.n_gen, &BenchResult::tg_tok_s, &BenchResult::tg_tok_s_cpu,
+                           o.n_parallel > 1 ? decltype(Test::run)(time_tg_all) : decltype(Test::run)(time_tg), o.n_parallel}};
     const auto reads = model.weights().token_reads();
     for (const auto& m : reads) r.token_bytes += double(m.size());
     std::vector<double> read_rates, shares;
     for (const Test& t : tests) {
         if (t.n <= 0) continue;
-        const bool gauge = o.bandwidth && t.run == time_tg && r.token_bytes > 0;
+        const bool gauge = o.bandwidth && std::string_view(t.name) == "tg" && o.n_parallel == 1 && r.token_bytes > 0;
         const std::vector<TokenId> ids = bench_tokens(t.n, model.config().n_vocab);
         t.run(session, ids, o.n_depth);  // warm-up: pages in the weights, sizes the buffers
         std::vector<double> rates, cpu_rates;
@@ -113,8 +138,8 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
             }
             const double cpu0 = cpu_seconds();
             const double s = t.run(session, ids, o.n_depth);
-            rates.push_back(t.n / s);
-            cpu_rates.push_back(t.n / ((cpu_seconds() - cpu0) / std::max(1, threads)));
+            rates.push_back(double(t.n) * t.per_step / s);
+            cpu_rates.push_back(double(t.n) * t.per_step / ((cpu_seconds() - cpu0) / std::max(1, threads)));
             char buf[160];
             int len = std::snprintf(buf, sizeof buf, "%s%d rep %d/%d: %.1f tok/s (%.1f by CPU time)", t.name, t.n,
                                     rep + 1, o.reps, rates.back(), cpu_rates.back());
@@ -128,7 +153,7 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
         r.*t.wall = median(rates);
         r.*t.cpu = median(cpu_rates);
     }
-    r.tg_weights_gb_s = r.tg_tok_s * r.token_bytes / 1e9;
+    r.tg_weights_gb_s = r.tg_tok_s / o.n_parallel * r.token_bytes / 1e9;
     if (!read_rates.empty()) {
         r.read_gb_s = median(read_rates);
         r.tg_read_share = median(shares);

@@ -17,6 +17,7 @@ struct BenchOptions {
     int reps = 5;        // timed repetitions of each test, after one untimed warm-up
     int n_depth = 0;     // positions already in the cache when each test starts (llama-bench's -d)
     KvType kv_type = KvType::f32;  // the KV cache's type (--kv-type)
+    int n_parallel = 1;  // --parallel N: tg runs N sequences together and reports their aggregate rate
     // Before each generation repetition, also time three reads of the same weights at full speed
     // (read_all: each thread one long stream); the fastest is the yardstick for generation's share.
     bool bandwidth = false;

@@ -21,11 +21,14 @@ void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T)
     if (tokens.size() < size_t(T)) tokens.resize(size_t(T));
     for (int t = 0; t < T; ++t) quantize_activations(x + size_t(t) * size_t(n_in), n_in, tokens[size_t(t)], activation_block(W.dtype));
     const QuantizedActivations* xs = tokens.data();  // the caller's (a worker's `tokens` is its own)
-    const int64_t groups = (n_out + 15) / 16;
+    // Groups of whole 16-row blocks (Q4_K's regrouping), about 32 KiB of weights each, so that the
+    // tokens after the first read them from L1/L2.
+    const int64_t rows = std::max<int64_t>(16, int64_t{32768} / std::max<int64_t>(1, int64_t(dtype_bytes(W.dtype, uint64_t(n_in)))) / 16 * 16);
+    const int64_t groups = (n_out + rows - 1) / rows;
     std::atomic<int64_t> next{0};
     thread_pool().run([&](int, int) {
         for (int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < groups;) {
-            const int64_t r0 = 16 * g, r1 = std::min(n_out, r0 + 16);
+            const int64_t r0 = rows * g, r1 = std::min(n_out, r0 + rows);
             for (int t = 0; t < T; ++t) dot_rows(out + size_t(t) * size_t(n_out), W, xs[t], r0, r1);
         }
     });
