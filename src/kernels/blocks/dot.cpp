@@ -163,6 +163,54 @@ void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const Qu
     for (int r = 0; r < R; ++r) out[r] = avx512::hsum16(acc[r]);
 }
 
+// One row against up to four tokens' activations: each pair of weight blocks is loaded and
+// unpacked once, then every token's lanes take exactly pair_vnni's operations (the same bits as
+// dot_rows_vnni<D, 1> on that token alone).
+template <DType D, int N>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
+void dot_row_tokens_vnni(float* out, int64_t out_stride, const std::byte* row, const QuantizedActivations* xs, size_t ahead) {
+    const int64_t nb = xs[0].n / kQK;
+    constexpr int64_t pair_bytes = 2 * kBlockBytes<D>;
+    __m512 acc[N];
+    for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t c = 0; 2 * c < nb; ++c) {
+        const bool pair = 2 * c + 1 < nb;
+        const std::byte* blk = row + c * pair_bytes;
+        if (ahead) {  // the rows to come, from memory while this one is computed (a no-op past the end)
+            avx512::prefetch(blk + ahead);
+            if constexpr (pair_bytes > 64) avx512::prefetch(blk + ahead + 64);
+        }
+        __m512i u;
+        if constexpr (D == DType::Q8_0) {
+            const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+            const __m256i w1 = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : _mm256_setzero_si256();
+            const __m512i w = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(w0), w1, 1);
+            u = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
+        } else {
+            const __m128i n0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+            const __m128i n1 = pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 20)) : _mm_setzero_si128();
+            const __m256i nn0 = _mm256_inserti128_si256(_mm256_castsi128_si256(n0), n0, 1);
+            const __m256i nn1 = _mm256_inserti128_si256(_mm256_castsi128_si256(n1), n1, 1);
+            __m512i z = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(nn0), nn1, 1);
+            z = _mm512_mask_srli_epi16(z, 0xFF00FF00, z, 4);
+            u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+        }
+        const __m128i h0 = _mm_set1_epi16(static_cast<short>(load_u16(blk)));
+        const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + kBlockBytes<D>)) : 0);
+        const __m512 dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+        for (int t = 0; t < N; ++t) {
+            const QuantizedActivations& x = xs[t];
+            const int32_t* bias_k = D == DType::Q8_0 ? x.bias_q8_0.data() : x.bias_q4_0.data();
+            const __m512i xq = _mm512_loadu_si512(x.q.data() + c * kPair);
+            const __m512i bias = _mm512_loadu_si512(bias_k + c * 16);
+            const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
+            const __m512i isum = _mm512_dpbusd_epi32(bias, u, xq);
+            acc[t] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(dw, dx), acc[t]);
+        }
+    }
+    for (int t = 0; t < N; ++t) out[t * out_stride] = avx512::hsum16(acc[t]);
+}
+
 template <DType D>
 void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(D, uint64_t(W.cols));
@@ -288,6 +336,32 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
         out.bias_q4_0[size_t(g)] = -8 * s;
         out.sum4[size_t(g)] = s;
         out.d_lanes[size_t(g)] = out.d[size_t(g / 8)];  // group g of 4 lies in block g / 8
+    }
+}
+
+void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                     int64_t r1) {
+    const bool shared = (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0) && quant_dot_fast_available();
+    if (!shared) {
+        for (int t = 0; t < T; ++t) dot_rows(out + t * out_stride, W, xs[t], r0, r1);
+        return;
+    }
+    if (W.layout != Layout::Linear || r0 < 0 || r1 > W.rows)
+        throw std::invalid_argument("dot_rows_tokens: W must be Linear, and rows within it");
+    for (int t = 0; t < T; ++t)
+        if (xs[t].n != W.cols || xs[t].block != kQK)
+            throw std::invalid_argument("dot_rows_tokens: x must have W's columns in blocks of 32");
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    for (int64_t r = r0; r < r1; ++r) {
+        const std::byte* row = W.data + size_t(r) * row_bytes;
+        const size_t ahead = 2 * row_bytes;  // only the first pass over the row reads memory
+        int t = 0;
+        for (; t + 4 <= T; t += 4)
+            W.dtype == DType::Q8_0 ? dot_row_tokens_vnni<DType::Q8_0, 4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0)
+                                   : dot_row_tokens_vnni<DType::Q4_0, 4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0);
+        for (; t < T; ++t)
+            W.dtype == DType::Q8_0 ? dot_row_tokens_vnni<DType::Q8_0, 1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0)
+                                   : dot_row_tokens_vnni<DType::Q4_0, 1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0);
     }
 }
 

@@ -29,7 +29,7 @@ void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T)
     thread_pool().run([&](int, int) {
         for (int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < groups;) {
             const int64_t r0 = rows * g, r1 = std::min(n_out, r0 + rows);
-            for (int t = 0; t < T; ++t) dot_rows(out + size_t(t) * size_t(n_out), W, xs[t], r0, r1);
+            dot_rows_tokens(out, n_out, W, xs, T, r0, r1);
         }
     });
 }
