@@ -148,7 +148,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
         rmsnorm(b.q, b.q, w.attn_q_norm.data, T * H, D, c.norm_eps);
         rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
     }
-    if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
+    if (c.rotates(l)) {  // rotate queries and the new keys by their positions (SmolLM3's NoPE layers: not)
         const float* inv_freq = s.model.rope_inv_freq(l, s.n_ctx);
         const float mscale = s.model.rope_mscale(l);
         rotate(b.q, T, H, c, P, inv_freq, mscale);
