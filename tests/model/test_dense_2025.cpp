@@ -329,3 +329,39 @@ TEST_CASE("dense 2025: the README's model table names every family of the archit
         for (const char* type : t.hf_types) CHECK_THAT(hf_row, Catch::Contains("`" + std::string(type) + "`"));
     }
 }
+
+TEST_CASE("dense 2025: what a GGUF cannot carry is refused by convert, naming it; partial rotary elsewhere is refused", "[dense2025][convert]") {
+    // SmolLM3 with NoPE on layer 2 instead of 3: llama.cpp fixes every 4th layer.
+    fs::path hf = fresh_hf("nope-pattern");
+    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(dir_of("smollm3") + "/hf/" + f, hf / f);
+    copy_all(data_dir() + "/convert/smollm3", hf);
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["no_rope_layers"] = {1, 1, 0, 1};
+    std::ofstream(hf / "config.json") << c.dump();
+    RunResult r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("no_rope_layers other than every 4th layer cannot be stored in GGUF"));
+    CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
+    CHECK_NOTHROW(Model::load(hf, LoadOptions{.tokenizer = false}));  // the directory itself runs as HF says
+    fs::remove_all(hf.parent_path());
+    // Gemma 3 with another sliding pattern (every 3rd layer global).
+    hf = fresh_hf("gemma3-pattern");
+    copy_all(data_dir() + "/models/gemma3/hf", hf);
+    copy_all(data_dir() + "/convert/gemma2", hf);
+    c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["sliding_window_pattern"] = 3;
+    std::ofstream(hf / "config.json") << c.dump();
+    r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("a sliding pattern other than 5 sliding layers : 1 global cannot be stored in GGUF"));
+    fs::remove_all(hf.parent_path());
+    // partial_rotary_factor on a family that has none
+    const fs::path llama = hf_with("smollm3", "partial", [](nlohmann::json& j) {
+        j["model_type"] = "llama";
+        j.erase("no_rope_layers");
+        j.erase("no_rope_layer_interval");
+        j["partial_rotary_factor"] = 0.5;
+    });
+    CHECK_THROWS_WITH(Model::load(llama, LoadOptions{.tokenizer = false}), Catch::Contains("partial_rotary_factor != 1 (partial rotary embedding) is not supported for llama"));
+    fs::remove_all(llama);
+}
