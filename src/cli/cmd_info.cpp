@@ -53,9 +53,11 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
         case RopeScaling::longrope:
             n.push_back("rope scaling longrope (original context " + std::to_string(c.rope_original_ctx) + ", attention factor " +
                         num(c.rope_mscale) + "): " +
-                        (n_ctx > c.rope_original_ctx ? "long factors, the context in use " + std::to_string(n_ctx) + " exceeds it"
-                                                     : "short factors (the long ones are ignored: the context in use " +
-                                                           std::to_string(n_ctx) + " does not exceed it; -c chooses)"));
+                        (c.longrope_long(n_ctx) ? "long factors, the context in use " + std::to_string(n_ctx) +
+                                                      " exceeds it (padded to a multiple of 256, as llama.cpp compares)"
+                                                : "short factors (the long ones are ignored: the context in use " +
+                                                      std::to_string(n_ctx) + ", padded to a multiple of 256 as llama.cpp does, "
+                                                      "does not exceed it; -c chooses)"));
             break;
         default:
             n.push_back("rope scaling " + std::string(rope_scaling_name(c.rope_scaling)) + " (factor " + num(c.rope_factor) + ")" + layers_note);
@@ -64,6 +66,12 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
         n.push_back("sliding layers rotate with their own base " + num(c.rope_local_theta) + " (unscaled), the others with " + num(c.rope_theta));
     if (c.n_rot > 0 && c.n_rot < c.head_dim)
         n.push_back("partial rotary: " + std::to_string(c.n_rot) + " of " + std::to_string(c.head_dim) + " dimensions per head");
+    if (!c.no_rope_layers.empty()) {
+        std::string layers;
+        for (int l = 0; l < c.n_layer; ++l)
+            if (!c.rotates(l)) layers += (layers.empty() ? "" : ",") + std::to_string(l);
+        n.push_back("no rope (NoPE) on layers " + layers);
+    }
     if (c.parallel_residual) n.push_back("parallel residual: x + attn(ln1(x)) + mlp(ln2(x))");
     if (c.sliding_window > 0) {
         std::string layers;

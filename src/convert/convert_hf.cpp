@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -85,6 +86,13 @@ OutTensor make_out(const std::string& name, DType type, const Source& s) {
         return o;
     }
     auto map = s.row_map;
+    if (s.chunk > 0) {  // one row, its chunks moved
+        const int64_t chunk = s.chunk;
+        o.row = [t, cols, esize, map, chunk](int64_t, float* dst) {
+            for (int64_t i = 0; i < cols / chunk; ++i) to_float(dst + i * chunk, t->dtype, t->data + size_t(map(i) * chunk) * esize, chunk);
+        };
+        return o;
+    }
     const bool plus_one = s.plus_one;
     o.row = [t, cols, esize, map, plus_one](int64_t r, float* dst) {
         const int64_t src = map ? map(r) : r;
@@ -184,8 +192,8 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     if (!config.is_object()) bad_config(dir, "is not a JSON object");
     const std::string model_type = config.value("model_type", json()).is_string() ? config["model_type"].get<std::string>() : "";
     const ArchTraits* traits = find_hf_arch(model_type);
-    // A family converts when it has a converter hook (families.cpp says why Gemma 3 and GPT-NeoX
-    // do not); Gemma 3's multimodal checkpoint (model_type gemma3) is refused with its text model.
+    // A family converts when it has a converter hook; Gemma 3's multimodal checkpoint (model_type
+    // gemma3) is refused with its text model.
     const ConverterHook* hook = traits ? converter_hook(traits->arch) : nullptr;
     if (!hook) {
         std::string names;
@@ -198,6 +206,9 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     if (!fs::is_regular_file(weights)) weights = dir / "model.safetensors.index.json";
     if (!fs::is_regular_file(weights)) throw ModelError(dir.string() + ": no model.safetensors or model.safetensors.index.json");
     const ModelFile st = read_safetensors(weights);
+    // Gemma3Model cuts the embedding to tokenizer.json's count when there is no tokenizer.model.
+    if (traits->arch == Arch::gemma3 && !fs::is_regular_file(dir / "tokenizer.model"))
+        throw ModelError(dir.string() + ": journey converts Gemma 3 with its tokenizer.model (none here)");
 
     const std::string arch = traits->name;
     const bool quantized = dtype_block(target.base) > 1;
@@ -210,14 +221,17 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     const json rope = config.contains("rope_scaling") && config["rope_scaling"].is_object() ? config["rope_scaling"] : json::object();
     const json rope_type_value = rope.value("rope_type", rope.value("type", json("")));
     const std::string rope_type = rope_type_value.is_string() ? rope_type_value.get<std::string>() : "";
-    if (!rope_type.empty() && rope_type != "llama3" && rope_type != "default" && rope_type != "yarn")
+    if (!rope_type.empty() && rope_type != "llama3" && rope_type != "default" && rope_type != "yarn" && rope_type != "linear" &&
+        rope_type != "longrope" && rope_type != "su")
         bad_config(dir, "rope_scaling type '" + excerpt(rope_type, 30) + "' is not one journey converts");
     // The values, as the runtime reads the directory.
     const ModelConfig c = config_from_hf(config, (dir / "config.json").string());
     const HfModel hf{dir, weights, config, c, dense_ftype};
     // What the rope_scaling check above cannot see (transformers 5's rope_parameters).
+    // Linear: TextModel's keys (the hooks that write them); longrope: Phi3MiniModel's factor tensors.
     if (c.rope_scaling != RopeScaling::none && c.rope_scaling != RopeScaling::yarn &&
-        !(c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama))
+        !(c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama) && !(c.rope_scaling == RopeScaling::linear && hook->linear) &&
+        !(c.rope_scaling == RopeScaling::longrope && c.arch == Arch::phi3))
         bad_config(dir, "rope scaling '" + std::string(rope_scaling_name(c.rope_scaling)) + "' is not one journey converts for " + arch);
     if (c.rope_scaling == RopeScaling::yarn) {
         if (!hook->yarn) bad_config(dir, "rope_scaling type 'yarn' is not one journey converts for " + arch);
@@ -248,17 +262,50 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         tensors.push_back(std::move(o));
     };
     ExpertConverter experts(c, *traits, weights, dense, add);
+    // SmolLM3: llama.cpp has no key for its NoPE layers and skips rope on every 4th (its step).
+    if (c.arch == Arch::smollm3)
+        for (int l = 0; l < c.n_layer; ++l)
+            if (c.rotates(l) != ((l + 1) % 4 != 0))
+                bad_config(dir, "no_rope_layers other than every 4th layer cannot be stored in GGUF (llama.cpp fixes that step)");
+    // Phi3MiniModel.generate_extra_tensors: the LongRoPE factors as tensors, before the others,
+    // and its attention factor from the context ratio (not rope_scaling's attention_factor).
+    std::optional<float> longrope_attn_factor;
+    if (c.rope_scaling == RopeScaling::longrope && !c.rope_long_factors.empty()) {
+        const double scale = double(c.n_ctx) / c.rope_original_ctx;
+        longrope_attn_factor = float(scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(double(c.rope_original_ctx))) : 1.0);
+        for (const auto& [t, v] : {std::pair{Tensor::rope_factors_long, &c.rope_long_factors},
+                                   std::pair{Tensor::rope_factors_short, &c.rope_short_factors}}) {
+            auto data = std::make_shared<std::vector<float>>(*v);
+            OutTensor o{gguf_tensor_name(t), {int64_t(data->size())}, DType::F32, nullptr, {}};
+            o.row = [data](int64_t, float* dst) { std::copy(data->begin(), data->end(), dst); };
+            add(std::move(o));
+        }
+    }
     if (c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama) {
         auto data = std::make_shared<std::vector<float>>(llama3_rope_factors(c));
         OutTensor o{gguf_tensor_name(Tensor::rope_freqs), {int64_t(data->size())}, DType::F32, nullptr, {}};
         o.row = [data](int64_t, float* dst) { std::copy(data->begin(), data->end(), dst); };
         add(std::move(o));
     }
+    // A tied checkpoint storing the shared matrix as lm_head.weight only: written as the token
+    // embedding, the file llama.cpp's converter makes of the checkpoint that stores it so.
+    const HfName* hf_embd = nullptr;
+    for (const HfName& n : traits->hf_names)
+        if (n.tensor == Tensor::tok_embd) hf_embd = &n;
+    bool has_embd = false, has_output = false;
+    for (const auto& [hf_name, t] : st.tensors) {
+        const std::string name = hf_name.starts_with(hf_optional_prefix) ? hf_name.substr(hf_optional_prefix.size()) : hf_name;
+        const Match m = match_hf(*traits, name);
+        has_embd = has_embd || (m.hf && m.hf->tensor == Tensor::tok_embd);
+        has_output = has_output || (m.hf && m.hf->tensor == Tensor::output);
+    }
+    const bool lm_head_only = c.tied_output && !has_embd && has_output && hf_embd;
     for (const auto& [hf_name, t] : st.tensors) {
         std::string name = hf_name;
         if (name.starts_with(hf_optional_prefix)) name = name.substr(hf_optional_prefix.size());
         if (hf_tensor_ignorable(name)) continue;
         Match m = match_hf(*traits, name);
+        if (lm_head_only && m.hf && m.hf->tensor == Tensor::output) m.hf = hf_embd;
         if (m.hf && m.hf->tensor != Tensor::output &&
             std::find(traits->tensors.begin(), traits->tensors.end(), m.hf->tensor) == traits->tensors.end())
             m = {};  // a tensor this family's block does not read (e.g. a Llama q bias): refused below
@@ -296,12 +343,13 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     // ---- metadata ------------------------------------------------------------------------------
     GgufWriter w;
     w.set_str("general.architecture", arch);
+    KeyWriter keys(w, arch);
+    if (longrope_attn_factor) keys.f32(Key::rope_scaling_attn_factor, *longrope_attn_factor);
     w.set_str("general.type", "model");
     write_sampling(w, dir);
     const std::string label = expert_tensors > 0 ? std::to_string(expert_sum / expert_tensors) + "x" + size_label(shared_params + expert_params)
                                                  : size_label(total_params);
     write_naming(w, dir, config, total_params, label);
-    KeyWriter keys(w, arch);
     hook->set_gguf_parameters(keys, hf);
     w.set_u32("general.quantization_version", 2);
     convert_vocab(w, dir, model_type, config);

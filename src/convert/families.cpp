@@ -1,8 +1,6 @@
 // The converter hooks of the families journey converts (families.h): each writes its "<arch>."
-// keys in the order llama.cpp's converter class for it does. Gemma 3 and GPT-NeoX run from their
-// directories but have no hook: their GGUF keys (Gemma 3's sliding layers, local rope base and
-// scaling; GPT-NeoX's partial rotary and residual) are not written, and a file without them would
-// compute something else.
+// keys in the order llama.cpp's converter class for it does. What a GGUF cannot say (a sliding
+// pattern or NoPE step other than llama.cpp's fixed one) is refused.
 #include "families.h"
 
 #include "journey/errors.h"
@@ -30,10 +28,12 @@ void gpt2_keys(KeyWriter& w, const HfModel& hf) {
     w.file_type(hf.file_type);
 }
 
-// Phi3MiniModel.set_gguf_parameters (without LongRoPE's factor tensors, which journey refuses)
+// Phi3MiniModel.set_gguf_parameters (LongRoPE's factor tensors and attention factor: convert_hf.cpp,
+// which writes them first, as the converter's generate_extra_tensors runs before these keys)
 void phi3_keys(KeyWriter& w, const HfModel& hf) {
     const ModelConfig& c = hf.config;
-    if (c.rope_scaling != RopeScaling::none) hf.refuse("Phi-3 rope_scaling (LongRoPE) is not converted by journey");
+    if (c.rope_scaling != RopeScaling::none && c.rope_scaling != RopeScaling::longrope)
+        hf.refuse("Phi-3 rope scaling '" + std::string(rope_scaling_name(c.rope_scaling)) + "' is not converted by journey");
     w.field(K::context_length, c);
     w.u32(K::rope_scaling_original_context_length,
           hf.has_integer("original_max_position_embeddings") ? hf.json["original_max_position_embeddings"].get<int64_t>() : c.n_ctx);
@@ -65,6 +65,10 @@ void text_model_keys(KeyWriter& w, const HfModel& hf) {
     for (Key k : {K::block_count, K::context_length, K::embedding_length, K::feed_forward_length, K::head_count})
         w.field(k, c);
     if (hf.has("num_key_value_heads")) w.field(K::head_count_kv, c);
+    if (c.rope_scaling == RopeScaling::linear) {
+        w.writer().set_str(key_of(w.arch(), K::rope_scaling_type), "linear");
+        w.field(K::rope_scaling_factor, c);
+    }
     if (c.rope_scaling == RopeScaling::yarn) {  // as the config gives them
         const nlohmann::json& r = hf.json.contains("rope_parameters") ? hf.json["rope_parameters"] : hf.json["rope_scaling"];
         w.writer().set_str(key_of(w.arch(), K::rope_scaling_type), "yarn");
@@ -120,17 +124,90 @@ void llama_permute_qk(Tensor t, const std::string& hf_name, const HfModel& hf, S
     };
 }
 
+// ---- issue 36: the families journey ran but did not convert
+// Gemma3Model.set_gguf_parameters: TextModel's keys for what config.json gives, then Gemma 3's
+// own (overwritten in place, or appended when TextModel did not write them).
+void gemma3_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    const nlohmann::json& rp = hf.json.contains("rope_parameters") ? hf.json["rope_parameters"] : hf.json.value("rope_scaling", nlohmann::json());
+    if (hf.has("rope_parameters") || (rp.is_object() && (rp.contains("full_attention") || rp.contains("sliding_attention"))))
+        hf.refuse("Gemma 3 with rope_parameters is not converted by journey (its config.json as transformers 4 writes it is)");
+    if (!(c.final_softcap == 0.0f || hf.has_number("final_logit_softcapping")))
+        hf.refuse("final_logit_softcapping is not converted by journey without the key");
+    // llama.cpp's gemma3 slides every layer but each 6th (no key for another pattern).
+    for (int l = 0; l < c.n_layer; ++l)
+        if ((c.window_of(l) > 0) != (l % 6 < 5)) hf.refuse("a sliding pattern other than 5 sliding layers : 1 global cannot be stored in GGUF (llama.cpp fixes it)");
+    w.field(K::block_count, c);
+    if (hf.has("max_position_embeddings")) w.field(K::context_length, c);
+    if (hf.has("hidden_size")) w.field(K::embedding_length, c);
+    if (hf.has("intermediate_size")) w.field(K::feed_forward_length, c);
+    if (hf.has("num_attention_heads")) w.field(K::head_count, c);
+    if (hf.has("num_key_value_heads")) w.field(K::head_count_kv, c);
+    if (c.rope_scaling == RopeScaling::linear) {
+        w.writer().set_str(key_of(w.arch(), K::rope_scaling_type), "linear");
+        w.field(K::rope_scaling_factor, c);
+    } else if (c.rope_scaling != RopeScaling::none) {
+        hf.refuse("Gemma 3 rope scaling '" + std::string(rope_scaling_name(c.rope_scaling)) + "' is not converted by journey");
+    }
+    if (hf.has_number("rope_theta")) w.field(K::rope_freq_base, c);
+    if (hf.has_number("rope_local_base_freq")) w.field(K::rope_freq_base_swa, c);
+    if (hf.has("rms_norm_eps")) w.field(K::layer_norm_rms_epsilon, c);
+    if (hf.has("head_dim")) {
+        w.field(K::key_length, c);
+        w.field(K::value_length, c);
+    }
+    w.file_type(hf.file_type);
+    for (Key k : {K::context_length, K::head_count, K::layer_norm_rms_epsilon, K::key_length, K::value_length, K::rope_freq_base})
+        w.field(k, c);
+    if (c.final_softcap != 0.0f) w.field(K::final_logit_softcapping, c);
+    if (!(hf.has_integer("sliding_window_pattern") && hf.json["sliding_window_pattern"].get<int64_t>() == 1)) w.field(K::sliding_window, c);
+    w.field(K::head_count_kv, c);
+}
+
+// GPTNeoXModel.set_gguf_parameters: its own keys only (no file type, no rope base).
+void gptneox_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    if (c.rope_theta != 10000.0f) hf.refuse("rotary_emb_base other than 10000 cannot be stored by llama.cpp's GPT-NeoX converter");
+    if (c.rope_scaling != RopeScaling::none) hf.refuse("GPT-NeoX rope scaling is not converted by journey");
+    if (!hf.has_number("rotary_pct")) hf.refuse("GPT-NeoX without rotary_pct is not converted by journey (llama.cpp's converter reads that key)");
+    for (Key k : {K::context_length, K::embedding_length, K::block_count, K::feed_forward_length}) w.field(k, c);
+    w.u32(K::rope_dimension_count, c.rot_dims());
+    w.field(K::head_count, c);
+    w.writer().set_bool(key_of(w.arch(), K::use_parallel_residual), c.parallel_residual);
+    w.field(K::layer_norm_epsilon, c);
+}
+
+// GPTNeoXModel.modify_tensors: the fused query_key_value from per head [q_h | k_h | v_h] to [q | k | v].
+void gptneox_qkv(Tensor t, const std::string&, const HfModel& hf, Source& s) {
+    if (t != Tensor::attn_qkv && t != Tensor::attn_qkv_b) return;
+    const int64_t H = hf.config.n_head, D = hf.config.head_dim;
+    if (t == Tensor::attn_qkv) {
+        s.row_map = [H, D](int64_t r) {  // output row r: part r / (H D) of head (r % (H D)) / D
+            const int64_t part = r / (H * D), h = (r % (H * D)) / D, d = r % D;
+            return h * 3 * D + part * D + d;
+        };
+    } else {
+        s.chunk = D;
+        s.row_map = [H](int64_t i) { return (i % H) * 3 + i / H; };  // output chunk (part, head) <- source (head, part)
+    }
+}
+// ---- end of issue 36's hooks
+
 void gemma2_vocab(GgufWriter& w) { w.set_bool("tokenizer.ggml.add_space_prefix", false); }  // Gemma2Model.set_vocab
 
 const ConverterHook hooks[] = {
     {Arch::gpt2, gpt2_keys},
-    {Arch::llama, llama_keys, llama_permute_qk},
-    {Arch::qwen2, text_model_keys},
-    {Arch::qwen3, text_model_keys},
+    {Arch::llama, llama_keys, llama_permute_qk, nullptr, false, true},
+    {Arch::qwen2, text_model_keys, nullptr, nullptr, false, true},
+    {Arch::qwen3, text_model_keys, nullptr, nullptr, false, true},
     {Arch::phi3, phi3_keys},
     {Arch::gemma2, gemma2_keys, nullptr, gemma2_vocab},
     {Arch::qwen3moe, qwen3moe_keys, nullptr, nullptr, true},
     {Arch::gpt_oss, gpt_oss_keys, nullptr, nullptr, true},
+    {Arch::gemma3, gemma3_keys, nullptr, gemma2_vocab, false, true},
+    {Arch::gptneox, gptneox_keys, gptneox_qkv},
+    // issue 36: SmolLM3Model is LlamaModel (llama.cpp hard-codes its NoPE step: convert_hf.cpp checks it)
+    {Arch::smollm3, llama_keys, llama_permute_qk, nullptr, false, true},
 };
 
 }  // namespace

@@ -58,6 +58,9 @@ struct Source {
     bool transpose = false;                      // HF [in, out] (GPT-2's Conv1D) -> [out, in]
     std::function<int64_t(int64_t)> row_map;     // output row -> source row
     bool plus_one = false;
+    // > 0: a 1-D tensor read in chunks of this many values, output chunk i from source chunk
+    // row_map(i) (GPT-NeoX's per-head qkv bias).
+    int64_t chunk = 0;
     std::vector<int64_t> shape;                  // output shape
 };
 
@@ -70,6 +73,8 @@ struct ConverterHook {
     void (*set_vocab_extra)(GgufWriter& w) = nullptr;
     // The hook writes YaRN rope scaling (TextModel.set_gguf_parameters' rope keys).
     bool yarn = false;
+    // The hook writes linear rope scaling (TextModel.set_gguf_parameters' rope keys).
+    bool linear = false;
 };
 
 // The hook of a family, or nullptr when journey does not convert it.

@@ -178,6 +178,11 @@ const HfName gpt_oss_hf[] = {
 const MoeTraits gpt_oss_moe = {MoeGating::topk_softmax, false, nullptr};
 // ---- end of the mixture-of-experts families ----
 
+// ---- The dense families of issue 36 ----
+// SmolLM3: Llama's block and names, with no rope on every 4th layer (NoPE; config.cpp reads which).
+const char* const smollm3_types[] = {"smollm3"};
+// ---- end of issue 36's families ----
+
 using NK = NormKind;
 using AK = ActivationKind;
 using PK = PositionKind;
@@ -195,6 +200,7 @@ const ArchTraits table[] = {
     {Arch::gptneox, "gptneox", gptneox_types, NK::layernorm, AK::gelu_erf,   PK::rope,    RP::half,        false, false, false, true,  gptneox_tensors, gptneox_hf},
     {Arch::qwen3moe, "qwen3moe", qwen3moe_types, NK::rmsnorm, AK::swiglu,   PK::rope,    RP::half,        false, false, false, false, qwen3moe_tensors, qwen3moe_hf, nullptr, &qwen3moe_moe},
     {Arch::gpt_oss, "gpt-oss", gpt_oss_types, NK::rmsnorm,   AK::swiglu_oai, PK::rope,    RP::half,        false, false, false, false, gpt_oss_gguf_tensors, gpt_oss_hf, nullptr, &gpt_oss_moe},
+    {Arch::smollm3, "smollm3", smollm3_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, true,  false, llama_tensors,   llama_hf},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under

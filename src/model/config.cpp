@@ -156,7 +156,7 @@ void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, con
             const std::string& k = it.key();
             if (k == "rope_type" || k == "type" || k == "rope_theta" || it->is_null()) continue;
             // transformers 5 keeps GPT-NeoX's rotary_pct here (read by gptneox_from_hf)
-            if (k == "partial_rotary_factor" && c.arch == Arch::gptneox) continue;
+            if (k == "partial_rotary_factor" && (c.arch == Arch::gptneox || c.arch == Arch::phi3)) continue;
             if (std::find(keys.begin(), keys.end(), k) == keys.end())
                 throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
         }
@@ -327,6 +327,42 @@ void read_moe(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, cons
 }
 // ---- end of mixture of experts
 
+// ---- issue 36's dense families
+// Phi-4-mini: partial_rotary_factor (transformers 5: in rope_parameters) rotates the first
+// int(head_dim * factor) dimensions of each head (HF's default rope init), NEOX-paired.
+void read_partial_rotary(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    const nlohmann::json* rp = present(j, "rope_parameters") && j["rope_parameters"].is_object() ? &j["rope_parameters"] : nullptr;
+    const float pct = rp && present(*rp, "partial_rotary_factor") ? get_float(*rp, "partial_rotary_factor", 1.0f, source)
+                                                                 : get_float(j, "partial_rotary_factor", 1.0f, source);
+    if (pct == 1.0f) return;
+    if (c.arch != Arch::phi3)
+        throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported for " + std::string(arch_name(c.arch)));
+    if (!(pct > 0.0f && pct < 1.0f)) throw ModelError(source + ": partial_rotary_factor must be in (0, 1]");
+    c.n_rot = static_cast<int>(float(c.head_dim) * pct);
+    if (c.n_rot % 2 != 0 || c.n_rot == 0)
+        throw ModelError(source + ": partial_rotary_factor gives " + std::to_string(c.n_rot) + " rotary dimensions (must be even and positive)");
+}
+
+// SmolLM3 (NoPE): no_rope_layers, one flag per layer (1 = rope, 0 = none), or, without it,
+// every no_rope_layer_interval-th layer (1-based; default 4) without rope, as SmolLM3Config derives it.
+void read_no_rope(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    c.no_rope_layers.assign(size_t(c.n_layer), false);
+    if (present(j, "no_rope_layers")) {
+        const auto& v = j["no_rope_layers"];
+        if (!v.is_array() || v.size() != size_t(c.n_layer))
+            throw ModelError(source + ": \"no_rope_layers\" must list one flag (0 or 1) per layer");
+        for (size_t l = 0; l < v.size(); ++l) {
+            if (!v[l].is_number_integer() || (v[l].get<int64_t>() != 0 && v[l].get<int64_t>() != 1))
+                throw ModelError(source + ": \"no_rope_layers\" must hold 0 (no rope) or 1 (rope)");
+            c.no_rope_layers[l] = v[l].get<int64_t>() == 0;
+        }
+        return;
+    }
+    const int interval = present(j, "no_rope_layer_interval") ? get_int(j, "no_rope_layer_interval", source) : 4;
+    for (int l = 0; l < c.n_layer; ++l) c.no_rope_layers[size_t(l)] = (l + 1) % interval == 0;
+}
+// ---- end of issue 36's families
+
 // Llama, Mistral, Qwen2/3, Phi-3, Gemma 2: the same key names for the shape.
 ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits& t, const std::string& source) {
     // The keys the checkpoint omits take transformers' defaults for the family (the row's data).
@@ -358,11 +394,13 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
     if (act != want) throw ModelError(source + ": " + act_key + " \"" + excerpt(act, 40) + "\" is not supported for " + t.name + " (only " + want + ")");
 
     // use_bidirectional_attention: Gemma 3 as an encoder (EmbeddingGemma), not causal.
-    for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention"})
+    for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention", "lm_head_bias"})
         if (json_value(j, key, false, source) && !(t.arch == Arch::gpt_oss && key == std::string("attention_bias")))  // gpt-oss: its row's biases
             throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
-    if (get_float(j, "partial_rotary_factor", 1.0f, source) != 1.0f)
-        throw ModelError(source + ": partial_rotary_factor != 1 (partial rotary embedding) is not supported");
+    read_partial_rotary(c, j, source);
+    if (t.arch == Arch::smollm3) read_no_rope(c, j, source);
+    for (const char* key : {"no_rope_layers", "no_rope_layer_interval"})
+        if (present(j, key) && t.arch != Arch::smollm3) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     if (t.arch == Arch::gemma2 || t.arch == Arch::gemma3) {
         c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
         // Gemma 2's default for it differs between transformers versions: not guessed.

@@ -199,12 +199,16 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     if (c.position == PositionKind::rope) {
         c.rope_pairing = traits->gguf_rope;
         c.rope_theta = k.number(Key::rope_freq_base, 10000.0f);
-        // GPT-NeoX rotates a part of each head (rotary_pct); the other families all of it.
         c.n_rot = k.integer(Key::rope_dimension_count, c.head_dim);
-        if (c.n_rot != c.head_dim && (c.arch != Arch::gptneox || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
+        // GPT-NeoX and Phi-3 (Phi-4-mini) rotate a part of each head; the other families all of it.
+        if (c.n_rot != c.head_dim && ((c.arch != Arch::gptneox && c.arch != Arch::phi3) || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
             k.fail(Key::rope_dimension_count, "differs from head_dim " + std::to_string(c.head_dim) +
                                                " (partial rotary embedding is not supported for " + arch + ")");
         read_rope_scaling(c, file, arch, k);
+        if (c.arch == Arch::smollm3) {  // llama.cpp: n_no_rope_layer_step 4, no key (layer il skips rope when (il+1) % 4 == 0)
+            c.no_rope_layers.assign(size_t(c.n_layer), false);
+            for (int l = 0; l < c.n_layer; ++l) c.no_rope_layers[size_t(l)] = (l + 1) % 4 == 0;
+        }
     }
     c.parallel_residual = k.flag(Key::use_parallel_residual, false);
     if (c.parallel_residual && c.arch != Arch::gptneox) k.fail(Key::use_parallel_residual, "is not supported for " + arch);

@@ -163,7 +163,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             std::memcpy(k_rows, k_new + t0 * KD, sizeof(float) * static_cast<size_t>(n * KD));
             std::memcpy(kv.v + P * KD, v_new + t0 * KD, sizeof(float) * static_cast<size_t>(n * KD));
         }
-        if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
+        if (c.rotates(l)) {  // rotate queries and the new keys by their positions (SmolLM3's NoPE layers: not)
             const float* inv_freq = s.model.rope_inv_freq(l, s.n_ctx);
             const float mscale = s.model.rope_mscale(l);
             rotate(q, n, H, c, P, inv_freq, mscale);

@@ -127,7 +127,7 @@ bool Model::local_rope(int layer) const {
 
 const float* Model::rope_inv_freq(int layer, int n_ctx) const {
     if (local_rope(layer)) return rope_inv_freq_local_.data();
-    if (!rope_inv_freq_long_.empty() && n_ctx > config_.rope_original_ctx) return rope_inv_freq_long_.data();
+    if (!rope_inv_freq_long_.empty() && config_.longrope_long(n_ctx)) return rope_inv_freq_long_.data();
     return rope_inv_freq_.data();
 }
 

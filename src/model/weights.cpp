@@ -321,10 +321,16 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
         throw ModelError(file.path.string() + ": the configuration says " + std::to_string(config.n_layer) +
                          " layers but the file holds only " + std::to_string(file.tensors.size()) + " tensors");
     w.layers.resize(static_cast<size_t>(config.n_layer));
+    // A tied Hugging Face checkpoint may store the shared matrix as lm_head.weight only
+    // (transformers ties either way): the embedding is then read from it.
+    const char* const out_hf = name_in(file, traits, Tensor::output).name;
+    const bool lm_head_only = file.format == "safetensors" && config.tied_output &&
+                              !b.find(name_in(file, traits, Tensor::tok_embd).name) && b.find(out_hf);
     for (Tensor t : traits.tensors) {
         if (expert_role_of(t)) continue;  // the experts: bind_experts, below
         const Role& role = role_of(t);
-        const auto [name, layout] = name_in(file, traits, t);
+        auto [name, layout] = name_in(file, traits, t);
+        if (t == Tensor::tok_embd && lm_head_only) name = out_hf;
         const bool norm = is_norm(t);
         const bool layer = std::holds_alternative<Matrix L::*>(role.field) || std::holds_alternative<Vector L::*>(role.field);
         if (!layer) {
@@ -336,8 +342,9 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     }
     if (traits.moe)  // mixture of experts: every layer's experts
         for (int l = 0; l < config.n_layer; ++l) b.bind_experts(w.layers[static_cast<size_t>(l)], l, traits);
-    const std::string out_name = name_in(file, traits, Tensor::output).name;
-    if (const TensorInfo* out = b.find(out_name)) w.output = b.matrix(*out, config.n_vocab, config.n_embd, Layout::Linear);
+    const std::string out_name = out_hf;
+    if (lm_head_only) w.output = w.tok_embd;
+    else if (const TensorInfo* out = b.find(out_name)) w.output = b.matrix(*out, config.n_vocab, config.n_embd, Layout::Linear);
     else if (config.tied_output) w.output = w.tok_embd;  // tied: logits = x · tok_embdᵀ
     else b.fail(out_name, "is missing (the config says the output is not tied to the token embedding)");
     // Llama 3's rope factors, as llama.cpp's converter stores them (HF: config.json's rope_scaling).

@@ -382,8 +382,8 @@ const HfPreSignature hf_pre_signatures[] = {
     {"smollm", {"\"Digits\"", "\"individual_digits\":true", "\"ByteLevel\""}, {}},
     {"llama-bpe", {"\\\\p{N}{1,3}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {}},
     {"qwen2", {"\\\\p{N}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen2", "qwen3", "qwen3_moe"}},
-    // o200k (gpt-oss's o200k_harmony): case-split words with their contractions, digits by three.
-    {"gpt-4o", {"\\\\p{Lu}\\\\p{Lt}\\\\p{Lm}\\\\p{Lo}\\\\p{M}", "'s|'S|'t|'T|'re|'rE|'Re|'RE", "\\\\p{N}{1,3}"}, {"gpt_oss"}},
+    // o200k (gpt-oss's o200k_harmony, Phi-4-mini's o200k_base): case-split words with their contractions, digits by three.
+    {"gpt-4o", {"\\\\p{Lu}\\\\p{Lt}\\\\p{Lm}\\\\p{Lo}\\\\p{M}", "'s|'S|'t|'T|'re|'rE|'Re|'RE", "\\\\p{N}{1,3}"}, {"gpt_oss", "phi3"}},
 };
 
 }  // namespace
@@ -391,7 +391,8 @@ const HfPreSignature hf_pre_signatures[] = {
 std::string gguf_pre_of_tokenizer_json(const json& tj, std::string_view family, const std::string& file) {
     const json pre = tj.value("pre_tokenizer", json());
     std::string found;
-    if (family == "gpt2" && pre.value("type", "") == "ByteLevel") found = "gpt-2";
+    // GPT-2's plain ByteLevel (also a GPT-NeoX/Pythia directory's: the same regex)
+    if ((family == "gpt2" || family == "gpt_neox") && pre.value("type", "") == "ByteLevel") found = "gpt-2";
     const std::string dump = pre.dump();
     for (const HfPreSignature& s : hf_pre_signatures) {
         if (!found.empty()) break;

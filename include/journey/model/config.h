@@ -52,6 +52,9 @@ struct ModelConfig {
     std::vector<float> rope_long_factors, rope_short_factors;  // longrope (HF config; GGUF: tensors), n_rot/2 each
     int n_rot = 0;                      // rotated dimensions of each head (GPT-NeoX: rotary_pct * head_dim); 0: head_dim
     float rope_local_theta = 0.0f;      // Gemma 3: the sliding layers' base (no scaling there); 0: one base for all
+    // SmolLM3 (NoPE): the layers that do not rotate at all (HF no_rope_layers' zeros; GGUF smollm3:
+    // every 4th, as llama.cpp hard-codes). Empty: every layer rotates.
+    std::vector<bool> no_rope_layers;
     bool parallel_residual = false;     // GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x))
     bool qkv_per_head = false;          // HF GPT-NeoX: the fused qkv output is [q_h | k_h | v_h] per head
     bool tied_output = true;  // logits use the token embedding when there is no separate lm_head
@@ -84,6 +87,12 @@ struct ModelConfig {
     }
 
     int rot_dims() const { return n_rot > 0 ? n_rot : head_dim; }
+    bool rotates(int layer) const {
+        return position == PositionKind::rope && !(static_cast<size_t>(layer) < no_rope_layers.size() && no_rope_layers[size_t(layer)]);
+    }
+    // longrope: the long factors apply, as llama.cpp chooses them: its context (n_ctx padded up to
+    // a multiple of 256) exceeds the original context.
+    bool longrope_long(int n_ctx) const { return (int64_t{n_ctx} + 255) / 256 * 256 > rope_original_ctx; }
 
     // Throws ModelError naming `source` when the numbers cannot describe a working model.
     void validate(const std::string& source) const;

@@ -1,0 +1,367 @@
+// The dense families of issue 36 against llama.cpp's own numbers (tests/data/models/<family>/
+// expect.json, llama.cpp v0.5.0 on the shared fixtures' GGUFs; tests/data/README.md):
+//   smollm3   - SmolLM3's NoPE: layer 3 of 4 does not rotate (HF no_rope_layers; GGUF: every 4th);
+//   phi4-mini - Phi-4-mini: partial rotary 0.75, LongRoPE short/long factors with its attention
+//               factor, GQA, tied embeddings, o200k vocabulary.
+// Both from the Hugging Face directory and from llama.cpp's converter GGUF, at llama.cpp's context
+// (n_ctx 256: prompt + 16 rounded up to 256), where Phi-4-mini's short factors apply.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "journey/chat/jinja/template.h"
+#include "journey/errors.h"
+#include "journey/model/model.h"
+#include "journey/model/session.h"
+#include "log_softmax.h"
+
+using namespace journey;
+using namespace journey::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string dir_of(const std::string& family) { return data_dir() + "/models/" + family; }
+std::string gguf_of(const std::string& family) { return dir_of(family) + "/" + family + "-F32.gguf"; }
+nlohmann::json expect_of(const std::string& family) {
+    return nlohmann::json::parse(std::ifstream(dir_of(family) + "/expect.json"));
+}
+
+// A copy of the family's HF directory with config.json edited by `edit`.
+template <class Edit>
+fs::path hf_with(const std::string& family, const std::string& tag, Edit edit) {
+    const fs::path dir = fs::temp_directory_path() / ("journey-dense-" + tag + "-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    fs::copy_file(dir_of(family) + "/hf/model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(dir_of(family) + "/hf/config.json"));
+    edit(c);
+    std::ofstream(dir / "config.json") << c.dump(2);
+    return dir;
+}
+
+struct Measured {
+    double worst_top20 = 0;
+    int greedy_equal = 0, greedy_total = 0;
+};
+
+// One case: llama.cpp's top-20 within tol (an id on one side only must be a near-tie with the
+// 20th), and its greedy tokens while its top-2 margin is above 1e-2.
+void check_case(const Model& m, const nlohmann::json& cs, double tol, Measured& got) {
+    const auto ids = cs["ids"].get<std::vector<TokenId>>();
+    INFO("case " << cs["name"].get<std::string>());
+    Session s(m, SessionOptions{.n_ctx = 256});  // llama.cpp's context for these cases
+    std::vector<double> lp = log_softmax(s.eval(ids));
+    std::vector<TokenId> theirs;
+    for (const auto& e : cs["top20"]) {
+        const TokenId id = e["id"];
+        theirs.push_back(id);
+        const double d = std::abs(lp[size_t(id)] - e["logprob"].get<double>());
+        got.worst_top20 = std::max(got.worst_top20, d);
+        INFO("id " << id);
+        CHECK(d <= tol);
+    }
+    std::vector<size_t> order(lp.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + 20, order.end(), [&](size_t a, size_t b) { return lp[a] > lp[b]; });
+    const double twentieth = cs["top20"].back()["logprob"];
+    for (size_t r = 0; r < 20; ++r)
+        if (std::find(theirs.begin(), theirs.end(), TokenId(order[r])) == theirs.end()) CHECK(std::abs(lp[order[r]] - twentieth) <= tol);
+    const auto greedy = cs["greedy16"].get<std::vector<TokenId>>();
+    const auto margins = cs["greedy16_margins"].get<std::vector<double>>();
+    for (size_t i = 0; i < greedy.size(); ++i) {
+        const TokenId next = TokenId(std::max_element(lp.begin(), lp.end()) - lp.begin());
+        ++got.greedy_total;
+        if (next != greedy[i]) {
+            INFO("greedy step " << i << ": journey " << next << ", llama.cpp " << greedy[i]);
+            CHECK(margins[i] < 1e-2);
+            break;
+        }
+        ++got.greedy_equal;
+        lp = log_softmax(s.eval(std::span(&next, 1)));
+    }
+}
+
+Measured check_model(const std::string& family, const std::string& path) {
+    INFO("model " << path);
+    const auto m = Model::load(path, LoadOptions{.tokenizer = false});
+    Measured got;
+    const nlohmann::json expect = expect_of(family);  // not a range-for over a temporary's member
+    for (const auto& cs : expect["cases"]) check_case(*m, cs, 1e-3, got);
+    if (std::getenv("JOURNEY_TEST_REPORT"))
+        std::fprintf(stderr, "%-10s %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", family.c_str(),
+                     path.ends_with(".gguf") ? "gguf" : "hf", got.worst_top20, got.greedy_equal, got.greedy_total);
+    return got;
+}
+
+// The logits of the 200-token case's prompt.
+std::vector<float> prompt_logits(const Model& m, int n_ctx) {
+    const auto ids = expect_of("phi4-mini")["cases"][1]["ids"].get<std::vector<TokenId>>();
+    Session s(m, SessionOptions{.n_ctx = n_ctx});
+    const auto l = s.eval(ids);
+    return {l.begin(), l.end()};
+}
+
+}  // namespace
+
+TEST_CASE("dense 2025: SmolLM3 and Phi-4-mini give llama.cpp's log-probabilities and greedy text, HF and GGUF", "[dense2025]") {
+    for (const std::string family : {"smollm3", "phi4-mini"}) {
+        check_model(family, dir_of(family) + "/hf");
+        check_model(family, gguf_of(family));
+    }
+}
+
+TEST_CASE("dense 2025: SmolLM3's NoPE layers, from no_rope_layers or from the interval, and refused when malformed", "[dense2025]") {
+    const auto m = Model::load(dir_of("smollm3") + "/hf", LoadOptions{.tokenizer = false});
+    const auto g = Model::load(gguf_of("smollm3"), LoadOptions{.tokenizer = false});
+    for (const Model* x : {m.get(), g.get()}) {
+        CHECK(x->config().rotates(0));
+        CHECK(x->config().rotates(2));
+        CHECK_FALSE(x->config().rotates(3));
+    }
+    const auto ids = expect_of("smollm3")["cases"][0]["ids"].get<std::vector<TokenId>>();
+    auto logits = [&](const Model& x) {
+        Session s(x);
+        const auto l = s.eval(ids);
+        return std::vector<float>(l.begin(), l.end());
+    };
+    // Without the list, SmolLM3Config derives it from no_rope_layer_interval (4): the same model.
+    const fs::path derived = hf_with("smollm3", "interval", [](nlohmann::json& c) { c.erase("no_rope_layers"); });
+    CHECK(logits(*Model::load(derived, LoadOptions{.tokenizer = false})) == logits(*m));
+    // Rope on every layer is another model (the NoPE layer matters).
+    const fs::path all = hf_with("smollm3", "all-rope", [](nlohmann::json& c) { c["no_rope_layers"] = {1, 1, 1, 1}; });
+    CHECK(logits(*Model::load(all, LoadOptions{.tokenizer = false})) != logits(*m));
+    const fs::path bad = hf_with("smollm3", "bad", [](nlohmann::json& c) { c["no_rope_layers"] = {1, 1, 0}; });
+    CHECK_THROWS_WITH(Model::load(bad, LoadOptions{.tokenizer = false}), Catch::Contains("no_rope_layers"));
+    // A key of SmolLM3's on another family is refused, not ignored.
+    const fs::path llama = hf_with("smollm3", "llama", [](nlohmann::json& c) { c["model_type"] = "llama"; });
+    CHECK_THROWS_WITH(Model::load(llama, LoadOptions{.tokenizer = false}), Catch::Contains("\"no_rope_layers\" is not supported for llama"));
+    for (const fs::path& p : {derived, all, bad, llama}) fs::remove_all(p);
+    const RunResult r = run_journey({"info", "-m", gguf_of("smollm3"), "--json"});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(nlohmann::json::parse(r.out)["notes"].dump(), Catch::Contains("no rope (NoPE) on layers 3"));
+}
+
+TEST_CASE("dense 2025: Phi-4-mini's LongRoPE factors switch where llama.cpp switches them (padded context > original)", "[dense2025]") {
+    // llama.cpp (llama-context.cpp, llama_model::get_rope_factors): n_ctx padded up to a multiple
+    // of 256, long factors when that exceeds original_max_position_embeddings (4096 here).
+    const auto m = Model::load(dir_of("phi4-mini") + "/hf", LoadOptions{.tokenizer = false});
+    const ModelConfig& c = m->config();
+    CHECK(c.rot_dims() == 24);
+    CHECK(c.rope_mscale == Approx(1.190238118).epsilon(1e-6));
+    CHECK_FALSE(c.longrope_long(4096));
+    CHECK(c.longrope_long(4097));
+    CHECK(m->rope_inv_freq(0, 4096) == m->rope_inv_freq(0, 256));
+    CHECK(m->rope_inv_freq(0, 4097) != m->rope_inv_freq(0, 256));
+    ModelConfig odd = c;
+    odd.rope_original_ctx = 4000;  // not a multiple of 256: the padding decides
+    CHECK_FALSE(odd.longrope_long(3840));
+    CHECK(odd.longrope_long(3841));
+    // At 4096 the cases give the same logits as at 256 (short factors); at 4097 others (long).
+    const auto at256 = prompt_logits(*m, 256);
+    CHECK(prompt_logits(*m, 4096) == at256);
+    CHECK(prompt_logits(*m, 4097) != at256);
+    for (const auto& [ctx, says] : std::vector<std::pair<std::string, std::string>>{
+             {"256", "short factors"}, {"4096", "short factors"}, {"4097", "long factors, the context in use 4097 exceeds it"}}) {
+        const RunResult r = run_journey({"info", "-m", gguf_of("phi4-mini"), "-c", ctx, "--json"});
+        REQUIRE(r.exit_code == 0);
+        const std::string notes = nlohmann::json::parse(r.out)["notes"].dump();
+        CHECK_THAT(notes, Catch::Contains(says));
+        CHECK_THAT(notes, Catch::Contains("partial rotary: 24 of 32 dimensions per head"));
+    }
+}
+
+// ---- journey convert: the new families and the families journey ran but refused to convert ----
+namespace {
+
+std::string fnv1a64(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char ch : bytes) h = (h ^ ch) * 0x100000001b3ull;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+// A directory named "hf" (the converter names the model after it) under a fresh temporary folder.
+fs::path fresh_hf(const std::string& tag) {
+    const fs::path dir = fs::temp_directory_path() / ("journey-dense-cv-" + tag + "-" + std::to_string(::getpid())) / "hf";
+    fs::remove_all(dir.parent_path());
+    fs::create_directories(dir);
+    return dir;
+}
+void copy_all(const fs::path& from, const fs::path& to) {
+    for (const auto& e : fs::directory_iterator(from)) fs::copy_file(e.path(), to / e.path().filename(), fs::copy_options::overwrite_existing);
+}
+
+fs::path convert(const fs::path& hf) {
+    const fs::path out = hf.parent_path() / "out-f32.gguf";
+    const RunResult r = run_journey({"convert", "-m", hf.string(), "-o", out.string(), "--type", "f32"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return out;
+}
+
+bool same_bytes(const fs::path& a, const fs::path& b) {
+    std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(x)), {}) == std::string((std::istreambuf_iterator<char>(y)), {});
+}
+
+}  // namespace
+
+TEST_CASE("dense 2025: journey convert of SmolLM3 and Phi-4-mini is llama.cpp's converter file, byte for byte", "[dense2025][convert]") {
+    for (const std::string family : {"smollm3", "phi4-mini"}) {
+        INFO(family);
+        const fs::path hf = fresh_hf(family);
+        for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(dir_of(family) + "/hf/" + f, hf / f);
+        copy_all(data_dir() + "/convert/" + family, hf);
+        CHECK(same_bytes(convert(hf), gguf_of(family)));
+        fs::remove_all(hf.parent_path());
+    }
+}
+
+TEST_CASE("dense 2025: journey convert of Gemma 3, GPT-NeoX, Llama with linear rope and Phi-3.5 longrope is llama.cpp's file", "[dense2025][convert]") {
+    const auto expect = nlohmann::json::parse(std::ifstream(data_dir() + "/convert/standins_expect.json"))["standins"];
+    const std::string d = data_dir();
+    struct Standin {
+        const char* name;
+        std::string weights;    // a models/<family>/hf folder
+        std::string config;     // config.json instead of the folder's ("": the folder's)
+        std::string tokenizer;  // a convert/<family> folder ("": none)
+    };
+    const Standin standins[] = {
+        {"gemma3", d + "/models/gemma3/hf", "", d + "/convert/gemma2"},
+        {"gptneox", d + "/models/gptneox/hf", "", ""},
+        {"phi35", d + "/models/phi35/hf", "", d + "/convert/phi3"},
+        {"rope-llama-linear", d + "/models/rope-llama/hf", d + "/models/rope-llama/config-linear.json", d + "/convert/llama3"},
+    };
+    for (const Standin& s : standins) {
+        INFO(s.name);
+        const fs::path hf = fresh_hf(s.name);
+        copy_all(s.weights, hf);
+        if (!s.config.empty()) fs::copy_file(s.config, hf / "config.json", fs::copy_options::overwrite_existing);
+        if (!s.tokenizer.empty()) copy_all(s.tokenizer, hf);
+        const fs::path out = convert(hf);
+        CHECK(fs::file_size(out) == expect[s.name]["bytes"].get<uintmax_t>());
+        CHECK(fnv1a64(out) == expect[s.name]["fnv1a64"].get<std::string>());
+        fs::remove_all(hf.parent_path());
+    }
+}
+
+TEST_CASE("dense 2025: a tied checkpoint storing only lm_head.weight loads and converts as the one storing the embedding", "[dense2025][convert]") {
+    // SmolLM3's directory with model.embed_tokens.weight renamed lm_head.weight (the same bytes).
+    const fs::path hf = fresh_hf("lm-head-only");
+    std::ifstream in(dir_of("smollm3") + "/hf/model.safetensors", std::ios::binary);
+    const std::string file((std::istreambuf_iterator<char>(in)), {});
+    uint64_t n = 0;
+    std::memcpy(&n, file.data(), 8);
+    nlohmann::json header = nlohmann::json::parse(file.substr(8, n));
+    REQUIRE(header.contains("model.embed_tokens.weight"));
+    REQUIRE_FALSE(header.contains("lm_head.weight"));
+    header["lm_head.weight"] = header["model.embed_tokens.weight"];
+    header.erase("model.embed_tokens.weight");
+    std::string h = header.dump();
+    h.append((8 - h.size() % 8) % 8, ' ');
+    std::ofstream out(hf / "model.safetensors", std::ios::binary);
+    const uint64_t len = h.size();
+    out.write(reinterpret_cast<const char*>(&len), 8);
+    out << h << file.substr(8 + n);
+    out.close();
+    fs::copy_file(dir_of("smollm3") + "/hf/config.json", hf / "config.json");
+    copy_all(data_dir() + "/convert/smollm3", hf);
+
+    const auto ids = expect_of("smollm3")["cases"][0]["ids"].get<std::vector<TokenId>>();
+    auto logits = [&](const std::string& path) {
+        const auto m = Model::load(path, LoadOptions{.tokenizer = false});
+        Session s(*m);
+        const auto l = s.eval(ids);
+        return std::vector<float>(l.begin(), l.end());
+    };
+    CHECK(logits(hf.string()) == logits(dir_of("smollm3") + "/hf"));
+    CHECK(same_bytes(convert(hf), gguf_of("smollm3")));
+    // Untied, the embedding is required.
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["tie_word_embeddings"] = false;
+    std::ofstream(hf / "config.json") << c.dump();
+    CHECK_THROWS_WITH(Model::load(hf, LoadOptions{.tokenizer = false}), Catch::Contains("model.embed_tokens.weight' is missing"));
+    fs::remove_all(hf.parent_path());
+}
+
+TEST_CASE("dense 2025: the chat templates of SmolLM3 (/think, /no_think) and Phi-4-mini render as jinja2 renders them", "[dense2025][chat]") {
+    const auto cases = nlohmann::ordered_json::parse(std::ifstream(data_dir() + "/chat_templates/dense2025_cases.json"))["cases"];
+    REQUIRE(cases.size() == 20);
+    for (const auto& c : cases) {
+        const std::string family = c["family"];
+        INFO(family << " / " << c["conversation"].get<std::string>() << " / add_generation_prompt=" << c["add_generation_prompt"]);
+        const auto tc = nlohmann::json::parse(std::ifstream(data_dir() + "/convert/" + family + "/tokenizer_config.json"));
+        const jinja::Template t(tc["chat_template"].get<std::string>(), family);
+        nlohmann::ordered_json vars = c["variables"];
+        vars["messages"] = c["messages"];
+        vars["add_generation_prompt"] = c["add_generation_prompt"];
+        jinja::RenderOptions o;
+        o.now = jinja::parse_iso8601("2025-01-15T10:30:00");
+        REQUIRE(c.contains("rendered"));
+        CHECK(t.render(vars, o) == c["rendered"].get<std::string>());
+    }
+}
+
+TEST_CASE("dense 2025: the README's model table names every family of the architecture table", "[dense2025]") {
+    std::ifstream in(std::string(JOURNEY_SOURCE_DIR) + "/README.md");
+    std::string hf_row, gguf_row;
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("| Hugging Face directory")) hf_row = line;
+        if (line.starts_with("| `.gguf` file")) gguf_row = line;
+    }
+    REQUIRE_FALSE(hf_row.empty());
+    REQUIRE_FALSE(gguf_row.empty());
+    for (const ArchTraits& t : arch_table()) {
+        CHECK_THAT(gguf_row, Catch::Contains("`" + std::string(t.name) + "`"));
+        for (const char* type : t.hf_types) CHECK_THAT(hf_row, Catch::Contains("`" + std::string(type) + "`"));
+    }
+}
+
+TEST_CASE("dense 2025: what a GGUF cannot carry is refused by convert, naming it; partial rotary elsewhere is refused", "[dense2025][convert]") {
+    // SmolLM3 with NoPE on layer 2 instead of 3: llama.cpp fixes every 4th layer.
+    fs::path hf = fresh_hf("nope-pattern");
+    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(dir_of("smollm3") + "/hf/" + f, hf / f);
+    copy_all(data_dir() + "/convert/smollm3", hf);
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["no_rope_layers"] = {1, 1, 0, 1};
+    std::ofstream(hf / "config.json") << c.dump();
+    RunResult r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("no_rope_layers other than every 4th layer cannot be stored in GGUF"));
+    CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
+    CHECK_NOTHROW(Model::load(hf, LoadOptions{.tokenizer = false}));  // the directory itself runs as HF says
+    fs::remove_all(hf.parent_path());
+    // Gemma 3 with another sliding pattern (every 3rd layer global).
+    hf = fresh_hf("gemma3-pattern");
+    copy_all(data_dir() + "/models/gemma3/hf", hf);
+    copy_all(data_dir() + "/convert/gemma2", hf);
+    c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["sliding_window_pattern"] = 3;
+    std::ofstream(hf / "config.json") << c.dump();
+    r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("a sliding pattern other than 5 sliding layers : 1 global cannot be stored in GGUF"));
+    fs::remove_all(hf.parent_path());
+    // partial_rotary_factor on a family that has none
+    const fs::path llama = hf_with("smollm3", "partial", [](nlohmann::json& j) {
+        j["model_type"] = "llama";
+        j.erase("no_rope_layers");
+        j.erase("no_rope_layer_interval");
+        j["partial_rotary_factor"] = 0.5;
+    });
+    CHECK_THROWS_WITH(Model::load(llama, LoadOptions{.tokenizer = false}), Catch::Contains("partial_rotary_factor != 1 (partial rotary embedding) is not supported for llama"));
+    fs::remove_all(llama);
+}
