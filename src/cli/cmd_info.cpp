@@ -95,7 +95,11 @@ void run_info(const InfoOptions& o) {
     std::vector<std::pair<std::string, int>> by_count(type_counts.begin(), type_counts.end());
     std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string types_text;
-    for (const auto& tc : by_count) types_text += (types_text.empty() ? "" : ", ") + tc.first + " " + std::to_string(tc.second);
+    nlohmann::json types_json = nlohmann::json::array();
+    for (const auto& tc : by_count) {
+        types_text += (types_text.empty() ? "" : ", ") + tc.first + " " + std::to_string(tc.second);
+        types_json.push_back({{"type", tc.first}, {"count", tc.second}});
+    }
     if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
         extra.push_back(m->weights().set_aside_what + ": " + std::to_string(m->weights().set_aside) + " tensors not used; text only");
     nlohmann::json j = {
@@ -115,7 +119,7 @@ void run_info(const InfoOptions& o) {
         {"notes", extra},
         {"n_vocab", c.n_vocab},
         {"dtype", std::string(dtype_name(m->weight_dtype()))},
-        {"tensor_types", type_counts},
+        {"tensor_types", types_json},
         {"n_params", m->n_params()},
         {"tied_output", m->weights().output.data == m->weights().tok_embd.data},
         {"tokenizer", m->tokenizer().kind()},
@@ -160,7 +164,7 @@ void run_info(const InfoOptions& o) {
                        std::string(j["kv_type"]) + " " + kv + "; -c N to change)");
     row("vocab", std::to_string(c.n_vocab));
     row("dtype", j["dtype"]);
-    row("tensor types", types_text);
+    row("types", types_text);  // every tensor type of the file
     row("parameters", human_count(m->n_params()) + " (" + std::to_string(m->n_params()) + ")");
     if (c.n_expert > 0) {
         const int64_t a = m->weights().n_active_params();
