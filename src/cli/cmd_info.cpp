@@ -1,5 +1,7 @@
 // journey info: what a model is: architecture, shape, dtype, size, file format, tokenizer.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,18 @@ void run_info(const InfoOptions& o) {
     const double kv_mib = 2.0 * c.n_layer * session.n_ctx() * c.n_kv_head * c.head_dim *
                           (session.kv_type() == KvType::f16 ? 2 : 4) / (1024.0 * 1024.0);
     std::vector<std::string> extra = notes(c, session.n_ctx());
+    // Every tensor type of the file and how many tensors have it, most first (a quantization
+    // mix such as Q4_K_M or IQ3_M is several types): "IQ3_S 11, F32 5, Q4_K 4, Q6_K 1".
+    std::map<std::string, int> type_counts;
+    for (const auto& entry : m->file().tensors) ++type_counts[std::string(dtype_name(entry.second.dtype))];
+    std::vector<std::pair<std::string, int>> by_count(type_counts.begin(), type_counts.end());
+    std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string types_text;
+    nlohmann::json types_json = nlohmann::json::array();
+    for (const auto& tc : by_count) {
+        types_text += (types_text.empty() ? "" : ", ") + tc.first + " " + std::to_string(tc.second);
+        types_json.push_back({{"type", tc.first}, {"count", tc.second}});
+    }
     if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
         extra.push_back(m->weights().set_aside_what + ": " + std::to_string(m->weights().set_aside) + " tensors not used; text only");
     nlohmann::json j = {
@@ -113,6 +127,7 @@ void run_info(const InfoOptions& o) {
         {"notes", extra},
         {"n_vocab", c.n_vocab},
         {"dtype", std::string(dtype_name(m->weight_dtype()))},
+        {"tensor_types", types_json},
         {"n_params", m->n_params()},
         {"tied_output", m->weights().output.data == m->weights().tok_embd.data},
         {"tokenizer", m->tokenizer().kind()},
@@ -157,6 +172,7 @@ void run_info(const InfoOptions& o) {
                        std::string(j["kv_type"]) + " " + kv + "; -c N to change)");
     row("vocab", std::to_string(c.n_vocab));
     row("dtype", j["dtype"]);
+    row("types", types_text);  // every tensor type of the file
     row("parameters", human_count(m->n_params()) + " (" + std::to_string(m->n_params()) + ")");
     if (c.n_expert > 0) {
         const int64_t a = m->weights().n_active_params();

@@ -94,6 +94,24 @@ TEST_CASE("info: shape, dtype, parameters, tokenizer", "[cli][info]") {
     CHECK(j["n_params"] == 3324736);
 }
 
+TEST_CASE("info: a quantization mix names every tensor type it holds", "[cli][info][iquant]") {
+    // llama-quantize's IQ3_XXS file: the types it wrote, as the fixture lists them
+    // (tests/data/quant/imatrix/expect.json, tensor_types)
+    const std::string dir = std::string(JOURNEY_TEST_DATA) + "/quant/imatrix";
+    const auto want = nlohmann::json::parse(std::ifstream(dir + "/expect.json"))["files"]["IQ3_XXS"]["tensor_types"];
+    auto r = run_journey({"info", "-m", dir + "/tinyllama-IQ3_XXS.gguf", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["dtype"] == "IQ3_XXS");
+    nlohmann::json got = nlohmann::json::object();
+    for (const auto& t : j["tensor_types"]) got[t["type"].get<std::string>()] = t["count"];
+    CHECK(got == want);
+    CHECK(j["tensor_types"][0]["type"] == "IQ3_XXS");  // most first
+    r = run_journey({"info", "-m", dir + "/tinyllama-IQ3_XXS.gguf"});
+    CHECK_THAT(r.out, Contains("IQ3_XXS 6, F32 5, IQ2_S 4, IQ3_S 3, Q4_K 2, Q5_K 1"));
+}
+
 TEST_CASE("info/next: unusable model files exit 2 naming the file", "[cli][errors]") {
     TempDir d;
     std::filesystem::copy_file(tiny + "/config.json", d / "config.json");

@@ -20,12 +20,12 @@ TEST_CASE("next on a Q4_K_M file from llama-quantize", "[cli][gguf][quant]") {
 TEST_CASE("a GGUF tensor of a type journey does not compute with: one line, exit 2", "[cli][gguf][quant]") {
     GgufBuilder b;
     b.kv_str("general.architecture", "llama");
-    b.tensor({"blk.0.ffn_up.weight", {256, 2}, 16, std::string(2 * 66, '\0'), std::nullopt});  // IQ2_XXS
-    const auto path = write_temp("iq2.gguf", b.build());
+    b.tensor({"blk.0.ffn_up.weight", {256, 2}, 40, std::string(2 * 4 * 36, '\0'), std::nullopt});  // NVFP4
+    const auto path = write_temp("nvfp4.gguf", b.build());
     const auto r = run_journey({"info", "-m", path.string()});
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
-    CHECK_THAT(r.err, Contains("tensor 'blk.0.ffn_up.weight': type IQ2_XXS is not supported"));
+    CHECK_THAT(r.err, Contains("tensor 'blk.0.ffn_up.weight': type NVFP4 is not supported"));
     CHECK_THAT(r.err, Contains("requantize to Q4_K_M"));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

@@ -309,9 +309,9 @@ TEST_CASE("convert/quantize: bad input is one line, a non-zero exit and no outpu
     refused({"quantize", write_temp("bad-blocks.gguf", blocks.build()).string(), out.string(), "Q8_0"}, 2,
             "tensor 'k': Q4_K row length 128 is not a whole number of 256-element blocks");
     GgufBuilder iq = small();
-    iq.tensor({"iq", {256}, 16, std::string(66, '\0'), std::nullopt});
-    refused({"quantize", write_temp("bad-iq.gguf", iq.build()).string(), out.string(), "Q8_0"}, 2,
-            "tensor 'iq': type IQ2_XXS is not supported");
+    iq.tensor({"fp4", {256}, 40, std::string(4 * 36, '\0'), std::nullopt});  // NVFP4
+    refused({"quantize", write_temp("bad-fp4.gguf", iq.build()).string(), out.string(), "Q8_0"}, 2,
+            "tensor 'fp4': type NVFP4 is not supported");
 }
 
 TEST_CASE("convert: the chat template is the one chat reads from the directory (chat_files.h)", "[convert][chat]") {

@@ -11,6 +11,7 @@
 
 #include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/half.h"
+#include "iq_grids.h"
 
 namespace journey {
 namespace {
@@ -179,6 +180,197 @@ void iq4_xs(const unsigned char* b, float* y) {
     }
 }
 
+
+// ---- the importance-matrix types (IQ2, IQ3, IQ1), ternary TQ1_0 / TQ2_0, MXFP4 ------------------
+// Grids and sign patterns: blocks/iq_grids.h. Each value is a grid byte times a sign (or, IQ1, a
+// grid value plus a ±1/8 shift) times a scale per 16 or 32, written as ggml writes it.
+
+float sign_of(uint8_t signs, int j) { return (signs >> j) & 1 ? -1.0f : 1.0f; }
+
+uint16_t u16_at(const unsigned char* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+
+uint32_t u32_at(const unsigned char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// IQ2_XXS: d, then per 32 two u32: 4 grid indices (bytes), then 4 x 7 sign bits and a 4-bit
+// scale u in the top nibble.                       y = (d * (0.5 + u) * 0.25) * grid * sign
+void iq2_xxs(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b);
+    for (int ib = 0; ib < 8; ++ib) {
+        const unsigned char* q = b + 2 + 8 * ib;
+        const uint32_t aux = u32_at(q + 4);
+        const float db = d * (0.5f + float(aux >> 28)) * 0.25f;
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint64_t grid = kIq2xxsGrid[q[l]];
+            const uint8_t signs = iq_signs((aux >> (7 * l)) & 127);
+            for (int j = 0; j < 8; ++j) y[j] = db * float(grid_byte(grid, j)) * sign_of(signs, j);
+        }
+    }
+}
+
+// IQ2_XS: d, qs[32] u16 (9-bit grid index, 7 sign bits), scales[8] (a nibble per 16).
+//                                                   y = (d * (0.5 + nibble) * 0.25) * grid * sign
+void iq2_xs(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b);
+    const unsigned char* scales = b + 66;
+    for (int ib = 0; ib < 8; ++ib) {
+        const float db[2] = {d * (0.5f + float(scales[ib] & 0xf)) * 0.25f, d * (0.5f + float(scales[ib] >> 4)) * 0.25f};
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint16_t q = u16_at(b + 2 + 2 * (4 * ib + l));
+            const uint64_t grid = kIq2xsGrid[q & 511];
+            const uint8_t signs = iq_signs(q >> 9);
+            for (int j = 0; j < 8; ++j) y[j] = db[l / 2] * float(grid_byte(grid, j)) * sign_of(signs, j);
+        }
+    }
+}
+
+// IQ2_S: d, qs[32] (grid index low bytes), signs[32] (a byte per 8), qh[8] (2 high index bits
+// per 8), scales[8] (a nibble per 16).              y = (d * (0.5 + nibble) * 0.25) * grid * sign
+void iq2_s(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    const unsigned char* signs = b + 34;
+    const unsigned char* qh = b + 66;
+    const unsigned char* scales = b + 74;
+    for (int ib = 0; ib < 8; ++ib, qs += 4, signs += 4) {
+        const float db[2] = {d * (0.5f + float(scales[ib] & 0xf)) * 0.25f, d * (0.5f + float(scales[ib] >> 4)) * 0.25f};
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint64_t grid = kIq2sGrid[qs[l] | ((qh[ib] << (8 - 2 * l)) & 0x300)];
+            for (int j = 0; j < 8; ++j) y[j] = db[l / 2] * float(grid_byte(grid, j)) * sign_of(signs[l], j);
+        }
+    }
+}
+
+// IQ3_XXS: d, qs[64] (a grid index per 4), then per 32 a u32: 4 x 7 sign bits and a 4-bit
+// scale u.                                          y = (d * (0.5 + u) * 0.5) * grid * sign
+void iq3_xxs(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    for (int ib = 0; ib < 8; ++ib, qs += 8) {
+        const uint32_t aux = u32_at(b + 66 + 4 * ib);
+        const float db = d * (0.5f + float(aux >> 28)) * 0.5f;
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint8_t signs = iq_signs((aux >> (7 * l)) & 127);
+            const uint32_t g1 = kIq3xxsGrid[qs[2 * l]], g2 = kIq3xxsGrid[qs[2 * l + 1]];
+            for (int j = 0; j < 4; ++j) {
+                y[j] = db * float(grid_byte(g1, j)) * sign_of(signs, j);
+                y[j + 4] = db * float(grid_byte(g2, j)) * sign_of(signs, j + 4);
+            }
+        }
+    }
+}
+
+// IQ3_S: d, qs[64] (grid index low bytes, one per 4), qh[8] (the 9th index bits, one byte per
+// 32), signs[32] (a byte per 8), scales[4] (a nibble per 32).   y = (d * (1 + 2 nibble)) * grid * sign
+void iq3_s(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    const unsigned char* qh = b + 66;
+    const unsigned char* signs = b + 74;
+    const unsigned char* scales = b + 106;
+    for (int ib = 0; ib < 8; ++ib, qs += 8, signs += 4) {
+        const float db = d * float(1 + 2 * ((scales[ib / 2] >> (4 * (ib % 2))) & 0xf));
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint32_t g1 = kIq3sGrid[qs[2 * l] | ((qh[ib] << (8 - 2 * l)) & 256)];
+            const uint32_t g2 = kIq3sGrid[qs[2 * l + 1] | ((qh[ib] << (7 - 2 * l)) & 256)];
+            for (int j = 0; j < 4; ++j) {
+                y[j] = db * float(grid_byte(g1, j)) * sign_of(signs[l], j);
+                y[j + 4] = db * float(grid_byte(g2, j)) * sign_of(signs[l], j + 4);
+            }
+        }
+    }
+}
+
+constexpr float kIq1Delta = 0.125f;  // IQ1S_DELTA = IQ1M_DELTA
+
+// IQ1_S: d, qs[32] (grid index low bytes, one per 8), qh[8] u16 per 32: 4 x 3 high index bits,
+// a 3-bit scale s (bits 12-14), the shift's sign (bit 15).
+//                                                   y = (d * (2s + 1)) * (grid ± 1/8)
+void iq1_s(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    for (int ib = 0; ib < 8; ++ib, qs += 4) {
+        const uint16_t qh = u16_at(b + 34 + 2 * ib);
+        const float dl = d * float(2 * ((qh >> 12) & 7) + 1);
+        const float delta = qh & 0x8000 ? -kIq1Delta : kIq1Delta;
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint64_t grid = kIq1sGrid[qs[l] | (((qh >> (3 * l)) & 7) << 8)];
+            for (int j = 0; j < 8; ++j) y[j] = dl * (float(int8_t(grid_byte(grid, j))) + delta);
+        }
+    }
+}
+
+// IQ1_M: qs[32] (grid index low bytes), qh[16] (per 8: 3 high index bits and the shift's sign,
+// a nibble each), scales[8] = 4 u16: per 16 a 3-bit scale s (6 bits per 32), and the top nibble
+// of each u16 together the f16 d.                  y = (d * (2s + 1)) * (grid ± 1/8)
+void iq1_m(const unsigned char* b, float* y) {
+    const unsigned char* qs = b;
+    const unsigned char* qh = b + 32;
+    uint16_t sc[4];
+    std::memcpy(sc, b + 48, 8);
+    const uint16_t half = uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+    const float d = fp16_to_fp32(half);
+    for (int ib = 0; ib < 8; ++ib, qs += 4, qh += 2) {
+        const float dl1 = d * float(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1);
+        const float dl2 = d * float(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1);
+        const int idx[4] = {qs[0] | ((qh[0] << 8) & 0x700), qs[1] | ((qh[0] << 4) & 0x700), qs[2] | ((qh[1] << 8) & 0x700),
+                            qs[3] | ((qh[1] << 4) & 0x700)};
+        const float delta[4] = {qh[0] & 0x08 ? -kIq1Delta : kIq1Delta, qh[0] & 0x80 ? -kIq1Delta : kIq1Delta,
+                                qh[1] & 0x08 ? -kIq1Delta : kIq1Delta, qh[1] & 0x80 ? -kIq1Delta : kIq1Delta};
+        for (int l = 0; l < 4; ++l, y += 8) {
+            const uint64_t grid = kIq1sGrid[idx[l]];
+            const float dl = l < 2 ? dl1 : dl2;
+            for (int j = 0; j < 8; ++j) y[j] = dl * (float(int8_t(grid_byte(grid, j))) + delta[l]);
+        }
+    }
+}
+
+// TQ1_0's trit n (0..4) of a byte holding 5 (or 4) base-3 digits, most significant first, as a
+// fixed-point fraction: ggml's ((uint8_t)(q * 3^n) * 3) >> 8, a value 0..2 standing for -1..1.
+int trit(uint8_t q, int n) {
+    static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    return ((uint8_t(q * kPow3[n]) * 3) >> 8) - 1;
+}
+
+// TQ1_0: qs[48] (5 trits a byte), qh[4] (4 trits a byte), d. Elements: qs[m] trit n for
+// element 32n + m (m < 32), qs[32 + m] trit n for 160 + 16n + m (m < 16), qh[j] trit n for 240
+// + 4n + j.                                          y = trit * d
+void tq1_0(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b + 52);
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 32; ++m) *y++ = float(trit(b[m], n)) * d;
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 16; ++m) *y++ = float(trit(b[32 + m], n)) * d;
+    for (int n = 0; n < 4; ++n)
+        for (int j = 0; j < 4; ++j) *y++ = float(trit(b[48 + j], n)) * d;
+}
+
+// TQ2_0: qs[64] (2 bits a trit, stored + 1), d. Per 128: bits 2l of qs[32c + m] for element
+// 128c' + 32l + m.                                  y = (q - 1) * d
+void tq2_0(const unsigned char* b, float* y) {
+    const float d = fp16_to_fp32(b + 64);
+    for (int j = 0; j < 64; j += 32)
+        for (int l = 0; l < 4; ++l)
+            for (int m = 0; m < 32; ++m) *y++ = float(((b[j + m] >> (2 * l)) & 3) - 1) * d;
+}
+
+// MXFP4: e (E8M0 scale), qs[16] (as Q4_0: element j low nibble, j + 16 high nibble) indexing the
+// doubled E2M1 values.                              y = value * 2^(e - 128)
+void mxfp4(const unsigned char* b, float* y) {
+    const float d = e8m0_half(b[0]);
+    for (int j = 0; j < 16; ++j) {
+        y[j] = float(kMxfp4Values[b[1 + j] & 0x0f]) * d;
+        y[j + 16] = float(kMxfp4Values[b[1 + j] >> 4]) * d;
+    }
+}
+
 }  // namespace
 
 void scales_q3_k(const unsigned char* packed, int8_t* scales) {
@@ -205,6 +397,16 @@ void dequantize_block(DType t, const unsigned char* src, float* dst) {
         case DType::Q6_K: return q6_k(src, dst);
         case DType::IQ4_NL: return iq4_nl(src, dst);
         case DType::IQ4_XS: return iq4_xs(src, dst);
+        case DType::IQ2_XXS: return iq2_xxs(src, dst);
+        case DType::IQ2_XS: return iq2_xs(src, dst);
+        case DType::IQ2_S: return iq2_s(src, dst);
+        case DType::IQ3_XXS: return iq3_xxs(src, dst);
+        case DType::IQ3_S: return iq3_s(src, dst);
+        case DType::IQ1_S: return iq1_s(src, dst);
+        case DType::IQ1_M: return iq1_m(src, dst);
+        case DType::TQ1_0: return tq1_0(src, dst);
+        case DType::TQ2_0: return tq2_0(src, dst);
+        case DType::MXFP4: return mxfp4(src, dst);
         case DType::F32:
         case DType::F16:
         case DType::BF16: break;
@@ -295,7 +497,7 @@ float vec_dot(DType t, const void* row, const float* x, int64_t n) {
             check_blocks(t, n);
             const auto block = int64_t(dtype_block(t));
             const size_t block_bytes = dtype_bytes(t, uint64_t(block));
-            float w[256];
+            float w[256];  // the largest block
             for (int64_t b = 0; b < n / block; ++b, p += block_bytes, x += block) {
                 dequantize_block(t, p, w);
                 for (int64_t j = 0; j < block; ++j) sum += w[j] * x[j];

@@ -288,7 +288,7 @@ void quantize_activations_q8_k(const float* x, int64_t n, QuantizedActivations& 
 
 }  // namespace
 
-int activation_block(DType w) { return has_k_dot(w) ? 256 : kQK; }
+int activation_block(DType w) { return has_k_dot(w) || has_iq_dot(w) ? 256 : kQK; }
 
 void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, int block) {
     if (block != kQK && block != 256)
@@ -379,6 +379,7 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
         default: {
             const bool fast = quant_dot_fast_available();
             if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, fast);
+            if (has_iq_dot(W.dtype)) return dot_rows_iq(out, W, x, r0, r1, fast);
             if (has_unpacked_dot(W.dtype)) return dot_rows_unpacked(out, W, x, r0, r1, fast);
             throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
         }

@@ -10,8 +10,13 @@ bool has_k_dot(DType t);  // Q4_K, Q5_K, Q6_K
 // out[r] = row r · x for r0 <= r < r1; fast: the AVX-512 VNNI kernels (same bits).
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
 
+// The importance-matrix and ternary types (blocks/dot_iq.cpp), x as Q8_K: super-blocks unpacked
+// to int8 with integer scales, one float step per 256.
+bool has_iq_dot(DType t);  // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0
+void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+
 // The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
-bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS
+bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
 
 }  // namespace journey

@@ -557,7 +557,9 @@ void quantize_q6_k(const float* x, unsigned char* out, int64_t nb) {
 
 bool can_quantize(DType t) {
     switch (t) {
-        case DType::IQ4_NL: case DType::IQ4_XS: return false;
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
+        case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S: case DType::IQ1_M: case DType::TQ1_0:
+        case DType::TQ2_0: case DType::MXFP4: return false;
         default: return true;
     }
 }
@@ -590,7 +592,10 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
         case DType::Q4_K: quantize_qk_k<4>(x, out, nb); return;
         case DType::Q5_K: quantize_qk_k<5>(x, out, nb); return;
         case DType::Q6_K: quantize_q6_k(x, out, nb); return;
-        case DType::IQ4_NL: case DType::IQ4_XS: break;
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
+        case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S: case DType::IQ1_M: break;
+        case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4:
+            throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) + " yet");
     }
     throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) +
                                 " (its encoder searches a non-uniform grid journey does not implement)");

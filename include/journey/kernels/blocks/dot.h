@@ -25,7 +25,12 @@
 //   (pack_rows16).
 //   w = d·sc·q - dmin·m (Q4_K, Q5_K), d·sc·(q - 32) (Q6_K), so these sum w·(d_x·qx).
 //
-// The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
+// The lattice and ternary types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, TQ1_0,
+// TQ2_0) take x as Q8_K too, as llama.cpp does: per super-block, int8 weights q with an integer
+// scale S per 4 elements and one float D (w = D·S·q), isum = Σ S·Σ4 q·qx exact, then
+// acc += float(isum) · (D · d_x) (blocks/dot_iq.cpp states the details).
+//
+// The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4), the "unpacked" form: each row
 // is first rewritten as int8 quants q with, per lane group of 4 elements, integers S, M and
 // floats A, B such that w = A·S·q + B·M (Q4_1: A = d, S = 1, B = m, M = 1; Q2_K: A = d,
 // S = sc, B = dmin, M = -m; Q3_K: S = sc - 32, q = -4..3; IQ4: q = the table's value; ...), then
@@ -60,7 +65,8 @@ struct QuantizedActivations {
     LineVector<int16_t> sum16, sum32;  // Q8_K: the sum of each 16 and each 32 q
 };
 
-// The block size x needs for a weight type's dots: 256 for Q4_K, Q5_K and Q6_K, else 32.
+// The block size x needs for a weight type's dots: 256 for Q4_K, Q5_K, Q6_K and the lattice and
+// ternary types, else 32.
 int activation_block(DType w);
 
 // Quantize n floats per block of 32 or 256 (n a multiple of block; throws std::invalid_argument

@@ -10,7 +10,10 @@
 // and 256 elements per super-block (K-quants) in sub-blocks of 16 or 32 with their own scales:
 //   Q2_K (2-bit, scale and min per 16), Q3_K (3-bit, 6-bit scale per 16), Q4_K and Q5_K (4/5-bit,
 //   6-bit scale and min per 32), Q6_K (6-bit, int8 scale per 16), IQ4_XS (IQ4_NL's values, 6-bit
-//   scale per 32): src/kernels/blocks/dequantize.cpp spells each layout out, one function a type.
+//   scale per 32), and the lattice types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (8 or
+//   4 values at a time from a grid, with signs and a scale per 16 or 32), the ternary TQ1_0 and
+//   TQ2_0, and MXFP4 (32 per block: E2M1 values and an E8M0 scale): src/kernels/blocks/dequantize.cpp
+//   spells each layout out, one function a type.
 // The f16 scales are read with fp16_to_fp32 (half.h). Pointers into a mapping may be unaligned:
 // every read goes through memcpy.
 #pragma once

@@ -1,0 +1,271 @@
+// The importance-matrix (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S), ternary (TQ1_0,
+// TQ2_0) and MXFP4 block types: dequantization bit-exact against gguf-py / ggml (rows of
+// llama-quantize's files, and pseudo-random blocks that reach every grid entry: the lattice
+// tables of blocks/iq_grids.cpp checked against gguf-py's own encoding of them), and the one-token
+// dots (x as Q8_K; MXFP4: Q8_0) portable and AVX-512 VNNI bit-identical, both equal to the
+// product of the dequantized row with the quantized x up to float rounding. Data:
+// tests/data/README.md, "quant" (iquant_rows.json, scripts/make_iquant_data.py).
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "journey/formats/ggml_types.h"
+#include "journey/kernels/blocks/dequantize.h"
+#include "journey/kernels/blocks/dot.h"
+#include "journey/kernels/gemv.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/kernels.h"
+#include "journey/kernels/to_float.h"
+
+using namespace journey;
+
+namespace {
+
+const nlohmann::json& data() {
+    static const auto j = nlohmann::json::parse(std::ifstream(std::string(JOURNEY_TEST_DATA) + "/quant/iquant_rows.json"));
+    return j;
+}
+
+std::vector<unsigned char> from_hex(const std::string& hex) {
+    std::vector<unsigned char> out(hex.size() / 2);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    return out;
+}
+
+DType dtype_named(const std::string& name) {
+    for (uint32_t id = 0; const GgmlType* g = ggml_type(id); ++id)
+        if (g->name == name && g->dtype) return *g->dtype;
+    FAIL("no DType for " << name);
+    return DType::F32;
+}
+
+// Where each type keeps its f16 scale (none: IQ1_M spreads it over its scales, MXFP4 has an
+// E8M0 byte at 0).
+struct Fields {
+    DType t;
+    int d_at;
+};
+const std::vector<Fields> kTypes = {
+    {DType::IQ2_XXS, 0}, {DType::IQ2_XS, 0}, {DType::IQ2_S, 0},  {DType::IQ3_XXS, 0}, {DType::IQ3_S, 0},
+    {DType::IQ1_S, 0},   {DType::IQ1_M, -1}, {DType::TQ1_0, 52}, {DType::TQ2_0, 64},  {DType::MXFP4, -1},
+};
+
+// The sweep's blocks (scripts/make_iquant_data.py states the rule).
+std::vector<unsigned char> sweep_blocks(DType t, int d_at, int64_t blocks, uint64_t seed) {
+    const size_t nbytes = dtype_bytes(t, dtype_block(t));
+    std::vector<unsigned char> raw(nbytes * size_t(blocks));
+    uint64_t x = seed;
+    for (auto& b : raw) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        b = static_cast<unsigned char>(x >> 56);
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+        unsigned char* o = raw.data() + size_t(b) * nbytes;
+        if (d_at >= 0) {
+            uint16_t v;
+            std::memcpy(&v, o + d_at, 2);
+            v = uint16_t(0x3000 | (v & 0x3ff));
+            std::memcpy(o + d_at, &v, 2);
+        }
+        if (t == DType::IQ1_M) o[55] &= 0xbf;
+    }
+    return raw;
+}
+
+uint64_t fnv1a64(const void* p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 0x100000001b3ull;
+    return h;
+}
+
+struct PortableScope {
+    explicit PortableScope(bool on) { force_portable_kernels(on); }
+    ~PortableScope() { force_portable_kernels(false); }
+};
+
+// Random rows for the dots: the sweep's rule with small scales (f16 d of either sign up to
+// 2^-6; MXFP4 e from 2^-12 to 2^-4; IQ1_M's spread d made small the same way).
+struct Rows {
+    Matrix m;
+    std::vector<unsigned char> bytes;
+    std::vector<float> values;
+};
+Rows random_rows(const Fields& L, int64_t rows, int64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> byte(0, 255);
+    std::uniform_real_distribution<float> scale(-1.0f / 64, 1.0f / 64);
+    Rows r;
+    const size_t nbytes = dtype_bytes(L.t, dtype_block(L.t));
+    r.bytes.resize(dtype_bytes(L.t, uint64_t(n)) * size_t(rows));
+    for (auto& b : r.bytes) b = static_cast<unsigned char>(byte(rng));
+    for (size_t b = 0; b < r.bytes.size() / nbytes; ++b) {
+        unsigned char* o = r.bytes.data() + b * nbytes;
+        if (L.d_at >= 0) {
+            const uint16_t h = fp32_to_fp16(scale(rng));
+            std::memcpy(o + L.d_at, &h, 2);
+        } else if (L.t == DType::MXFP4) {
+            o[0] = static_cast<unsigned char>(116 + byte(rng) % 9);
+        } else {  // IQ1_M: the top nibbles of its 4 scale words are the f16 d
+            const uint16_t h = fp32_to_fp16(scale(rng));
+            for (int k = 0; k < 4; ++k) o[49 + 2 * k] = static_cast<unsigned char>((o[49 + 2 * k] & 0x0f) | (((h >> (4 * k)) & 0xf) << 4));
+        }
+    }
+    r.values.resize(size_t(rows * n));
+    const size_t row_bytes = dtype_bytes(L.t, uint64_t(n));
+    for (int64_t i = 0; i < rows; ++i) dequantize_row(L.t, r.bytes.data() + size_t(i) * row_bytes, r.values.data() + i * n, n);
+    r.m = Matrix{L.t, reinterpret_cast<const std::byte*>(r.bytes.data()), rows, n, Layout::Linear};
+    return r;
+}
+
+std::vector<float> random_activations(int64_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 2.0f);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = dist(rng);
+    if (n >= 768)
+        for (int j = 256; j < 512; ++j) x[size_t(j)] = 0.0f;  // a whole block of zeros: scale 0
+    return x;
+}
+
+const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 256}, {5, 512}, {33, 768}, {3, 1792}};
+
+}  // namespace
+
+TEST_CASE("iquant: the type table reads every importance-matrix, ternary and FP4 type with ggml's block sizes", "[iquant]") {
+    // ggml-common.h's static_asserts: bytes per block
+    const std::vector<std::tuple<uint32_t, std::string, uint32_t, uint32_t>> want = {
+        {16, "IQ2_XXS", 256, 66}, {17, "IQ2_XS", 256, 74}, {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
+        {21, "IQ3_S", 256, 110},  {22, "IQ2_S", 256, 82},  {29, "IQ1_M", 256, 56},   {34, "TQ1_0", 256, 54},
+        {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17}};
+    for (const auto& [id, name, block, bytes] : want) {
+        INFO(name);
+        const GgmlType* g = ggml_type(id);
+        REQUIRE(g != nullptr);
+        CHECK(g->name == name);
+        REQUIRE(g->dtype.has_value());
+        CHECK(dtype_block(*g->dtype) == block);
+        CHECK(dtype_bytes(*g->dtype, block) == bytes);
+        CHECK(dtype_bytes(*g->dtype, 3 * uint64_t(block)) == 3 * bytes);
+        CHECK(dtype_bytes(*g->dtype, block + 1) == 0);  // not whole blocks
+        CHECK(ggml_type_of(*g->dtype).id == id);
+    }
+    CHECK_FALSE(ggml_type(40)->dtype.has_value());  // NVFP4 is still refused by name
+}
+
+TEST_CASE("iquant: llama-quantize's rows dequantize bit-exactly as gguf-py and ggml do", "[iquant][dequant]") {
+    std::set<std::string> types;
+    for (const auto& row : data()["rows"]) {
+        const std::string type = row["type"];
+        INFO(row["file"].get<std::string>() << " " << row["tensor"].get<std::string>() << " " << type);
+        const DType t = dtype_named(type);
+        const std::vector<float> want = row["row0"].get<std::vector<float>>();
+        const auto bytes = from_hex(row["blocks_hex"]);
+        const auto n = int64_t(want.size());
+        REQUIRE(bytes.size() == dtype_bytes(t, uint64_t(n)));
+        std::vector<unsigned char> shifted(bytes.size() + 1);  // unaligned, as in a mapping
+        std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
+        std::vector<float> got(static_cast<size_t>(n));
+        dequantize_row(t, shifted.data() + 1, got.data(), n);
+        int mismatches = 0;
+        for (int64_t i = 0; i < n; ++i)
+            if (std::bit_cast<uint32_t>(got[size_t(i)]) != std::bit_cast<uint32_t>(want[size_t(i)]))
+                if (++mismatches <= 3) UNSCOPED_INFO("element " << i << ": " << got[size_t(i)] << " != " << want[size_t(i)]);
+        CHECK(mismatches == 0);
+        std::vector<float> via(static_cast<size_t>(n));
+        to_float(via.data(), t, reinterpret_cast<const std::byte*>(bytes.data()), n);
+        CHECK(std::memcmp(via.data(), got.data(), via.size() * 4) == 0);
+        types.insert(type);
+    }
+    CHECK(types == std::set<std::string>{"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "TQ1_0", "TQ2_0", "MXFP4"});
+}
+
+TEST_CASE("iquant: every grid entry and sign pattern dequantizes as gguf-py's own tables give it", "[iquant][dequant]") {
+    for (const auto& s : data()["sweeps"]) {
+        const std::string type = s["type"];
+        INFO(type << " (grid coverage of the sweep, per gguf-py: " << s["grid_coverage"] << ")");
+        const DType t = dtype_named(type);
+        int d_at = -1;
+        for (const Fields& f : kTypes)
+            if (f.t == t) d_at = f.d_at;
+        const int64_t blocks = s["blocks"];
+        const auto raw = sweep_blocks(t, d_at, blocks, s["seed"].get<uint64_t>());
+        const int64_t n = blocks * int64_t(dtype_block(t));
+        std::vector<float> got(static_cast<size_t>(n));
+        dequantize_row(t, raw.data(), got.data(), n);
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(got.data(), got.size() * 4)));
+        CHECK(std::string(hex) == s["fnv1a64"].get<std::string>());
+    }
+}
+
+TEST_CASE("iquant: dots, AVX-512 VNNI and portable give the same bits", "[iquant][quant_dot][fast]") {
+    INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+    for (const Fields& L : kTypes)
+    for (auto [rows, n] : kShapes) {
+        INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
+        const Rows W = random_rows(L, rows, n, 7);
+        QuantizedActivations xq;
+        quantize_activations(random_activations(n, 11).data(), n, xq, activation_block(L.t));
+        std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
+        dot_rows(fast.data(), W.m, xq, 0, rows);
+        {
+            PortableScope p(true);
+            dot_rows(port.data(), W.m, xq, 0, rows);
+        }
+        CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+    }
+}
+
+TEST_CASE("iquant: dots equal the dequantized row times x as llama.cpp quantizes it (Q8_K; MXFP4 Q8_0)", "[iquant][quant_dot]") {
+    for (const Fields& L : kTypes)
+        CHECK(activation_block(L.t) == (L.t == DType::MXFP4 ? 32 : 256));
+    for (bool portable : {false, true})
+    for (const Fields& L : kTypes) {
+        PortableScope p(portable);
+        for (auto [rows, n] : kShapes) {
+            INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
+            const Rows W = random_rows(L, rows, n, 3);
+            const std::vector<float> x = random_activations(n, 5);
+            QuantizedActivations xq;
+            quantize_activations(x.data(), n, xq, activation_block(L.t));
+            std::vector<float> got(static_cast<size_t>(rows));
+            dot_rows(got.data(), W.m, xq, 0, rows);
+            for (int64_t r = 0; r < rows; ++r) {
+                double exact = 0, mag = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    const double xi = double(xq.d[size_t(i / xq.block)]) * xq.q[size_t(i)];
+                    exact += double(W.values[size_t(r * n + i)]) * xi;
+                    mag += std::fabs(W.values[size_t(r * n + i)] * xi);
+                }
+                // Integer sums are exact; per super-block float(isum), D·d_x, their product and
+                // the sum each round once (MXFP4: the lanes of blocks/dot.h): relative 2^-24 each.
+                const double tol = (2.0 * double(n) / 64 + 6) * 0x1p-24 * mag;
+                CHECK(std::fabs(got[size_t(r)] - exact) <= tol);
+            }
+        }
+    }
+}
+
+TEST_CASE("iquant: one-token products split over the pool without changing the result", "[iquant][quant_dot]") {
+    for (const Fields& L : kTypes) {
+        INFO(dtype_name(L.t));
+        const int64_t rows = 301, n = 512;
+        const Rows W = random_rows(L, rows, n, 13);
+        const std::vector<float> x = random_activations(n, 17);
+        std::vector<float> one(static_cast<size_t>(rows)), two(static_cast<size_t>(rows));
+        set_num_threads(1);
+        matmul(one.data(), x.data(), W.m, 1);
+        set_num_threads(2);
+        matmul(two.data(), x.data(), W.m, 1);
+        set_num_threads(1);
+        CHECK(std::memcmp(one.data(), two.data(), one.size() * 4) == 0);
+    }
+}
