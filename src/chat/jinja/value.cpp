@@ -231,8 +231,19 @@ std::string type_name(const Value& v) {
     return names[v.v.index()];
 }
 
-Value from_json(const nlohmann::ordered_json& j) {
+namespace {
+Value from_json_at(const nlohmann::ordered_json& j, int depth);
+}
+
+Value from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+
+namespace {
+// Refused before recursing deeper: a value nested a million levels (a --var, a config's token)
+// would otherwise exhaust the stack before the list or dict could say it is too deep.
+Value from_json_at(const nlohmann::ordered_json& j, int depth) {
     using J = nlohmann::ordered_json::value_t;
+    if ((j.is_array() || j.is_object()) && depth >= kMaxNesting)
+        throw std::length_error("lists and dicts nested deeper than " + std::to_string(kMaxNesting) + " levels");
     switch (j.type()) {
     case J::null: return None{};
     case J::boolean: return j.get<bool>();
@@ -245,17 +256,18 @@ Value from_json(const nlohmann::ordered_json& j) {
     case J::array: {
         List l;
         l.reserve(j.size());
-        for (const auto& x : j) l.push_back(from_json(x));
+        for (const auto& x : j) l.push_back(from_json_at(x, depth + 1));
         return l;
     }
     case J::object: {
         auto d = std::make_shared<Dict>();
-        for (const auto& [k, x] : j.items()) d->set(k, from_json(x));
+        for (const auto& [k, x] : j.items()) d->set(k, from_json_at(x, depth + 1));
         return d;
     }
     default: throw std::invalid_argument("unsupported JSON value: " + j.dump());
     }
 }
+}  // namespace
 
 namespace {
 
