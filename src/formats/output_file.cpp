@@ -85,7 +85,7 @@ void check_output_path(const fs::path& dest, const std::vector<fs::path>& inputs
     const fs::path parent = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
     struct stat pd {};
     if (::stat(parent.c_str(), &pd) != 0 || !S_ISDIR(pd.st_mode))
-        throw UsageError("output " + quoted(dest) + ": its directory " + quoted(parent) + " does not exist");
+        throw UsageError("cannot write " + quoted(dest) + ": its directory " + quoted(parent) + " does not exist");
 }
 
 OutputFile::OutputFile(const fs::path& dest) : dest_(dest) {

@@ -281,3 +281,32 @@ TEST_CASE("hostile3: NaN logits stop with one line naming the model and position
     check_refused(r, 2, dir.string(), "NaN logits at position");
     CHECK(r.out.empty());  // no table of nan probabilities
 }
+
+TEST_CASE("hostile3: template filters and operators take time linear in their input", "[hostile3]") {
+    // Each took 17 s to minutes (unique compared every pair, sum made a new string per item,
+    // 'in' and count searched in O(n x m)); the values are Python's (jinja2 renders the same).
+    TempDir d;
+    const std::pair<const char*, const char*> cases[] = {
+        {"{%- set l = range(100000)|list -%}{{ l|unique|list|length }}", "100000"},
+        {"{%- set l = range(1000)|list -%}{{ (l + l + [1.0, True, 0.5, 0.5])|unique|list|length }}", "1001"},
+        {"{%- set s = 'a' * 1000000 -%}{%- set t = 'a' * 500000 + 'b' -%}{{ t in s }}", "False"},
+        {"{%- set s = 'a' * 1000000 -%}{{ s.count('a' * 5000 + 'b') }} {{ s.find('a' * 5000 + 'b') }}", "0 -1"},
+        {"{%- set l = ['aaaaaaaaaaaaaaaaaaaa'] * 100000 -%}{{ l|sum(start='')|length }}", "2000000"},
+        {"{%- set l = [[1, 2]] * 100000 -%}{{ l|sum(start=[])|length }}", "200000"},
+    };
+    for (const auto& [text, expected] : cases) {
+        INFO(text);
+        write(d / "t.jinja", text);
+        const RunResult r = run_journey_limited({"template", (d / "t.jinja").string(), "--messages", (kHostile / "messages_one.json").string()},
+                                                kLimitMib, "", 10);
+        INFO(r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == expected);
+    }
+    // A list shared with itself 40 times over is small to hold and 2^40 items to print.
+    write(d / "t.jinja", "{%- set ns = namespace(l=[1]) -%}{%- for i in range(40) -%}{%- set ns.l = [ns.l, ns.l] -%}{%- endfor -%}"
+                         "{{ ns.l == ns.l }}{{ ns.l|tojson|length }}");
+    check_refused(run_journey_limited({"template", (d / "t.jinja").string(), "--messages", (kHostile / "messages_one.json").string()},
+                                      kLimitMib, "", 10),
+                  2, "t.jinja", "a value whose text is larger than 67108864 bytes");
+}
