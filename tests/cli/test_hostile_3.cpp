@@ -310,3 +310,16 @@ TEST_CASE("hostile3: template filters and operators take time linear in their in
                                       kLimitMib, "", 10),
                   2, "t.jinja", "a value whose text is larger than 67108864 bytes");
 }
+
+TEST_CASE("hostile3: a tokenizer regex that backtracks without bound is stopped by its budget", "[hostile3]") {
+    // A Split pattern with nested quantifiers, "(a|aa)+c": exponential at each start position.
+    TempDir d;
+    const fs::path tok = kHostile / "tokenizer_regex_backtracking.json";
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", std::string(40, 'a')}, kLimitMib, "", 10),
+                  2, "(a|aa)+c", "backtracked more than 10000000 steps");  // was "Oniguruma search failed (code -17)"
+    // Under the per-match budget at each start, but 20,000 starts: the search's budget ends it.
+    write(d / "prompt.txt", repeat(std::string(22, 'a') + "b", 20000));
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-f", (d / "prompt.txt").string()},
+                                      kLimitMib, "", 10),
+                  2, "(a|aa)+c", "backtracked more than 100000000 steps");
+}
