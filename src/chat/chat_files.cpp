@@ -6,6 +6,7 @@
 
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
+#include "journey/formats/mapped_file.h"
 
 namespace journey {
 namespace fs = std::filesystem;
@@ -13,8 +14,15 @@ using nlohmann::json;
 
 namespace {
 
+// A file of the directory, if it is there: one that is there but is not a regular file (a FIFO,
+// a device, a directory of that name) is refused rather than skipped, never waited on or read.
+bool there(const fs::path& p) {
+    std::error_code ec;
+    return fs::exists(p, ec);
+}
+
 json read_if(const fs::path& p) {
-    return fs::is_regular_file(p) ? read_json_file(p) : json();
+    return there(p) ? read_json_file(p) : json();
 }
 
 // tokenizer_config.json's chat_template: a string, or [{"name", "template"}, ...].
@@ -56,18 +64,19 @@ std::optional<std::string> ChatFiles::special_token(std::string_view type) const
 }
 
 std::string read_chat_template_file(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in || fs::is_directory(file)) throw ModelError(file.string() + ": cannot read the chat template");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    std::error_code ec;
+    if (!fs::exists(file, ec)) throw ModelError(file.string() + ": cannot read the chat template: no such file");
+    const MappedFile f(file);  // refuses a FIFO, a device or a directory
+    if (f.size() > kMaxTemplateBytes)
+        throw ModelError(file.string() + ": a chat template larger than " + std::to_string(kMaxTemplateBytes >> 20) + " MiB");
+    return std::string(reinterpret_cast<const char*>(f.data()), f.size());
 }
 
 ChatFiles read_chat_files(const fs::path& dir) {
     ChatFiles f;
     const fs::path config_path = dir / "tokenizer_config.json";
     f.tokenizer_config = read_if(config_path);
-    if (const fs::path jinja = dir / "chat_template.jinja"; fs::is_regular_file(jinja)) {
+    if (const fs::path jinja = dir / "chat_template.jinja"; there(jinja)) {
         f.chat_template = read_chat_template_file(jinja);
         f.template_source = jinja.string();
     } else {

@@ -13,9 +13,14 @@ nlohmann::ordered_json parse_messages(std::string_view json_text, const std::str
     try {
         j = nlohmann::ordered_json::parse(json_text);
     } catch (const nlohmann::json::exception& e) {
-        throw InputError(source + ": not JSON: " + excerpt(e.what(), 160));
+        std::string_view what = e.what();
+        if (const size_t id_end = what.find("] "); id_end != std::string_view::npos)
+            what.remove_prefix(id_end + 2);  // "[json.exception.parse_error.101] " is nlohmann's, not the user's
+        throw InputError(source + ": not JSON: " + excerpt(what, 160));
     }
     if (!j.is_array()) throw InputError(source + ": expected an array of messages [{\"role\": ..., \"content\": ...}, ...]");
+    if (j.size() > kMaxMessages)
+        throw InputError(source + ": more than " + std::to_string(kMaxMessages) + " messages");
     for (size_t i = 0; i < j.size(); ++i) {
         const auto& m = j[i];
         const std::string at = source + ": message " + std::to_string(i);

@@ -41,19 +41,7 @@ struct ChatCliOptions {
 };
 
 nlohmann::ordered_json read_messages(const std::string& file) {
-    std::string text;
-    if (file == "-") {
-        std::ostringstream ss;
-        ss << std::cin.rdbuf();
-        text = ss.str();
-    } else {
-        std::ifstream in(file, std::ios::binary);
-        if (!in) throw InputError("--messages " + file + ": cannot read");
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
-    }
-    return parse_messages(text, file == "-" ? "stdin" : file);
+    return parse_messages(read_file(file, "--messages", kMaxMessagesBytes), file == "-" ? "stdin" : file);
 }
 
 // --system goes first unless the conversation already starts with a system message.

@@ -24,19 +24,6 @@ struct TemplateOptions {
     std::vector<std::string> vars;
 };
 
-std::string read_file(const std::string& path, const char* flag) {
-    if (path == "-") {
-        std::ostringstream ss;
-        ss << std::cin.rdbuf();
-        return ss.str();
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(std::string(flag) + " " + path + ": cannot read");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 void run_template(const TemplateOptions& o) {
     // A template file, or a model directory: its template and special tokens (chat_files.h).
     ChatVariables v;
@@ -54,7 +41,7 @@ void run_template(const TemplateOptions& o) {
     } else {
         tmpl.emplace(read_chat_template_file(o.template_file), o.template_file);
     }
-    v.messages = parse_messages(read_file(o.messages_file, "--messages"), o.messages_file == "-" ? "stdin" : o.messages_file);
+    v.messages = parse_messages(read_file(o.messages_file, "--messages", kMaxMessagesBytes), o.messages_file == "-" ? "stdin" : o.messages_file);
     v.add_generation_prompt = o.add_generation_prompt;
     if (o.bos_set) v.bos_token = o.bos;
     if (o.eos_set) v.eos_token = o.eos;

@@ -49,19 +49,32 @@ std::string why(int err) {
     }
 }
 
-std::string read_file(const std::string& path, std::string_view flag) {
-    std::ostringstream ss;
-    if (path == "-") {
-        ss << std::cin.rdbuf();
+std::string read_file(const std::string& path, std::string_view flag, size_t max_bytes) {
+    std::error_code ec;
+    if (path != "-" && std::filesystem::is_directory(path, ec))
+        throw InputError(std::string(flag) + " " + path + ": cannot read: is a directory");
+    std::ifstream file;
+    if (path != "-") {
+        file.open(path, std::ios::binary);
+        if (!file) throw InputError(std::string(flag) + " " + path + ": cannot read: " + why(errno));
+    }
+    std::istream& in = path == "-" ? std::cin : file;
+    if (max_bytes == SIZE_MAX) {
+        std::ostringstream ss;
+        ss << in.rdbuf();  // one bulk copy; istreambuf_iterator goes a byte at a time
         return ss.str();
     }
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw InputError(std::string(flag) + " " + path + ": cannot read: is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(std::string(flag) + " " + path + ": cannot read: " + why(errno));
-    ss << in.rdbuf();  // one bulk copy; istreambuf_iterator goes a byte at a time
-    return ss.str();
+    // Bounded: a device such as /dev/zero, or a file far beyond what the reader can use, stops
+    // at max_bytes instead of taking all memory.
+    std::string text;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        text.append(buf, size_t(in.gcount()));
+        if (text.size() > max_bytes)
+            throw InputError(std::string(flag) + " " + (path == "-" ? std::string("stdin") : path) + ": larger than " +
+                             std::to_string(max_bytes >> 20) + " MiB");
+    }
+    return text;
 }
 
 std::string read_prompt(const PromptSource& src) {

@@ -1,5 +1,6 @@
 // Pieces every subcommand shares: where the prompt comes from, and writing to stdout.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,8 +30,9 @@ void add_prompt_options(CLI::App* cmd, PromptSource& src, PromptFeatures feature
 // if the file cannot be read (saying why).
 std::string read_prompt(const PromptSource& src);
 
-// The whole of FILE ('-' = stdin); `flag` names where the path came from in the error.
-std::string read_file(const std::string& path, std::string_view flag);
+// The whole of FILE ('-' = stdin); `flag` names where the path came from in the error. A file
+// larger than max_bytes is refused (InputError) after reading at most max_bytes + 64 KiB.
+std::string read_file(const std::string& path, std::string_view flag, size_t max_bytes = SIZE_MAX);
 
 // "no such file or directory", "permission denied", "is a directory": why a path failed.
 std::string why(int err);

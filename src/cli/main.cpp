@@ -17,6 +17,12 @@
 #include "journey/errors.h"
 #include "journey/kernels/kernels.h"
 
+namespace {
+// An error is one line whatever it quotes (a template's raise_exception text, a file name with
+// escapes, a megabyte-long name): control bytes escaped, and cut at 1000 bytes.
+std::string one_line(const char* what) { return journey::excerpt(what, 1000); }
+}  // namespace
+
 int main(int argc, char** argv) {
     // Give OpenBLAS the right kernels before any work (see blas_core_override); exec only
     // returns on failure, and then we simply run with what OpenBLAS chose.
@@ -77,10 +83,10 @@ int main(int argc, char** argv) {
     } catch (const journey::cli::ExitCode& e) {
         return e.code;
     } catch (const journey::Error& e) {
-        std::fprintf(stderr, "journey: %s\n", e.what());
+        std::fprintf(stderr, "journey: %s\n", one_line(e.what()).c_str());
         return e.exit_code();
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "journey: %s\n", e.what());
+        std::fprintf(stderr, "journey: %s\n", one_line(e.what()).c_str());
         return 3;
     }
     return 0;

@@ -15,6 +15,7 @@
 #include "experts.h"
 #include "families.h"
 #include "journey/convert/convert.h"
+#include "journey/formats/output_file.h"
 #include "journey/convert/convert_vocab.h"
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
@@ -187,6 +188,7 @@ void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_
 }  // namespace
 
 void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget& target, const WriteProgress& progress) {
+    check_output_path(out, {dir});  // before any work: never the model's own files, a device or a FIFO
     if (!fs::is_regular_file(dir / "config.json")) throw ModelError(dir.string() + ": no config.json (not a Hugging Face model directory)");
     const json config = read_json_file(dir / "config.json");
     if (!config.is_object()) bad_config(dir, "is not a JSON object");

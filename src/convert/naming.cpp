@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <set>
 #include <vector>
 
@@ -23,6 +22,95 @@ std::vector<std::string> split(const std::string& s, char c) {
     return out;
 }
 
+// The regular expressions gguf-py's heuristics use, as hand-written scans: std::regex recurses
+// once per character and overflows the stack on a long name, and the names are the user's.
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+char lower(char c) { return char(std::tolower(static_cast<unsigned char>(c))); }
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Skips \d+ at i; false if there is no digit.
+bool digits(const std::string& s, size_t& i) {
+    const size_t start = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    return i > start;
+}
+
+// ([.]\d+)* from i to the end.
+bool dotted_tail(const std::string& s, size_t i) {
+    while (i < s.size()) {
+        if (s[i] != '.') return false;
+        ++i;
+        if (!digits(s, i)) return false;
+    }
+    return true;
+}
+
+// ^(v\d+(?:\.\d+)*|\d.*)$
+bool title_version(const std::string& w) {
+    if (!w.empty() && is_digit(w[0])) return w.find('\n') == std::string::npos;  // '.' stops at a newline
+    size_t i = 1;
+    return w.size() > 1 && w[0] == 'v' && digits(w, i) && dotted_tail(w, i);
+}
+
+// (v|iter)?\d+([.]\d+)* (case-insensitive, whole)
+bool part_version(const std::string& p) {
+    size_t i = 0;
+    if (!p.empty() && lower(p[0]) == 'v') i = 1;
+    else if (p.size() >= 4 && lower(p[0]) == 'i' && lower(p[1]) == 't' && lower(p[2]) == 'e' && lower(p[3]) == 'r') i = 4;
+    return digits(p, i) && dotted_tail(p, i);
+}
+
+// i?q\d(_\w)*|b?fp?(16|32) (case-insensitive, whole)
+bool part_qtype(const std::string& p) {
+    size_t i = 0;
+    if (i < p.size() && lower(p[i]) == 'i') ++i;
+    if (i < p.size() && lower(p[i]) == 'q') {
+        ++i;
+        if (i < p.size() && is_digit(p[i])) {
+            ++i;
+            while (i + 1 < p.size() && p[i] == '_' && is_word(p[i + 1])) i += 2;
+            if (i == p.size()) return true;
+        }
+    }
+    i = 0;
+    if (i < p.size() && lower(p[i]) == 'b') ++i;
+    if (i < p.size() && lower(p[i]) == 'f') ++i;
+    else return false;
+    if (i < p.size() && lower(p[i]) == 'p') ++i;
+    const std::string rest = p.substr(i);
+    return rest == "16" || rest == "32";
+}
+
+// (([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl) (case-insensitive, whole)
+bool part_size(const std::string& p) {
+    std::string l;
+    for (char c : p) l += lower(c);
+    if (l == "small" || l == "mini" || l == "medium" || l == "large" || l == "xl" || l == "xxl") return true;
+    size_t i = 0;
+    if (!l.empty() && l[0] == 'a') i = 1;  // a digit cannot be 'a': the prefix is taken or fails
+    else {
+        size_t j = 0;
+        if (digits(l, j) && j < l.size() && l[j] == 'x') i = j + 1;  // nor can the digits go on past 'x'
+    }
+    if (!digits(l, i)) return false;
+    if (i < l.size() && (l[i] == '.' || l[i] == '_')) {
+        size_t j = i + 1;
+        if (digits(l, j)) i = j;  // else [KMBT] cannot match '.' or '_' either
+        else return false;
+    }
+    if (i >= l.size() || std::string("kmbt").find(l[i]) == std::string::npos) return false;
+    ++i;
+    if (i < l.size() && is_digit(l[i])) ++i;
+    return i == l.size();
+}
+
+// chat|instruct|vision|lora (case-insensitive, whole)
+bool part_finetune(const std::string& p) {
+    std::string l;
+    for (char c : p) l += lower(c);
+    return l == "chat" || l == "instruct" || l == "vision" || l == "lora";
+}
+
 }  // namespace
 
 std::string id_to_title(const std::string& s) {
@@ -30,13 +118,12 @@ std::string id_to_title(const std::string& s) {
     for (char& c : t)
         if (c == '-') c = ' ';
     std::string out;
-    static const std::regex version(R"(^(v\d+(?:\.\d+)*|\d.*)$)");
     for (const std::string& w : split(t, ' ')) {
         if (w.empty()) continue;
         bool lower = false, upper = false;
         for (char c : w) lower |= bool(std::islower(static_cast<unsigned char>(c))), upper |= bool(std::isupper(static_cast<unsigned char>(c)));
         std::string word = w;
-        if (lower && !upper && !std::regex_match(w, version)) {  // Python's str.title()
+        if (lower && !upper && !title_version(w)) {  // Python's str.title()
             bool start = true;
             for (char& c : word) {
                 const bool alpha = std::isalpha(static_cast<unsigned char>(c));
@@ -58,17 +145,13 @@ IdParts model_id_parts(const std::string& model_id, int64_t total_params) {
     for (const std::string& p : split(full, '-'))
         if (!p.empty()) parts.push_back(p);
     std::vector<std::set<std::string>> types(parts.size());
-    static const std::regex version(R"((v|iter)?\d+([.]\d+)*)", std::regex::icase);
-    static const std::regex qtype(R"(i?q\d(_\w)*|b?fp?(16|32))", std::regex::icase);
-    static const std::regex size(R"((([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl))", std::regex::icase);
-    static const std::regex ft(R"(chat|instruct|vision|lora)", std::regex::icase);
     for (size_t i = 0; i < parts.size(); ++i) {
         std::string part = parts[i];
-        if (std::regex_match(part, version)) types[i].insert("version");
-        else if (std::regex_match(part, qtype)) {
+        if (part_version(part)) types[i].insert("version");
+        else if (part_qtype(part)) {
             types[i].insert("type");
             for (char& c : parts[i]) c = char(std::toupper(static_cast<unsigned char>(c)));
-        } else if (i > 0 && std::regex_match(part, size)) {
+        } else if (i > 0 && part_size(part)) {
             for (char& c : part)
                 if (c == '_') c = '.';
             if (std::isdigit(static_cast<unsigned char>(part.back()))) part = part.substr(0, part.size() - 2) + "." + part.back() + part[part.size() - 2];
@@ -89,7 +172,7 @@ IdParts model_id_parts(const std::string& model_id, int64_t total_params) {
             }
             if (types[i].empty()) types[i].insert("size_label");
             parts[i] = part;
-        } else if (i > 0 && std::regex_match(part, ft)) {
+        } else if (i > 0 && part_finetune(part)) {
             types[i].insert("finetune");
         }
     }

@@ -4,6 +4,7 @@
 #include "journey/convert/convert.h"
 
 #include "journey/formats/gguf_reader.h"
+#include "journey/formats/output_file.h"
 #include "journey/kernels/blocks/dequantize.h"
 #include "journey/model/gguf_keys.h"
 
@@ -31,6 +32,7 @@ PlanModel plan_model_of(const ModelFile& mf) {
 
 void quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out, const QuantTarget& target,
                    const WriteProgress& progress) {
+    check_output_path(out, {in});  // before any work: never the input, a device or a FIFO
     const ModelFile mf = read_gguf(in);
     GgufWriter w;
     for (GgufKv& kv : read_gguf_kvs(in)) w.set(std::move(kv));

@@ -12,6 +12,7 @@
 #include "journey/errors.h"
 #include "journey/formats/ggml_types.h"
 #include "journey/formats/mapped_file.h"
+#include "journey/formats/output_file.h"
 
 namespace journey {
 namespace {
@@ -78,45 +79,6 @@ private:
     const MappedFile& f_;
     const unsigned char* p_;
     size_t pos_ = 0;
-};
-
-// The temporary file beside the destination, removed unless committed.
-class TempFile {
-public:
-    explicit TempFile(const std::filesystem::path& dest) : dest_(dest) {
-        tmp_ = dest;
-        tmp_ += ".tmp-" + std::to_string(::getpid());
-        f_ = std::fopen(tmp_.c_str(), "wb");
-        if (!f_) throw UsageError("cannot write '" + dest.string() + "': " + std::strerror(errno));
-    }
-    ~TempFile() {
-        if (f_) std::fclose(f_);
-        if (!committed_) {
-            std::error_code ec;
-            std::filesystem::remove(tmp_, ec);
-        }
-    }
-    void write(const void* p, size_t n) {
-        if (n && std::fwrite(p, 1, n, f_) != n) fail();
-    }
-    void commit() {
-        if (std::fflush(f_) != 0) fail();
-        const int rc = std::fclose(f_);
-        f_ = nullptr;
-        if (rc != 0) fail();
-        std::error_code ec;
-        std::filesystem::rename(tmp_, dest_, ec);
-        if (ec) throw InputError("cannot write '" + dest_.string() + "': " + ec.message());
-        committed_ = true;
-    }
-
-private:
-    [[noreturn]] void fail() const {
-        throw InputError("writing '" + dest_.string() + "' failed: " + std::strerror(errno));
-    }
-    std::filesystem::path dest_, tmp_;
-    std::FILE* f_ = nullptr;
-    bool committed_ = false;
 };
 
 }  // namespace
@@ -241,7 +203,7 @@ void GgufWriter::write(const std::filesystem::path& path, const Fill& fill,
     }
     head.resize(size_t(pad(head.size())), '\0');
 
-    TempFile out(path);
+    OutputFile out(path);
     out.write(head.data(), head.size());
     std::vector<std::byte> buf;
     const char zeros[kAlignment] = {};

@@ -1,5 +1,7 @@
 #include "journey/model/session.h"
 
+#include <cmath>
+
 #include <algorithm>
 
 #include <stdexcept>
@@ -31,6 +33,20 @@ Session::Session(const Model& model, const SessionOptions& opts) : model_(model)
 }
 int Session::n_vocab() const { return model_.config().n_vocab; }
 
+// NaN or Inf in the logits (weights that hold them, or values that overflow float) would be
+// printed as "nan" probabilities or sampled as garbage: the pass stops with one line instead,
+// naming the model and the position. The logits are only read, never changed.
+void Session::check_finite(const std::vector<float>& logits, int start, size_t n_tokens) const {
+    const size_t V = size_t(n_vocab());
+    for (size_t i = 0; i < logits.size(); ++i) {
+        if (std::isfinite(logits[i])) continue;
+        const size_t rows = logits.size() / V;
+        const size_t pos = size_t(start) + (n_tokens - rows) + i / V;
+        throw ModelError(model_.source().string() + ": the model computed " + (std::isnan(logits[i]) ? "NaN" : "infinite") +
+                         " logits at position " + std::to_string(pos) + " (its weights hold NaN or Inf, or overflow float)");
+    }
+}
+
 std::span<const float> Session::eval(std::span<const TokenId> tokens, LogitsFor which) {
     if (batcher_) return batcher_->eval(*this, tokens, which);
     return eval_here(tokens, which);
@@ -57,6 +73,7 @@ std::vector<std::span<const float>> Session::eval_tokens(std::span<Session* cons
                              std::to_string(q.n_vocab()) + ")");
     }
     forward(sessions, tokens, LogitsFor::last, true);
+    for (Session* q : sessions) q->check_finite(q->logits_, q->n_past_, 1);  // before any session moves on
     for (Session* q : sessions) {
         ++q->n_past_;
         out.emplace_back(q->logits_);
@@ -95,6 +112,7 @@ std::span<const float> Session::eval_here(std::span<const TokenId> tokens, Logit
             rows.insert(rows.end(), logits_.begin(), logits_.end());
             logits_ = std::move(rows);
         }
+        check_finite(logits_, start, tokens.size());
     } catch (...) {
         n_past_ = start;  // the cache as it was
         throw;

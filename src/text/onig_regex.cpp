@@ -6,10 +6,14 @@
 
 #include <oniguruma.h>
 
+#include "journey/errors.h"
 #include "journey/text/unicode.h"
 
 namespace journey {
 namespace {
+
+constexpr unsigned long kRetryLimitInMatch = 10'000'000;
+constexpr unsigned long kRetryLimitInSearch = 100'000'000;
 
 const OnigUChar* bytes(std::string_view s) { return reinterpret_cast<const OnigUChar*>(s.data()); }
 
@@ -18,6 +22,10 @@ void initialize_once() {
     std::call_once(once, [] {
         OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
         onig_initialize(encodings, 1);
+        // Explicit budgets (Oniguruma's default leaves the search unbounded): a tokenizer's
+        // pattern is untrusted, and "(a|aa)+c" backtracks exponentially at every start.
+        onig_set_retry_limit_in_match(kRetryLimitInMatch);
+        onig_set_retry_limit_in_search(kRetryLimitInSearch);
     });
 }
 
@@ -27,7 +35,7 @@ struct RegionFree {
 
 }  // namespace
 
-OnigRegex::OnigRegex(std::string_view pattern) {
+OnigRegex::OnigRegex(std::string_view pattern) : pattern_(pattern) {
     initialize_once();
     regex_t* re = nullptr;
     OnigErrorInfo info{};
@@ -55,7 +63,14 @@ void OnigRegex::find_all(std::string_view text, std::vector<std::pair<size_t, si
         const int at = onig_search(re, start, end, start + from, end, region.get(), ONIG_OPTION_NONE);
         if (at < 0) {
             if (at == ONIG_MISMATCH) break;
-            throw std::runtime_error("Oniguruma search failed (code " + std::to_string(at) + ")");
+            if (at == ONIGERR_RETRY_LIMIT_IN_MATCH_OVER || at == ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER)
+                throw ModelError("the tokenizer's regular expression '" + excerpt(pattern_, 60) + "' backtracked more than " +
+                                 std::to_string(at == ONIGERR_RETRY_LIMIT_IN_MATCH_OVER ? kRetryLimitInMatch : kRetryLimitInSearch) +
+                                 " steps on this input (a pattern with nested quantifiers; refused rather than hang)");
+            OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
+            onig_error_code_to_str(message, at);
+            throw ModelError("the tokenizer's regular expression '" + excerpt(pattern_, 60) + "' failed: " +
+                             reinterpret_cast<const char*>(message));
         }
         const auto b = static_cast<size_t>(region->beg[0]), e = static_cast<size_t>(region->end[0]);
         if (b == e && matched_before && last_match_end == e) {

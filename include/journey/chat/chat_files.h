@@ -40,8 +40,12 @@ struct ChatFiles {
 // neither an id nor a list of ids.
 ChatFiles read_chat_files(const std::filesystem::path& dir);
 
+// Chat templates are a few KiB; a bigger file is refused before it is read.
+inline constexpr size_t kMaxTemplateBytes = 16u << 20;
+
 // A template file named by the user (--chat-template FILE, journey template FILE). Throws
-// ModelError when it cannot be read.
+// ModelError when it cannot be read, is not a regular file (a FIFO, a device or a directory is
+// never waited on or read) or is larger than kMaxTemplateBytes.
 std::string read_chat_template_file(const std::filesystem::path& file);
 
 }  // namespace journey

@@ -9,6 +9,11 @@
 
 namespace journey {
 
+// A conversation's bounds: its file is read up to kMaxMessagesBytes, and holds at most
+// kMaxMessages messages (each becomes a template value).
+inline constexpr size_t kMaxMessagesBytes = 32u << 20;
+inline constexpr size_t kMaxMessages = 100000;
+
 // Parses and checks a messages array: every item an object with a string "role" and a
 // "content" (string, null or anything a template may read, such as a list of parts); other
 // keys (tool_calls, name, ...) are kept. Throws InputError naming `source`.

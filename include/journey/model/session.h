@@ -47,7 +47,8 @@ public:
 
     // Runs `tokens` at positions n_past() .. n_past()+T-1 and appends them to the cache.
     // Returns logits: [n_vocab] for the last token, or [T, n_vocab] with LogitsFor::all.
-    // The span is valid until the next eval(). Throws InputError for an id outside the
+    // The span is valid until the next eval(). Throws ModelError when a logit is NaN or Inf
+    // (naming the model and the position). Throws InputError for an id outside the
     // vocabulary or when the context (n_ctx) would overflow; the cache is then unchanged.
     std::span<const float> eval(std::span<const TokenId> tokens, LogitsFor which = LogitsFor::last);
 
@@ -96,6 +97,8 @@ private:
     }
     // sessions[i] runs tokens[i] (several sessions: one token each); see forward.cpp.
     static void forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits);
+    // Throws ModelError naming the model and the first position whose logits are NaN or Inf.
+    void check_finite(const std::vector<float>& logits, int start, size_t n_tokens) const;
 };
 
 }  // namespace journey

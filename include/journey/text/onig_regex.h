@@ -21,11 +21,14 @@ public:
     OnigRegex(const OnigRegex&) = delete;
     OnigRegex& operator=(const OnigRegex&) = delete;
 
-    // Every match in text as (begin, end) byte offsets. text must be valid UTF-8.
+    // Every match in text as (begin, end) byte offsets. text must be valid UTF-8. A pattern that
+    // backtracks without bound (nested quantifiers) is stopped by a budget set explicitly (10^7
+    // backtracking steps in one match, 10^8 in one search) with ModelError quoting the pattern.
     void find_all(std::string_view text, std::vector<std::pair<size_t, size_t>>& matches) const;
 
 private:
     void* regex_ = nullptr;  // regex_t*
+    std::string pattern_;
 };
 
 }  // namespace journey

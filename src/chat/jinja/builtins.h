@@ -3,6 +3,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "journey/chat/jinja/lexer.h"
@@ -46,6 +47,13 @@ bool is_filter(const std::string& name);
 bool is_test(const std::string& name);
 Value apply_filter(const std::string& name, const Value& v, Args& args);
 bool apply_test(const std::string& name, const Value& v, Args& args);
+
+// The first occurrence of `needle` in `hay` at or after `from`, or npos, in O(|hay| + |needle|)
+// (std::string::find is O(|hay| x |needle|) on "aaa...ab" in "aaa...a": a template is untrusted).
+size_t find_linear(std::string_view hay, std::string_view needle, size_t from = 0);
+
+// The largest string a filter builds piece by piece (sum, join) before the evaluator sees it.
+constexpr size_t kMaxBuiltString = 64u << 20;
 
 // Python's str.isspace() of one code point (lexer.cpp).
 bool py_space(char32_t c);

@@ -1,6 +1,8 @@
 // Jinja's builtin filters and tests, as templates use them (tojson as transformers defines it).
 #include "journey/text/html_escape.h"
 #include <algorithm>
+#include <optional>
+#include <unordered_set>
 #include <cmath>
 #include <cstring>
 
@@ -32,6 +34,23 @@ Value attr_path(const Value& v, const std::string& path) {
 }
 
 // The comparison key of sort/unique/min/max: strings lowered unless case_sensitive.
+// A string that is equal for two scalars exactly when Python's == holds, or nullopt for a list,
+// a dict or a callable.
+std::optional<std::string> scalar_hash_key(const Value& v) {
+    if (v.is_string()) return "s" + v.str();
+    if (v.is_none()) return std::string("N");
+    if (v.is_undefined()) return std::string("U");
+    if (v.is_bool()) return "i" + std::to_string(int(std::get<bool>(v.v)));
+    if (v.is_int()) return "i" + std::to_string(std::get<int64_t>(v.v));
+    if (v.is_float()) {
+        const double d = std::get<double>(v.v);
+        if (std::isnan(d)) return std::nullopt;  // nan != nan
+        if (d == std::floor(d) && std::fabs(d) < 9.2e18) return "i" + std::to_string(int64_t(d));
+        return "f" + float_repr(d);
+    }
+    return std::nullopt;
+}
+
 Value sort_key(const Value& v, bool case_sensitive) {
     return !case_sensitive && v.is_string() ? Value(lower(v.str())) : v;
 }
@@ -308,11 +327,18 @@ Value apply_filter(const std::string& f, const Value& v, Args& a) {
     if (f == "unique") {
         const bool cs = truthy(arg(a, 0, "case_sensitive", false));
         const Value attribute = arg(a, 1, "attribute");
+        // Scalar keys are hashed by what Python's == compares (1 == 1.0 == True); others (lists,
+        // dicts) are compared one by one, as before. Comparing every pair made it quadratic.
         List out, seen;
+        std::unordered_set<std::string> seen_scalars;
         for (const Value& item : iterate(v)) {
             const Value key = sort_key(attribute.is_undefined() ? item : attr_path(item, to_str(attribute)), cs);
-            if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(s, key); })) continue;
-            seen.push_back(key);
+            if (const auto h = scalar_hash_key(key)) {
+                if (!seen_scalars.insert(*h).second) continue;
+            } else {
+                if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(s, key); })) continue;
+                seen.push_back(key);
+            }
             out.push_back(item);
         }
         return out;
@@ -337,7 +363,32 @@ Value apply_filter(const std::string& f, const Value& v, Args& a) {
     if (f == "sum") {
         const Value attribute = arg(a, 0, "attribute");
         Value total = arg(a, 1, "start", int64_t{0});
-        for (const Value& item : iterate(v)) total = binary_op("+", total, attribute.is_undefined() ? item : attr_path(item, to_str(attribute)));
+        // Strings and lists are appended to one accumulator: a new total per item was quadratic.
+        std::string text;
+        List items;
+        enum { other, string, list } kind = total.is_string() ? string : total.is_list() ? list : other;
+        if (kind == string) text = total.str();
+        if (kind == list) items = total.list();
+        const bool tuple = total.is_tuple();
+        for (const Value& item : iterate(v)) {
+            const Value x = attribute.is_undefined() ? item : attr_path(item, to_str(attribute));
+            if (kind == string && x.is_string()) {
+                text += x.str();
+                if (text.size() > kMaxBuiltString)
+                    throw RenderError("sum: a string larger than " + std::to_string(kMaxBuiltString) + " bytes (a template is bounded)");
+                continue;
+            }
+            if (kind == list && x.is_list()) {
+                items.insert(items.end(), x.list().begin(), x.list().end());
+                if (items.size() > (1u << 20)) throw RenderError("sum: a list of more than 1048576 items (a template is bounded)");
+                continue;
+            }
+            if (kind == string) total = text, kind = other;
+            if (kind == list) total = Value(items, tuple), kind = other;
+            total = binary_op("+", total, x);
+        }
+        if (kind == string) return text;
+        if (kind == list) return Value(std::move(items), tuple);
         return total;
     }
     if (f == "attr") return get_attr(v, to_str(arg(a, 0, "name")));

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "builtins.h"
+#include "journey/errors.h"
 #include "journey/chat/jinja/value.h"
 
 namespace journey::jinja {
@@ -115,13 +116,21 @@ private:
     std::vector<size_t> line_starts_;
     std::vector<Token> out_;
 
+    // Tokens come in source order, so the column is counted on from the last position asked
+    // for on the same line: rescanning from the line's start made one long line quadratic.
+    mutable size_t last_off_ = 0;
+    mutable size_t last_line_ = 0;
+    mutable int last_col_ = 1;
     SourcePos at(size_t off) const {
         auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), off) - 1;
-        const size_t start = *it;
+        const size_t line = size_t(it - line_starts_.begin());
+        size_t from = *it;
         int col = 1;
-        for (size_t i = start; i < off && i < src_.size(); ++i)
+        if (line == last_line_ && off >= last_off_ && last_off_ >= from) from = last_off_, col = last_col_;
+        for (size_t i = from; i < off && i < src_.size(); ++i)
             if ((static_cast<unsigned char>(src_[i]) & 0xC0) != 0x80) ++col;
-        return {int(it - line_starts_.begin()) + 1, col};
+        last_off_ = off, last_line_ = line, last_col_ = col;
+        return {int(line) + 1, col};
     }
     [[noreturn]] void fail(size_t off, const std::string& msg) const { throw TemplateSyntaxError{at(off), msg}; }
 
@@ -222,7 +231,7 @@ private:
         }
         size_t len;
         cp_at(src_, i, len);
-        fail(i, "unexpected char '" + src_.substr(i, len) + "'");
+        fail(i, "unexpected char '" + excerpt(src_.substr(i, len)) + "'");
     }
 
     // Digits with optional "_" between them.

@@ -177,10 +177,10 @@ Value str_method(const std::string& s, const std::string& name, Args& a) {
         if (name == "count") {
             if (x.empty()) return int64_t(cps(s).size() + 1);
             int64_t n = 0;
-            for (size_t i = s.find(x); i != std::string::npos; i = s.find(x, i + x.size())) ++n;
+            for (size_t i = find_linear(s, x); i != std::string::npos; i = find_linear(s, x, i + x.size())) ++n;
             return n;
         }
-        const size_t at = name == "find" ? s.find(x) : s.rfind(x);
+        const size_t at = name == "find" ? find_linear(s, x) : s.rfind(x);
         return at == std::string::npos ? int64_t{-1} : int64_t(cps(s.substr(0, at)).size());
     }
     if (name == "join") {
@@ -530,7 +530,7 @@ bool compare_op(const std::string& op, const Value& a, const Value& b) {
         bool found;
         if (b.is_string()) {
             if (!a.is_string()) type_error("'in <string>' requires string as left operand, not " + type_name(a));
-            found = b.str().find(a.str()) != std::string::npos;
+            found = find_linear(b.str(), a.str()) != std::string::npos;
         } else if (b.is_dict() && !b.dict().is_namespace) {
             found = a.is_string() && b.dict().find(a.str()) != nullptr;
         } else if (b.is_list()) {
@@ -547,6 +547,24 @@ bool compare_op(const std::string& op, const Value& a, const Value& b) {
     if (op == "<=") return c <= 0;
     if (op == ">") return c > 0;
     return c >= 0;
+}
+
+size_t find_linear(std::string_view hay, std::string_view needle, size_t from) {
+    if (from > hay.size()) return std::string_view::npos;
+    if (needle.size() <= 16) return hay.find(needle, from);  // at most 16 comparisons a byte
+    // Knuth-Morris-Pratt.
+    std::vector<size_t> fail(needle.size(), 0);
+    for (size_t i = 1, k = 0; i < needle.size(); ++i) {
+        while (k > 0 && needle[i] != needle[k]) k = fail[k - 1];
+        if (needle[i] == needle[k]) ++k;
+        fail[i] = k;
+    }
+    for (size_t i = from, k = 0; i < hay.size(); ++i) {
+        while (k > 0 && hay[i] != needle[k]) k = fail[k - 1];
+        if (hay[i] == needle[k]) ++k;
+        if (k == needle.size()) return i + 1 - k;
+    }
+    return std::string_view::npos;
 }
 
 }  // namespace journey::jinja

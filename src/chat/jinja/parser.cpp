@@ -1,6 +1,7 @@
 // Tokens -> statements and expressions, with Jinja's grammar and operator precedence:
 // if-else < or < and < not < comparisons < + - < ~ < * / // % < ** < unary -, + < filters,
 // tests, calls, attribute and item access.
+#include <algorithm>
 #include <string>
 
 #include "journey/chat/jinja/ast.h"
@@ -10,6 +11,10 @@ namespace {
 
 // Deeper nesting is refused, so a hostile template cannot exhaust the stack.
 constexpr int kMaxParseDepth = 128;
+// An expression tree taller than this is refused: chains such as "a + a + a ...", "a.b.c...",
+// "x|f|f|f..." are read by loops, not recursion, but the tree they build is walked recursively
+// (name checks, rendering, destruction), so its height is bounded as it is built.
+constexpr int kMaxExprHeight = 256;
 
 class Parser {
 public:
@@ -81,11 +86,22 @@ private:
         e->pos = pos;
         return e;
     }
-    static ExprPtr make2(Expr::Kind k, SourcePos pos, std::string name, ExprPtr a, ExprPtr b) {
+    ExprPtr make2(Expr::Kind k, SourcePos pos, std::string name, ExprPtr a, ExprPtr b) const {
         auto e = make(k, pos);
         e->name = std::move(name);
         e->args.push_back(std::move(a));
         e->args.push_back(std::move(b));
+        return sealed(std::move(e));
+    }
+    // e with its children in place: its height computed, and refused when too tall.
+    ExprPtr sealed(ExprPtr e) const {
+        int h = 0;
+        for (const auto& a : e->args)
+            if (a) h = std::max(h, a->height);
+        for (const auto& [k, a] : e->kwargs) h = std::max(h, a->height);
+        e->height = h + 1;
+        if (e->height > kMaxExprHeight)
+            fail(e->pos, "expression nested too deeply (more than " + std::to_string(kMaxExprHeight) + " levels)");
         return e;
     }
 
@@ -289,7 +305,7 @@ private:
             if (cur().kind == Token::block_end || cur().kind == Token::var_end || is_name("if")) break;
             t->args.push_back(parse_expression(with_condexpr));
         }
-        return t;
+        return sealed(std::move(t));
     }
 
     ExprPtr parse_expression(bool with_condexpr) {
@@ -305,8 +321,8 @@ private:
             auto c = make(Expr::Kind::cond, pos);
             c->args.push_back(parse_or());
             c->args.push_back(std::move(e));
-            c->args.push_back(skip_name("else") ? parse_condexpr() : nullptr);
-            e = std::move(c);
+            c->args.push_back(skip_name("else") ? parse_expression(true) : nullptr);
+            e = sealed(std::move(c));
         }
         return e;
     }
@@ -338,7 +354,7 @@ private:
             e->name = "not";
             next();
             e->args.push_back(parse_not());
-            return e;
+            return sealed(std::move(e));
         }
         return parse_compare();
     }
@@ -368,7 +384,7 @@ private:
             cmp->ops.push_back(op);
             cmp->args.push_back(parse_math1());
         }
-        return cmp ? std::move(cmp) : std::move(first);
+        return cmp ? sealed(std::move(cmp)) : std::move(first);
     }
 
     ExprPtr parse_math1() {
@@ -419,6 +435,7 @@ private:
             e->name = cur().value;
             next();
             e->args.push_back(parse_unary(false));
+            e = sealed(std::move(e));
         } else {
             e = parse_primary();
         }
@@ -485,7 +502,7 @@ private:
             t->args.push_back(parse_expression(true));
         }
         expect_op(")");
-        return t;
+        return sealed(std::move(t));
     }
 
     ExprPtr parse_list() {
@@ -497,7 +514,7 @@ private:
             e->args.push_back(parse_expression(true));
         }
         next();
-        return e;
+        return sealed(std::move(e));
     }
 
     ExprPtr parse_dict() {
@@ -511,7 +528,7 @@ private:
             e->args.push_back(parse_expression(true));
         }
         next();
-        return e;
+        return sealed(std::move(e));
     }
 
     ExprPtr parse_postfix(ExprPtr e) {
@@ -523,7 +540,7 @@ private:
                     auto a = make(Expr::Kind::attr, pos);
                     a->name = cur().value;
                     a->args.push_back(std::move(e));
-                    e = std::move(a);
+                    e = sealed(std::move(a));
                     next();
                 } else if (cur().kind == Token::integer) {
                     auto idx = make(Expr::Kind::literal, cur().pos);
@@ -560,7 +577,7 @@ private:
         s->args.push_back(std::move(e));
         for (auto& p : parts) s->args.push_back(std::move(p));
         (void)is_slice;
-        return s;
+        return sealed(std::move(s));
     }
 
     void parse_args(Expr& e) {
@@ -588,7 +605,7 @@ private:
         auto c = make(Expr::Kind::call, callee->pos);  // errors point at what is called
         c->args.push_back(std::move(callee));
         parse_args(*c);
-        return c;
+        return sealed(std::move(c));
     }
 
     std::string dotted_name() {
@@ -607,7 +624,7 @@ private:
         f->name = dotted_name();
         f->args.push_back(std::move(e));
         if (is_op("(")) parse_args(*f);
-        return f;
+        return sealed(std::move(f));
     }
 
     // "x | f | g(1)" for {% filter %} and {% set x | f %} (the first '|' is optional there).
@@ -617,7 +634,7 @@ private:
             f->name = dotted_name();
             f->args.push_back(std::move(e));
             if (is_op("(")) parse_args(*f);
-            e = std::move(f);
+            e = sealed(std::move(f));
         }
         while (is_op("|")) e = parse_filter(std::move(e));
         return e;
@@ -639,7 +656,7 @@ private:
             if (n.kind == Token::name && n.value == "is") fail(n.pos, "You cannot chain multiple tests with is");
             t->args.push_back(parse_postfix(parse_primary()));
         }
-        return t;
+        return sealed(std::move(t));
     }
 
     ExprPtr parse_filter_expr(ExprPtr e) {

@@ -119,6 +119,10 @@ std::string Template::render(const nlohmann::ordered_json& vars, const RenderOpt
         return Renderer(options, std::move(globals)).run(*body_);
     } catch (const RenderError& e) {
         throw TemplateError(located(name_, e.pos, e.what()));
+    } catch (const std::length_error& e) {  // a bound met outside an expression (printing a value)
+        throw TemplateError(name_ + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+        throw TemplateError(name_ + ": rendering ran out of memory");
     }
 }
 

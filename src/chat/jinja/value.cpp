@@ -76,6 +76,7 @@ bool equal(const Value& a, const Value& b) {
     if (a.is_string()) return a.str() == b.str();
     if (a.is_list()) {
         const List &x = a.list(), &y = b.list();
+        if (&x == &y) return true;  // the same list (Python compares items by identity first too)
         if (x.size() != y.size()) return false;
         for (size_t k = 0; k < x.size(); ++k)
             if (!equal(x[k], y[k])) return false;
@@ -186,11 +187,21 @@ std::string string_repr(const std::string& s) {
 
 }  // namespace
 
+namespace {
+void repr_bound(const std::string& out) {
+    if (out.size() > (64u << 20))
+        throw std::length_error("a value whose text is larger than " + std::to_string(64u << 20) + " bytes (a template is bounded)");
+}
+}  // namespace
+
 std::string repr(const Value& v) {
     if (v.is_string()) return string_repr(v.str());
     if (v.is_list()) {
         std::string out = v.is_tuple() ? "(" : "[";
-        for (size_t k = 0; k < v.list().size(); ++k) out += (k ? ", " : "") + repr(v.list()[k]);
+        for (size_t k = 0; k < v.list().size(); ++k) {
+            out += (k ? ", " : "") + repr(v.list()[k]);
+            repr_bound(out);
+        }
         if (v.is_tuple()) return out + (v.list().size() == 1 ? ",)" : ")");
         return out + "]";
     }
@@ -199,6 +210,7 @@ std::string repr(const Value& v) {
         bool first = true;
         for (const auto& [k, val] : v.dict().items()) {
             out += (first ? "" : ", ") + string_repr(k) + ": " + repr(val);
+            repr_bound(out);
             first = false;
         }
         return out + "}";
@@ -231,8 +243,19 @@ std::string type_name(const Value& v) {
     return names[v.v.index()];
 }
 
-Value from_json(const nlohmann::ordered_json& j) {
+namespace {
+Value from_json_at(const nlohmann::ordered_json& j, int depth);
+}
+
+Value from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+
+namespace {
+// Refused before recursing deeper: a value nested a million levels (a --var, a config's token)
+// would otherwise exhaust the stack before the list or dict could say it is too deep.
+Value from_json_at(const nlohmann::ordered_json& j, int depth) {
     using J = nlohmann::ordered_json::value_t;
+    if ((j.is_array() || j.is_object()) && depth >= kMaxNesting)
+        throw std::length_error("lists and dicts nested deeper than " + std::to_string(kMaxNesting) + " levels");
     switch (j.type()) {
     case J::null: return None{};
     case J::boolean: return j.get<bool>();
@@ -245,17 +268,18 @@ Value from_json(const nlohmann::ordered_json& j) {
     case J::array: {
         List l;
         l.reserve(j.size());
-        for (const auto& x : j) l.push_back(from_json(x));
+        for (const auto& x : j) l.push_back(from_json_at(x, depth + 1));
         return l;
     }
     case J::object: {
         auto d = std::make_shared<Dict>();
-        for (const auto& [k, x] : j.items()) d->set(k, from_json(x));
+        for (const auto& [k, x] : j.items()) d->set(k, from_json_at(x, depth + 1));
         return d;
     }
     default: throw std::invalid_argument("unsupported JSON value: " + j.dump());
     }
 }
+}  // namespace
 
 namespace {
 
@@ -289,6 +313,14 @@ void json_string(std::string& out, const std::string& s, bool ascii) {
     out.push_back('"');
 }
 
+// A value's text (tojson, str, repr) is bounded: a list shared with itself 40 times over
+// ([l, l] in a loop) is small to hold and 2^40 items to print.
+constexpr size_t kMaxValueText = 64u << 20;
+void text_bound(const std::string& out) {
+    if (out.size() > kMaxValueText)
+        throw std::length_error("a value whose text is larger than " + std::to_string(kMaxValueText) + " bytes (a template is bounded)");
+}
+
 void json_value(std::string& out, const Value& v, const JsonStyle& st, int level) {
     const std::string item_sep = !st.item_sep.empty() ? st.item_sep : (st.indent >= 0 ? "," : ", ");
     const std::string key_sep = !st.key_sep.empty() ? st.key_sep : ": ";
@@ -312,6 +344,7 @@ void json_value(std::string& out, const Value& v, const JsonStyle& st, int level
             if (k) out += item_sep;
             newline(level + 1);
             json_value(out, l[k], st, level + 1);
+            text_bound(out);
         }
         newline(level);
         out.push_back(']');
@@ -328,6 +361,7 @@ void json_value(std::string& out, const Value& v, const JsonStyle& st, int level
             json_string(out, items[k]->first, st.ensure_ascii);
             out += key_sep;
             json_value(out, items[k]->second, st, level + 1);
+            text_bound(out);
         }
         newline(level);
         out.push_back('}');

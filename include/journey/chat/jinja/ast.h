@@ -35,6 +35,7 @@ struct Expr {
     Value value;
     std::string name;
     bool negated = false;  // "is not"
+    int height = 1;        // 1 + the tallest child's: the parser bounds it (evaluation recurses on it)
     std::vector<std::string> ops;
     std::vector<ExprPtr> args;
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
