@@ -26,7 +26,9 @@ GenerateResult ChatTurns::reply(const nlohmann::ordered_json& messages, Generate
     size_t common = 0;
     while (common < cached_.size() && common < ids.size() && cached_[common] == ids[common]) ++common;
     if (common == ids.size()) --common;
-    session_.rewind(int(common));
+    // A hybrid model's recurrent state goes back only to a snapshot (Session::rewind): the turn
+    // then evaluates from there.
+    common = size_t(session_.rewind(int(common)));
     cached_.assign(ids.begin(), ids.end());
     prompt_tokens_ = int(ids.size());
     evaluated_ = int(ids.size() - common);
@@ -39,12 +41,22 @@ GenerateResult ChatTurns::reply(const nlohmann::ordered_json& messages, Generate
         cached_.insert(cached_.end(), generated.begin(), generated.end());
         cached_.resize(size_t(session_.n_past()));
     };
+    std::span<const TokenId> rest = std::span<const TokenId>(ids).subspan(common);
+    if (session_.has_state() && rest.size() > 1) {
+        // A recurrent state is kept at the prompt's end (its last id aside: generate runs that
+        // one) and at the turn's end: the next turn's prompt repeats this one, and a template that
+        // re-renders the reply differently (reasoning dropped) still shares the prompt.
+        session_.eval(rest.first(rest.size() - 1));
+        session_.snapshot();
+        rest = rest.last(1);
+    }
     try {
-        GenerateResult r = generate(session_, std::span<const TokenId>(ids).subspan(common), gen, [&](const StepResult& s) {
+        GenerateResult r = generate(session_, rest, gen, [&](const StepResult& s) {
             generated.push_back(s.id);
             if (on_step) on_step(s);
         });
         keep();
+        session_.snapshot();
         r.prompt_tokens = int(ids.size());
         return r;
     } catch (...) {

@@ -16,6 +16,7 @@
 #include "journey/model/session.h"
 #include "journey/model/unembed.h"
 #include "journey/model/moe.h"
+#include "journey/model/delta_net.h"
 
 namespace journey {
 namespace {
@@ -53,7 +54,7 @@ struct Pass {
 // (of work_, a LineVector): the kernels read x with 64-byte loads, and one that spans two lines
 // costs two.
 struct Buffers {
-    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0;
+    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0, *qg;
     static size_t floats(const ModelConfig& c, int T, int P) {
         size_t n = 0;
         Buffers sizing;
@@ -73,7 +74,9 @@ private:
         const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
         const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
         x = take(t * C); xn = take(t * C); proj = take(t * C); x0 = take(t * C);  // x0: GPT-NeoX's parallel MLP input
-        qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
+        const int64_t SV = int64_t{c.ssm_v_heads} * c.ssm_head_dim;  // a hybrid's linear-attention output
+        qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * std::max(HD, SV));
+        qg = take(c.attn_output_gate ? t * 2 * HD : 0);  // gated attention: [q_h | gate_h] per head
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
         att = take(int64_t{c.n_head} * t * (P + T));
     }
@@ -140,7 +143,13 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
             std::memcpy(v_new + t * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
         }
     } else {  // three projections (biases: Qwen2); keys and values go straight into the cache rows
-        s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
+        if (c.attn_output_gate) {  // Qwen3.5: q_proj gives [q_h | gate_h] per head; the gates stay in b.qg
+            s.linear(b.qg, b.xn, w.attn_q, {});
+            for (int64_t r = 0; r < int64_t{T} * H; ++r)
+                std::memcpy(b.q + r * D, b.qg + r * 2 * D, sizeof(float) * static_cast<size_t>(D));
+        } else {
+            s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
+        }
         s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
         s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
     }
@@ -164,6 +173,9 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
     else
         attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, ao);
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
+    if (c.attn_output_gate)  // z * sigmoid(gate), per head
+        for (int64_t r = 0; r < int64_t{T} * H; ++r)
+            for (int i = 0; i < D; ++i) b.z[r * D + i] *= 1.0f / (1.0f + std::exp(-b.qg[r * 2 * D + D + i]));
     s.notify("attn_z", l, b.z, {T, H, D});
 }
 
@@ -266,12 +278,28 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
     for (int l = 0; l < c.n_layer; ++l) {
         s.notify("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+        if (c.is_recurrent(l)) {  // a hybrid's linear-attention layer (delta_net.cpp): its state, not a cache
+            const int slot = rec_slot_[static_cast<size_t>(l)];
+            const RecurrentState st{conv_state_.data() + slot * c.conv_state_floats(), ssm_state_.data() + slot * c.ssm_state_floats()};
+            s.norm(b.xn, b.x, lw.attn_norm_w, lw.attn_norm_b);
+            gated_delta_net(b.z, b.xn, lw, c, T, s.prompt, st, delta_form_);
+            s.notify("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
+            if (narrow && l == c.n_layer - 1) {
+                b.x += int64_t{T - 1} * C;
+                b.z += int64_t{T - 1} * c.ssm_v_heads * c.ssm_head_dim;
+                s.T = 1;
+            }
+            attention_out(s, lw, l, b);
+            mlp_block(s, lw, l, b);
+            continue;
+        }
+        const int64_t kv_at = kv_slot_[static_cast<size_t>(l)] * cache_layer;
         KvLayer kv;
         if (kv_type_ == KvType::f32) {
-            kv = {k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer};
+            kv = {k_cache_.data() + kv_at, v_cache_.data() + kv_at};
         } else {  // the cached positions as float, for this layer
-            kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + l * cache_layer,
-                  v16_.data() + l * cache_layer};
+            kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + kv_at,
+                  v16_.data() + kv_at};
             for (int64_t i = 0; i < (T == 1 ? 0 : P * KD); ++i) {  // one token reads the halves
                 kv.k[i] = static_cast<float>(kv.k16[i]);
                 kv.v[i] = static_cast<float>(kv.v16[i]);
