@@ -83,7 +83,7 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
         if (!c.rope_sections.empty())
             n.push_back("M-RoPE sections: text positions only (one stream), i.e. NEOX rope on the rotated dimensions; image and video inputs are not supported");
     }
-    if (c.n_nextn > 0) n.push_back("MTP head (" + std::to_string(c.n_nextn) + " layer): not run (normal decoding skips it)");
+    if (c.n_nextn > 0) n.push_back("MTP head (" + std::to_string(c.n_nextn) + " layer): not run (normal decoding skips it, as llama.cpp)");
     if (c.final_softcap > 0) n.push_back("final logit soft-cap " + std::to_string(c.final_softcap));
     return n;
 }
@@ -95,7 +95,9 @@ void run_info(const InfoOptions& o) {
     // The KV cache of the attention layers (a hybrid's recurrent layers keep a fixed state instead).
     const double kv_mib = double(session.kv_bytes_per_token()) * session.n_ctx() / (1024.0 * 1024.0);
     std::vector<std::string> extra = notes(c, session.n_ctx());
-    if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
+    if (m->weights().set_aside > 0 && m->weights().set_aside_what == "MTP head")  // a hybrid GGUF's MTP head
+        extra.push_back("MTP head: " + std::to_string(m->weights().set_aside) + " tensors not used");
+    else if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
         extra.push_back(m->weights().set_aside_what + ": " + std::to_string(m->weights().set_aside) + " tensors not used; text only");
     nlohmann::json j = {
         {"model", m->source().string()},

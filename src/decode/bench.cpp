@@ -79,6 +79,7 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     Session session(model, SessionOptions{.n_ctx = std::max(1, o.n_depth + std::max(o.n_prompt, o.n_gen)), .kv_type = o.kv_type});
     if (o.n_depth > 0) {  // the depth prompt, once, untimed: each test rewinds to it
         session.eval(bench_tokens(o.n_depth, model.config().n_vocab));
+        session.snapshot();  // a hybrid's recurrent state goes back only to a snapshot
     }
     BenchResult r;
     struct Test {
