@@ -16,6 +16,7 @@
 #include "journey/chat/chat_turns.h"
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
+#include "journey/kernels/kernels.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 
@@ -88,6 +89,27 @@ TEST_CASE("hybrid: the chunked and the one-token forms of the recurrence agree",
         for (float x : chunked.recurrent_state()) norm += double(x) * x;
         CHECK(norm > 1e-3);
     }
+}
+
+TEST_CASE("hybrid: thread counts give the same bits, prompt and generation alike", "[hybrid]") {
+    struct ThreadsBack {
+        int n = num_threads();
+        ~ThreadsBack() { set_num_threads(n); }
+    } back;
+    const auto m = Model::load(qwen35_gguf(), LoadOptions{.tokenizer = false});
+    const std::vector<TokenId> ids = ids_of(70);
+    std::vector<std::vector<float>> runs;
+    for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        Session s(*m);
+        const auto p = s.eval(ids, LogitsFor::all);
+        std::vector<float> got(p.begin(), p.end());
+        const auto g = s.eval(std::span(ids).first(1));
+        got.insert(got.end(), g.begin(), g.end());
+        runs.push_back(got);
+    }
+    CHECK(runs[0] == runs[1]);
+    CHECK(runs[0] == runs[2]);
 }
 
 TEST_CASE("hybrid: a state rewinds only to a snapshot, and the rest is evaluated again", "[hybrid]") {
