@@ -112,6 +112,26 @@ TEST_CASE("hybrid: thread counts give the same bits, prompt and generation alike
     CHECK(runs[0] == runs[2]);
 }
 
+TEST_CASE("hybrid: a last layer that is linear attention narrows to the last token", "[hybrid]") {
+    // The fixture's first three blocks alone (its attention block set aside with the MTP head):
+    // every layer recurrent, so the pass narrows to the last token after a Gated DeltaNet layer.
+    ModelFile f = read_gguf(qwen35_gguf());
+    f.metadata["qwen35.nextn_predict_layers"] = 2;
+    const ModelConfig c = config_from_gguf(f);
+    REQUIRE(c.n_layer == 3);
+    REQUIRE(c.n_recurrent() == 3);
+    const Model m(std::move(f), c, nullptr);
+    const std::vector<TokenId> ids = ids_of(20);
+    Session all(m), last(m);
+    const auto a = all.eval(ids, LogitsFor::all);
+    const std::vector<float> row(a.end() - c.n_vocab, a.end());
+    const auto l = last.eval(ids);
+    // F32 products of one row and of many may round apart (BLAS; qwen3's F32 GGUF narrows 2e-6
+    // apart too); the states, computed before the narrowing, are the same bits.
+    CHECK(max_diff(row, l) < 1e-5);
+    CHECK(max_diff(all.recurrent_state(), last.recurrent_state()) == 0);
+}
+
 TEST_CASE("hybrid: a state rewinds only to a snapshot, and the rest is evaluated again", "[hybrid]") {
     const auto m = Model::load(qwen35_gguf(), LoadOptions{.tokenizer = false});
     const std::vector<TokenId> ids = ids_of(40);
