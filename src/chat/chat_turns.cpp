@@ -53,19 +53,19 @@ GenerateResult ChatTurns::reply(const nlohmann::ordered_json& messages, Generate
         cached_.insert(cached_.end(), generated.begin(), generated.end());
         cached_.resize(size_t(session_.n_past()));
     };
-    std::span<const TokenId> rest = std::span<const TokenId>(ids).subspan(common);
-    if (session_.has_state()) {
-        // A recurrent state can be kept only where it is: it is snapshotted where the messages end
-        // (before the assistant's header, the longest prefix the next turn's prompt repeats, even
-        // when the template re-renders this reply otherwise: reasoning dropped) and at the turn's end.
-        const size_t boundary = std::min(messages_end(messages, ids), ids.size() - 1);
-        if (boundary > common) {
-            session_.eval(rest.first(boundary - common));
-            session_.snapshot();
-            rest = std::span<const TokenId>(ids).subspan(boundary);
-        }
-    }
     try {
+        std::span<const TokenId> rest = std::span<const TokenId>(ids).subspan(common);
+        if (session_.has_state()) {
+            // A recurrent state can be kept only where it is: it is snapshotted where the messages end
+            // (before the assistant's header, the longest prefix the next turn's prompt repeats, even
+            // when the template re-renders this reply otherwise: reasoning dropped) and at the turn's end.
+            const size_t boundary = std::min(messages_end(messages, ids), ids.size() - 1);
+            if (boundary > common) {
+                session_.eval(rest.first(boundary - common));
+                session_.snapshot();
+                rest = std::span<const TokenId>(ids).subspan(boundary);
+            }
+        }
         GenerateResult r = generate(session_, rest, gen, [&](const StepResult& s) {
             generated.push_back(s.id);
             if (on_step) on_step(s);
