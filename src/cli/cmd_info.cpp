@@ -85,6 +85,15 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
                                                : ": applied"));
     }
     if (c.attn_softcap > 0) n.push_back("attention soft-cap " + std::to_string(c.attn_softcap));
+    if (c.n_recurrent() > 0) {  // a hybrid (Qwen3.5)
+        n.push_back("hybrid: " + std::to_string(c.n_recurrent()) + " Gated DeltaNet layers (" + std::to_string(c.ssm_k_heads) +
+                    " key / " + std::to_string(c.ssm_v_heads) + " value heads of " + std::to_string(c.ssm_head_dim) +
+                    ", conv " + std::to_string(c.ssm_conv) + "), " + std::to_string(c.n_layer - c.n_recurrent()) +
+                    " full-attention layers" + (c.attn_output_gate ? " with an output gate" : ""));
+        if (!c.rope_sections.empty())
+            n.push_back("M-RoPE sections: text positions only (one stream), i.e. NEOX rope on the rotated dimensions; image and video inputs are not supported");
+    }
+    if (c.n_nextn > 0) n.push_back("MTP head (" + std::to_string(c.n_nextn) + " layer): not run (normal decoding skips it, as llama.cpp)");
     if (c.final_softcap > 0) n.push_back("final logit soft-cap " + std::to_string(c.final_softcap));
     return n;
 }
@@ -93,8 +102,8 @@ void run_info(const InfoOptions& o) {
     auto m = load_model(o.model, Placement::in_place);  // reads no weights
     const ModelConfig& c = m->config();
     const Session session(*m, session_options(o.model));  // sizes the KV cache: what a run would use
-    const double kv_mib = 2.0 * c.n_layer * session.n_ctx() * c.n_kv_head * c.head_dim *
-                          (session.kv_type() == KvType::f16 ? 2 : 4) / (1024.0 * 1024.0);
+    // The KV cache of the attention layers (a hybrid's recurrent layers keep a fixed state instead).
+    const double kv_mib = double(session.kv_bytes_per_token()) * session.n_ctx() / (1024.0 * 1024.0);
     std::vector<std::string> extra = notes(c, session.n_ctx());
     // Every tensor type of the file and how many tensors have it, most first (a quantization
     // mix such as Q4_K_M or IQ3_M is several types): "IQ3_S 11, F32 5, Q4_K 4, Q6_K 1".
@@ -108,7 +117,9 @@ void run_info(const InfoOptions& o) {
         types_text += (types_text.empty() ? "" : ", ") + tc.first + " " + std::to_string(tc.second);
         types_json.push_back({{"type", tc.first}, {"count", tc.second}});
     }
-    if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
+    if (m->weights().set_aside > 0 && m->weights().set_aside_what == "MTP head")  // a hybrid GGUF's MTP head
+        extra.push_back("MTP head: " + std::to_string(m->weights().set_aside) + " tensors not used");
+    else if (m->weights().set_aside > 0)  // a multimodal checkpoint run as its text model
         extra.push_back(m->weights().set_aside_what + ": " + std::to_string(m->weights().set_aside) + " tensors not used; text only");
     nlohmann::json j = {
         {"model", m->source().string()},
@@ -157,6 +168,13 @@ void run_info(const InfoOptions& o) {
         experts = std::to_string(c.n_expert) + " per layer, " + k + " per token (width " + std::to_string(c.n_ff_exp) +
                   "; routing: " + std::string(j["moe_routing"]) + ")";
     }
+    std::string layer_kinds;
+    if (c.n_recurrent() > 0) {
+        for (int l = 0; l < c.n_layer; ++l) layer_kinds += c.is_recurrent(l) ? 'L' : 'A';
+        j["layer_kinds"] = layer_kinds;  // L: linear attention (Gated DeltaNet), A: full attention
+        j["kv_bytes_per_token"] = session.kv_bytes_per_token();
+        j["state_bytes"] = session.state_bytes();
+    }
     if (o.json) return out_line(j.dump());
     auto row = [](const char* k, const std::string& v) { out_line(std::string(k) + std::string(12 - std::string(k).size(), ' ') + v); };
     row("model", j["model"]);
@@ -166,6 +184,11 @@ void run_info(const InfoOptions& o) {
     row("heads", std::to_string(c.n_head) + " (kv " + std::to_string(c.n_kv_head) + ", head_dim " + std::to_string(c.head_dim) + ")");
     row("width", std::to_string(c.n_embd) + (c.n_expert > 0 ? " (mlp: experts)" : " (mlp " + std::to_string(c.n_ff) + ")"));
     if (!experts.empty()) row("experts", experts);
+    if (!layer_kinds.empty()) {
+        row("layer kinds", layer_kinds + " (L: Gated DeltaNet, A: full attention)");
+        row("memory", std::to_string(session.kv_bytes_per_token()) + " bytes per token (KV cache) + " +
+                          std::to_string(session.state_bytes()) + " bytes of recurrent state (fixed)");
+    }
     char kv[64];
     std::snprintf(kv, sizeof kv, "%.1f MiB", kv_mib);
     row("context", std::to_string(c.n_ctx) + " (in use: " + std::to_string(session.n_ctx()) + ", KV cache " +

@@ -90,7 +90,10 @@ BenchResult run_bench(const Model& model, const BenchOptions& o, int threads,
     }
     Session& session = *seqs[0];
     if (o.n_depth > 0) {  // the depth prompt, once, untimed: each test rewinds to it
-        for (Session* q : seqs) q->eval(bench_tokens(o.n_depth, model.config().n_vocab));
+        for (Session* q : seqs) {
+            q->eval(bench_tokens(o.n_depth, model.config().n_vocab));
+            q->snapshot();  // a hybrid's recurrent state goes back only to a snapshot
+        }
     }
     // Seconds for one generation run of every sequence together (aggregate: N tokens a step).
     auto time_tg_all = [&](Session&, const std::vector<TokenId>& ids, int depth) {

@@ -182,6 +182,33 @@ const MoeTraits gpt_oss_moe = {MoeGating::topk_softmax, false, nullptr};
 // SmolLM3: Llama's block and names, with no rope on every 4th layer (NoPE; config.cpp reads which).
 const char* const smollm3_types[] = {"smollm3"};
 // ---- end of issue 36's families ----
+// ---- Hybrid families (issue 35; src/model/delta_net.cpp runs the linear-attention mixer) ----
+// Qwen3.5: three of every four layers Gated DeltaNet (linear_attn.*), every fourth full
+// attention with q/k norms and an output gate ([q | gate] per head in q_proj); (1 + w) norms
+// (the converter adds 1), except the mixer's gated RMSNorm (linear_attn.norm: a plain gain).
+// The pre-MLP norm is HF's post_attention_layernorm, GGUF's post_attention_norm.
+const char* const qwen35_types[] = {"qwen3_5_text"};
+const Tensor qwen35_tensors[] = {tok_embd, output_norm, attn_norm, attn_q_gate, attn_k, attn_v, attn_q_norm, attn_k_norm,
+                                 attn_out, ffn_norm_post_attn, ffn_gate, ffn_up, ffn_down, ssm_qkv, ssm_gate, ssm_beta,
+                                 ssm_alpha, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out};
+const HfName qwen35_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q_gate, "model.layers.{}.self_attn.q_proj.weight"}, {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm_post_attn, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate, "model.layers.{}.mlp.gate_proj.weight"}, {ffn_up, "model.layers.{}.mlp.up_proj.weight"},
+    {ffn_down, "model.layers.{}.mlp.down_proj.weight"},
+    {ssm_qkv, "model.layers.{}.linear_attn.in_proj_qkv.weight"}, {ssm_gate, "model.layers.{}.linear_attn.in_proj_z.weight"},
+    {ssm_beta, "model.layers.{}.linear_attn.in_proj_b.weight"}, {ssm_alpha, "model.layers.{}.linear_attn.in_proj_a.weight"},
+    {ssm_conv1d, "model.layers.{}.linear_attn.conv1d.weight"}, {ssm_dt, "model.layers.{}.linear_attn.dt_bias"},
+    {ssm_a, "model.layers.{}.linear_attn.A_log"}, {ssm_norm, "model.layers.{}.linear_attn.norm.weight"},
+    {ssm_out, "model.layers.{}.linear_attn.out_proj.weight"},
+};
+const HybridTraits qwen35_hybrid = {4, true};
+// ---- end of the hybrid families ----
 
 using NK = NormKind;
 using AK = ActivationKind;
@@ -201,6 +228,7 @@ const ArchTraits table[] = {
     {Arch::qwen3moe, "qwen3moe", qwen3moe_types, NK::rmsnorm, AK::swiglu,   PK::rope,    RP::half,        false, false, false, false, qwen3moe_tensors, qwen3moe_hf, nullptr, &qwen3moe_moe},
     {Arch::gpt_oss, "gpt-oss", gpt_oss_types, NK::rmsnorm,   AK::swiglu_oai, PK::rope,    RP::half,        false, false, false, false, gpt_oss_gguf_tensors, gpt_oss_hf, nullptr, &gpt_oss_moe},
     {Arch::smollm3, "smollm3", smollm3_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, true,  false, llama_tensors,   llama_hf},
+    {Arch::qwen35,  "qwen35",  qwen35_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        true,  false, false, false, qwen35_tensors, qwen35_hf, nullptr, nullptr, &qwen35_hybrid},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -213,8 +241,14 @@ const HfRename gemma3_renames[] = {
     {"model.language_model.", "model."}, {"lm_head.", "lm_head."},
 };
 const char* const gemma3_unused[] = {"vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector."};
+// Qwen3_5ForConditionalGeneration (every Qwen3.5 checkpoint): the text model under text_config,
+// its tensors as model.language_model.*; the vision tower (model.visual.*) and the MTP head
+// (mtp.*, a draft head normal decoding does not run, as llama.cpp) set aside.
+const HfRename qwen35_renames[] = {{"model.language_model.", "model."}, {"lm_head.", "lm_head."}};
+const char* const qwen35_unused[] = {"model.visual.", "mtp."};
 const HfWrapper wrappers[] = {
     {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
+    {"qwen3_5", Arch::qwen35, "text_config", "qwen3_5_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
 };
 
 // llama.cpp's LLM_TENSOR_* names and the shapes journey binds them with.
@@ -262,6 +296,17 @@ const GgufTensor gguf_tensors[] = {
     {ffn_gate_exps_b, "blk.{}.ffn_gate_exps.bias", Dim::FE},
     {ffn_up_exps_b, "blk.{}.ffn_up_exps.bias", Dim::FE},
     {ffn_down_exps_b, "blk.{}.ffn_down_exps.bias", Dim::C},
+    // Hybrid: the gated attention's q|gate, the Gated DeltaNet mixer.
+    {attn_q_gate, "blk.{}.attn_q.weight", Dim::HD2},
+    {ssm_qkv, "blk.{}.attn_qkv.weight", Dim::SQKV},
+    {ssm_gate, "blk.{}.attn_gate.weight", Dim::SV},
+    {ssm_beta, "blk.{}.ssm_beta.weight", Dim::HV},
+    {ssm_alpha, "blk.{}.ssm_alpha.weight", Dim::HV},
+    {ssm_conv1d, "blk.{}.ssm_conv1d.weight", Dim::SQKV, Dim::K4},
+    {ssm_dt, "blk.{}.ssm_dt.bias", Dim::HV},
+    {ssm_a, "blk.{}.ssm_a", Dim::HV},
+    {ssm_norm, "blk.{}.ssm_norm.weight", Dim::DV},
+    {ssm_out, "blk.{}.ssm_out.weight", Dim::C, Dim::SV},
 };
 
 std::string join(auto names) {
@@ -301,6 +346,16 @@ bool hf_tensor_ignorable(std::string_view name) {
 bool is_norm(Tensor t) {
     return t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm || t == ffn_post_norm ||
            t == attn_q_norm || t == attn_k_norm || t == ffn_norm_post_attn;
+}
+
+bool is_recurrent_tensor(Tensor t) {
+    return t == ssm_qkv || t == ssm_gate || t == ssm_beta || t == ssm_alpha || t == ssm_conv1d || t == ssm_dt ||
+           t == ssm_a || t == ssm_norm || t == ssm_out;
+}
+
+bool is_attention_tensor(Tensor t) {
+    return t == attn_q || t == attn_q_gate || t == attn_k || t == attn_v || t == attn_q_norm || t == attn_k_norm ||
+           t == attn_out || t == attn_qkv || t == attn_q_b || t == attn_k_b || t == attn_v_b || t == attn_out_b;
 }
 
 const ArchTraits& traits_of(Arch a) {

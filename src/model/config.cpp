@@ -75,6 +75,15 @@ void ModelConfig::validate(const std::string& source) const {
                  std::to_string(n_expert) + ", at most 4096)");
         need(n_ff_exp > 0, "an expert's MLP width must be positive");
     }
+    if (!recurrent_layers.empty()) {  // hybrid: the Gated DeltaNet mixer's sizes
+        need(recurrent_layers.size() == size_t(n_layer), "recurrent layer flags must cover every layer");
+        need(ssm_k_heads > 0 && ssm_v_heads > 0 && ssm_v_heads % ssm_k_heads == 0,
+             "linear-attention value heads must be a positive multiple of its key heads");
+        need(ssm_head_dim > 0 && ssm_head_dim <= 1024, "linear-attention head width must be in [1, 1024]");
+        need(ssm_conv >= 1 && ssm_conv <= 64, "linear-attention conv kernel must be in [1, 64]");
+        need(int64_t{ssm_v_heads} * ssm_head_dim <= (1 << 24) && int64_t{ssm_k_heads} * ssm_head_dim <= (1 << 24),
+             "linear-attention heads x width must not exceed 2^24");
+    }
     if (activation == ActivationKind::swiglu_oai)
         need(std::isfinite(swiglu_limit) && swiglu_limit > 0.0f && std::isfinite(swiglu_alpha), "swiglu_limit must be positive");
     if (rope_scaling == RopeScaling::yarn) {
@@ -157,6 +166,8 @@ void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, con
             if (k == "rope_type" || k == "type" || k == "rope_theta" || it->is_null()) continue;
             // transformers 5 keeps GPT-NeoX's rotary_pct here (read by gptneox_from_hf)
             if (k == "partial_rotary_factor" && (c.arch == Arch::gptneox || c.arch == Arch::phi3)) continue;
+            // Qwen3.5's M-RoPE (read by read_hybrid)
+            if ((k == "partial_rotary_factor" || k == "mrope_section" || k == "mrope_interleaved") && c.arch == Arch::qwen35) continue;
             if (std::find(keys.begin(), keys.end(), k) == keys.end())
                 throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
         }
@@ -363,6 +374,61 @@ void read_no_rope(ModelConfig& c, const nlohmann::json& j, const std::string& so
 }
 // ---- end of issue 36's families
 
+// ---- Hybrid (Qwen3.5's text_config): which layers are Gated DeltaNet (layer_types, else every
+// full_attention_interval-th layer is full attention), the mixer's heads and conv, the gated
+// attention, partial rotary with M-RoPE sections (text positions: one stream for all sections,
+// so plain NEOX rope on the rotated dimensions; journey takes no image or video input).
+void read_hybrid(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, const std::string& source) {
+    if (!t.hybrid) return;
+    c.recurrent_layers.assign(size_t(c.n_layer), false);
+    if (present(j, "layer_types")) {
+        const auto& lt = j["layer_types"];
+        if (!lt.is_array() || lt.size() != size_t(c.n_layer)) throw ModelError(source + ": layer_types must list one type per layer");
+        for (size_t l = 0; l < lt.size(); ++l) {
+            const std::string type = lt[l].is_string() ? lt[l].get<std::string>() : "";
+            if (type != "linear_attention" && type != "full_attention")
+                throw ModelError(source + ": layer_types: layer type \"" + excerpt(type, 40) + "\" is not supported (linear_attention, full_attention)");
+            c.recurrent_layers[l] = type == "linear_attention";
+        }
+    } else {
+        const int every = present(j, "full_attention_interval") ? get_int(j, "full_attention_interval", source)
+                                                                : t.hybrid->full_attention_interval;
+        for (int l = 0; l < c.n_layer; ++l) c.recurrent_layers[size_t(l)] = (l + 1) % every != 0;
+    }
+    c.ssm_k_heads = get_int(j, "linear_num_key_heads", source);
+    c.ssm_v_heads = get_int(j, "linear_num_value_heads", source);
+    c.ssm_head_dim = get_int(j, "linear_key_head_dim", source);
+    if (get_int(j, "linear_value_head_dim", source) != c.ssm_head_dim)
+        throw ModelError(source + ": linear_value_head_dim differs from linear_key_head_dim (not supported)");
+    c.ssm_conv = get_int(j, "linear_conv_kernel_dim", source);
+    c.n_nextn = present(j, "mtp_num_hidden_layers") ? int(j["mtp_num_hidden_layers"].is_number_integer() ? j["mtp_num_hidden_layers"].get<int>() : -1) : 0;
+    if (c.n_nextn < 0 || c.n_nextn > 64) throw ModelError(source + ": \"mtp_num_hidden_layers\" must be a small non-negative integer");
+    c.ssm_v_tiled = false;  // Hugging Face: value head h reads key head h / (Hv / Hk)
+    c.attn_output_gate = json_value(j, "attn_output_gate", t.hybrid->attn_output_gate, source);
+    if (!c.attn_output_gate) throw ModelError(source + ": \"attn_output_gate\": false is not supported for " + t.name);
+    const nlohmann::json* rp = present(j, "rope_parameters") && j["rope_parameters"].is_object() ? &j["rope_parameters"] : nullptr;
+    const float pct = rp && present(*rp, "partial_rotary_factor") ? get_float(*rp, "partial_rotary_factor", 1.0f, source)
+                                                                  : get_float(j, "partial_rotary_factor", 1.0f, source);
+    if (!(pct > 0.0f && pct <= 1.0f)) throw ModelError(source + ": partial_rotary_factor must be in (0, 1]");
+    c.n_rot = static_cast<int>(float(c.head_dim) * pct);
+    if (c.n_rot % 2 != 0 || c.n_rot == 0) throw ModelError(source + ": partial_rotary_factor gives an odd or zero rotary width");
+    if (rp && present(*rp, "mrope_section")) {
+        const auto& ms = (*rp)["mrope_section"];
+        int sum = 0;
+        if (!ms.is_array()) throw ModelError(source + ": rope_parameters.mrope_section must be a list of integers");
+        for (const auto& x : ms) {
+            if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > 4096)
+                throw ModelError(source + ": rope_parameters.mrope_section must be a list of non-negative integers");
+            c.rope_sections.push_back(x.get<int>());
+            sum += x.get<int>();
+        }
+        if (2 * sum != c.n_rot) throw ModelError(source + ": rope_parameters.mrope_section does not add up to half the rotary width");
+    }
+    for (const char* key : {"num_experts", "num_local_experts", "shared_expert_intermediate_size"})
+        if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" (a mixture of experts) is not supported for " + t.name);
+}
+// ---- end of hybrid
+
 // Llama, Mistral, Qwen2/3, Phi-3, Gemma 2: the same key names for the shape.
 ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits& t, const std::string& source) {
     // The keys the checkpoint omits take transformers' defaults for the family (the row's data).
@@ -397,7 +463,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
     for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention", "lm_head_bias"})
         if (json_value(j, key, false, source) && !(t.arch == Arch::gpt_oss && key == std::string("attention_bias")))  // gpt-oss: its row's biases
             throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
-    read_partial_rotary(c, j, source);
+    if (!t.hybrid) read_partial_rotary(c, j, source);  // a hybrid reads its own (read_hybrid)
     if (t.arch == Arch::smollm3) read_no_rope(c, j, source);
     for (const char* key : {"no_rope_layers", "no_rope_layer_interval"})
         if (present(j, key) && t.arch != Arch::smollm3) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
@@ -423,6 +489,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     read_sliding(c, j, source);
     read_moe(c, j, t, source);
+    read_hybrid(c, j, t, source);
     return c;
 }
 

@@ -66,6 +66,12 @@ private:
     }
 };
 
+bool is_hybrid_key(Key key) {
+    return key == Key::rope_dimension_sections || key == Key::nextn_predict_layers || key == Key::ssm_conv_kernel ||
+           key == Key::ssm_state_size || key == Key::ssm_group_count || key == Key::ssm_time_step_rank ||
+           key == Key::ssm_inner_size || key == Key::recurrent_layers || key == Key::full_attention_interval;
+}
+
 // Any "<arch>." key outside gguf_keys.h's table may change the math and is refused by name.
 void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const Keys& k) {
     const std::string prefix = arch + ".";
@@ -81,6 +87,10 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
             const bool zero = (rest == "expert_count" || rest == "expert_used_count") && it->is_number_integer() &&
                               it->get<int64_t>() == 0;
             known = known && ((t && t->moe) || zero);
+        }
+        if (const GgufKey* g = find_key(rest); g && is_hybrid_key(g->key)) {  // a hybrid family's keys only
+            const ArchTraits* t = find_arch(arch);
+            known = t && t->hybrid;
         }
         if (!known) k.fail(rest, "is not supported (it may change the math; journey refuses rather than ignore it)");
     }
@@ -168,6 +178,52 @@ void read_moe(ModelConfig& c, const ArchTraits& t, const Keys& k) {
 }
 // ---- end of mixture of experts
 
+// ---- Hybrid (Qwen3.5, llama.cpp's qwen35): the MTP heads after the blocks (block_count counts
+// them; set aside), the Gated DeltaNet sizes from the ssm.* keys, which layers recur
+// (attention.recurrent_layers, else every full_attention_interval-th layer is full), M-RoPE
+// sections (text positions: one stream, plain NEOX rope on the rotated dimensions), the gated
+// attention (llama.cpp's qwen35 always gates), value heads in the converter's tiled order.
+void read_hybrid(ModelConfig& c, const ArchTraits& t, const Keys& k) {
+    if (!t.hybrid) return;
+    const nlohmann::json* nextn = k.raw(Key::nextn_predict_layers);
+    c.n_nextn = nextn ? k.integer(Key::nextn_predict_layers) : 0;
+    if (c.n_nextn >= c.n_layer) k.fail(Key::nextn_predict_layers, "leaves no blocks (block_count counts the MTP heads)");
+    c.n_layer -= c.n_nextn;
+    c.ssm_conv = k.integer(Key::ssm_conv_kernel);
+    c.ssm_head_dim = k.integer(Key::ssm_state_size);
+    c.ssm_k_heads = k.integer(Key::ssm_group_count);
+    c.ssm_v_heads = k.integer(Key::ssm_time_step_rank);
+    if (int64_t{c.ssm_v_heads} * c.ssm_head_dim != k.integer(Key::ssm_inner_size))
+        k.fail(Key::ssm_inner_size, "is not ssm.time_step_rank x ssm.state_size (value heads of another width are not supported)");
+    c.ssm_v_tiled = true;
+    c.attn_output_gate = t.hybrid->attn_output_gate;
+    c.recurrent_layers.assign(size_t(c.n_layer), false);
+    if (const nlohmann::json* r = k.raw(Key::recurrent_layers)) {
+        if (!r->is_array() || r->size() != size_t(c.n_layer + c.n_nextn))
+            k.fail(Key::recurrent_layers, "must hold one flag per block (MTP heads included)");
+        for (size_t l = 0; l < r->size(); ++l) {
+            if (!(*r)[l].is_boolean()) k.fail(Key::recurrent_layers, "must hold booleans");
+            if (l < size_t(c.n_layer)) c.recurrent_layers[l] = (*r)[l].get<bool>();
+            else if ((*r)[l].get<bool>()) k.fail(Key::recurrent_layers, "marks an MTP head recurrent (not supported)");
+        }
+    } else {
+        const int every = k.integer(Key::full_attention_interval, t.hybrid->full_attention_interval);
+        for (int l = 0; l < c.n_layer; ++l) c.recurrent_layers[size_t(l)] = (l + 1) % every != 0;
+    }
+    if (const nlohmann::json* s = k.raw(Key::rope_dimension_sections)) {
+        if (!s->is_array()) k.fail(Key::rope_dimension_sections, "must be a list of integers");
+        int sum = 0;
+        for (const auto& x : *s) {
+            if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > 4096)
+                k.fail(Key::rope_dimension_sections, "must be a list of non-negative integers");
+            c.rope_sections.push_back(x.get<int>());
+            sum += x.get<int>();
+        }
+        if (2 * sum != c.rot_dims()) k.fail(Key::rope_dimension_sections, "do not add up to half of rope.dimension_count");
+    }
+}
+// ---- end of hybrid
+
 }  // namespace
 
 ModelConfig config_from_gguf(const ModelFile& file) {
@@ -200,8 +256,9 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         c.rope_pairing = traits->gguf_rope;
         c.rope_theta = k.number(Key::rope_freq_base, 10000.0f);
         c.n_rot = k.integer(Key::rope_dimension_count, c.head_dim);
-        // GPT-NeoX and Phi-3 (Phi-4-mini) rotate a part of each head; the other families all of it.
-        if (c.n_rot != c.head_dim && ((c.arch != Arch::gptneox && c.arch != Arch::phi3) || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
+        // GPT-NeoX, Phi-3 (Phi-4-mini) and Qwen3.5 rotate a part of each head; the other families all of it.
+        const bool partial = c.arch == Arch::gptneox || c.arch == Arch::phi3 || c.arch == Arch::qwen35;
+        if (c.n_rot != c.head_dim && (!partial || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
             k.fail(Key::rope_dimension_count, "differs from head_dim " + std::to_string(c.head_dim) +
                                                " (partial rotary embedding is not supported for " + arch + ")");
         read_rope_scaling(c, file, arch, k);
@@ -253,6 +310,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     c.n_vocab = static_cast<int>(embd->shape[0]);
     c.tied_output = file.find(gguf_tensor_name(Tensor::output)) == nullptr;
     read_moe(c, *traits, k);
+    read_hybrid(c, *traits, k);
     c.validate(source);
     return c;
 }

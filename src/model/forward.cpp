@@ -16,6 +16,7 @@
 #include "journey/model/session.h"
 #include "journey/model/unembed.h"
 #include "journey/model/moe.h"
+#include "journey/model/delta_net.h"
 
 namespace journey {
 namespace {
@@ -55,7 +56,7 @@ struct Pass {
 // (of work_, a LineVector): the kernels read x with 64-byte loads, and one that spans two lines
 // costs two.
 struct Buffers {
-    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0, *k, *v;
+    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0, *k, *v, *qg;
     static size_t floats(const ModelConfig& c, int T, int P) {
         size_t n = 0;
         Buffers sizing;
@@ -75,7 +76,9 @@ private:
         const int64_t t = T, C = c.n_embd, HD = int64_t{c.n_head} * c.head_dim, F = c.n_ff;
         const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
         x = take(t * C); xn = take(t * C); proj = take(t * C); x0 = take(t * C);  // x0: GPT-NeoX's parallel MLP input
-        qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
+        const int64_t SV = int64_t{c.ssm_v_heads} * c.ssm_head_dim;  // a hybrid's linear-attention output
+        qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * std::max(HD, SV));
+        qg = take(c.attn_output_gate ? t * 2 * HD : 0);  // gated attention: [q_h | gate_h] per head
         k = take(t * kvd); v = take(t * kvd);  // several sequences: the new keys and values before their caches
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
         att = take(int64_t{c.n_head} * t * (P + T));
@@ -145,7 +148,13 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             std::memcpy(v_new + t * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
         }
     } else {  // three projections (biases: Qwen2)
-        s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
+        if (c.attn_output_gate) {  // Qwen3.5: q_proj gives [q_h | gate_h] per head; the gates stay in b.qg
+            s.linear(b.qg, b.xn, w.attn_q, {});
+            for (int64_t r = 0; r < int64_t{T} * H; ++r)
+                std::memcpy(b.q + r * D, b.qg + r * 2 * D, sizeof(float) * static_cast<size_t>(D));
+        } else {
+            s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
+        }
         s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
         s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
     }
@@ -177,6 +186,9 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             attention(b.z + t0 * HD, b.att, q, kv.k, kv.v, n, P, H, Hkv, D, ao);
     }
     s.notify("attn_pattern", l, b.att, {H, T, s.P + T});
+    if (c.attn_output_gate)  // z * sigmoid(gate), per head
+        for (int64_t r = 0; r < int64_t{T} * H; ++r)
+            for (int i = 0; i < D; ++i) b.z[r * D + i] *= 1.0f / (1.0f + std::exp(-b.qg[r * 2 * D + D + i]));
     s.notify("attn_z", l, b.z, {T, H, D});
 }
 
@@ -293,16 +305,32 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
     for (int l = 0; l < c.n_layer; ++l) {
         s.notify("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
+        if (c.is_recurrent(l)) {  // a hybrid's linear-attention layer (delta_net.cpp): its state, not a cache
+            const int slot = first.rec_slot_[static_cast<size_t>(l)];
+            const RecurrentState st{first.conv_state_.data() + slot * c.conv_state_floats(), first.ssm_state_.data() + slot * c.ssm_state_floats()};
+            s.norm(b.xn, b.x, lw.attn_norm_w, lw.attn_norm_b);
+            gated_delta_net(b.z, b.xn, lw, c, T, s.prompt, st, first.delta_form_);
+            s.notify("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
+            if (narrow && l == c.n_layer - 1) {
+                b.x += int64_t{T - 1} * C;
+                b.z += int64_t{T - 1} * c.ssm_v_heads * c.ssm_head_dim;
+                s.T = 1;
+            }
+            attention_out(s, lw, l, b);
+            mlp_block(s, lw, l, b);
+            continue;
+        }
         for (size_t i = 0; i < sessions.size(); ++i) {
             Session& q = *sessions[i];
             const int n = many ? 1 : T, Pq = q.n_past_;
             const int64_t cache_layer = int64_t{q.n_ctx_} * KD;
+            const int64_t kv_at = q.kv_slot_[static_cast<size_t>(l)] * cache_layer;
             KvLayer& kv = kvs[i];
             if (q.kv_type_ == KvType::f32) {
-                kv = {q.k_cache_.data() + l * cache_layer, q.v_cache_.data() + l * cache_layer};
+                kv = {q.k_cache_.data() + kv_at, q.v_cache_.data() + kv_at};
             } else {  // the cached positions as float, for this layer
-                kv = {q.kv_scratch_.data(), q.kv_scratch_.data() + cache_layer, q.k16_.data() + l * cache_layer,
-                      q.v16_.data() + l * cache_layer};
+                kv = {q.kv_scratch_.data(), q.kv_scratch_.data() + cache_layer, q.k16_.data() + kv_at,
+                      q.v16_.data() + kv_at};
                 for (int64_t e = 0; e < (n == 1 ? 0 : Pq * KD); ++e) {  // one token reads the halves
                     kv.k[e] = static_cast<float>(kv.k16[e]);
                     kv.v[e] = static_cast<float>(kv.v16[e]);

@@ -39,6 +39,15 @@ const GgufKey keys[] = {
     {Key::expert_count, "expert_count", &C::n_expert},
     {Key::expert_used_count, "expert_used_count", &C::n_expert_used},
     {Key::expert_feed_forward_length, "expert_feed_forward_length", &C::n_ff_exp},
+    {Key::rope_dimension_sections, "rope.dimension_sections"},  // -> rope_sections
+    {Key::nextn_predict_layers, "nextn_predict_layers", &C::n_nextn},
+    {Key::ssm_conv_kernel, "ssm.conv_kernel", &C::ssm_conv},
+    {Key::ssm_state_size, "ssm.state_size", &C::ssm_head_dim},
+    {Key::ssm_group_count, "ssm.group_count", &C::ssm_k_heads},
+    {Key::ssm_time_step_rank, "ssm.time_step_rank", &C::ssm_v_heads},
+    {Key::ssm_inner_size, "ssm.inner_size"},  // = ssm_v_heads * ssm_head_dim
+    {Key::recurrent_layers, "attention.recurrent_layers"},  // -> recurrent_layers
+    {Key::full_attention_interval, "full_attention_interval"},  // -> recurrent_layers
 };
 
 }  // namespace

@@ -20,8 +20,17 @@ Session::Session(const Model& model, const SessionOptions& opts) : model_(model)
         throw UsageError("-c/--ctx-size: " + std::to_string(opts.n_ctx) + " exceeds the model's context of " +
                          std::to_string(c.n_ctx));
     n_ctx_ = opts.n_ctx > 0 ? opts.n_ctx : default_ctx(c);
+    // Every attention layer has a KV cache slot; a hybrid's recurrent layers a state slot instead.
+    int n_kv = 0, n_rec = 0;
+    for (int l = 0; l < c.n_layer; ++l) {
+        kv_slot_.push_back(c.is_recurrent(l) ? -1 : n_kv++);
+        rec_slot_.push_back(c.is_recurrent(l) ? n_rec++ : -1);
+    }
+    if (n_rec == 0) rec_slot_.clear();
+    conv_state_.assign(static_cast<size_t>(n_rec * c.conv_state_floats()), 0.0f);
+    ssm_state_.assign(static_cast<size_t>(n_rec * c.ssm_state_floats()), 0.0f);
     const size_t per_layer = static_cast<size_t>(n_ctx_) * static_cast<size_t>(c.n_kv_head) * static_cast<size_t>(c.head_dim);
-    const size_t all = per_layer * static_cast<size_t>(c.n_layer);
+    const size_t all = per_layer * static_cast<size_t>(n_kv);
     if (kv_type_ == KvType::f32) {
         k_cache_.assign(all, 0.0f);
         v_cache_.assign(all, 0.0f);
@@ -47,6 +56,50 @@ void Session::check_finite(const std::vector<float>& logits, int start, size_t n
     }
 }
 
+void Session::clear_state() {
+    std::fill(conv_state_.begin(), conv_state_.end(), 0.0f);
+    std::fill(ssm_state_.begin(), ssm_state_.end(), 0.0f);
+}
+
+void Session::reset() {
+    n_past_ = 0;
+    clear_state();
+}
+
+int Session::rewind(int n) {
+    if (n < 0 || n >= n_past_) return n_past_;
+    if (!has_state()) return n_past_ = n;
+    // The latest snapshot at or before n (later ones describe tokens being dropped).
+    std::erase_if(snapshots_, [&](const Snapshot& s) { return s.n_past > n; });
+    if (snapshots_.empty()) {
+        reset();
+        return 0;
+    }
+    const Snapshot& s = snapshots_.back();
+    std::copy(s.conv.begin(), s.conv.end(), conv_state_.begin());
+    std::copy(s.ssm.begin(), s.ssm.end(), ssm_state_.begin());
+    return n_past_ = s.n_past;
+}
+
+void Session::snapshot() {
+    if (!has_state()) return;
+    std::erase_if(snapshots_, [&](const Snapshot& s) { return s.n_past >= n_past_; });
+    constexpr size_t kKeep = 4;
+    if (snapshots_.size() >= kKeep) snapshots_.erase(snapshots_.begin());
+    snapshots_.push_back({n_past_, {conv_state_.begin(), conv_state_.end()}, {ssm_state_.begin(), ssm_state_.end()}});
+}
+
+int64_t Session::kv_bytes_per_token() const {
+    const ModelConfig& c = model_.config();
+    int64_t layers = 0;
+    for (int slot : kv_slot_) layers += slot >= 0;
+    return layers * 2 * c.n_kv_head * c.head_dim * (kv_type_ == KvType::f32 ? 4 : 2);
+}
+
+int64_t Session::state_bytes() const {
+    return static_cast<int64_t>(conv_state_.size() + ssm_state_.size()) * int64_t(sizeof(float));
+}
+
 std::span<const float> Session::eval(std::span<const TokenId> tokens, LogitsFor which) {
     if (batcher_) return batcher_->eval(*this, tokens, which);
     return eval_here(tokens, which);
@@ -55,6 +108,10 @@ std::span<const float> Session::eval(std::span<const TokenId> tokens, LogitsFor 
 std::vector<std::span<const float>> Session::eval_tokens(std::span<Session* const> sessions, std::span<const TokenId> tokens) {
     if (sessions.size() != tokens.size()) throw std::logic_error("eval_tokens: one token per session");
     std::vector<std::span<const float>> out;
+    if (sessions.size() == 1 || sessions[0]->has_state()) {  // a hybrid's recurrent state: each alone
+        for (size_t i = 0; i < sessions.size(); ++i) out.push_back(sessions[i]->eval_here(tokens.subspan(i, 1)));
+        return out;
+    }
     if (sessions.size() == 1) {
         out.push_back(sessions[0]->eval_here(tokens));
         return out;
@@ -114,7 +171,14 @@ std::span<const float> Session::eval_here(std::span<const TokenId> tokens, Logit
         }
         check_finite(logits_, start, tokens.size());
     } catch (...) {
-        n_past_ = start;  // the cache as it was
+        // The cache as it was (a recurrent state, which the failed pass may have advanced, goes
+        // back to its latest snapshot at or before the start, or to nothing).
+        if (has_state()) {
+            n_past_ = std::max(n_past_, start + 1);
+            rewind(start);
+        } else {
+            n_past_ = start;
+        }
         throw;
     }
     return logits_;

@@ -4,6 +4,7 @@
 #include "journey/model/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -42,6 +43,12 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::E: return c.n_expert;
         case Dim::FE: return c.n_ff_exp;
         case Dim::FE2: return 2 * int64_t{c.n_ff_exp};
+        case Dim::HD2: return 2 * HD;
+        case Dim::SQKV: return c.ssm_channels();
+        case Dim::SV: return int64_t{c.ssm_v_heads} * c.ssm_head_dim;
+        case Dim::HV: return c.ssm_v_heads;
+        case Dim::DV: return c.ssm_head_dim;
+        case Dim::K4: return c.ssm_conv;
     }
     return 0;
 }
@@ -94,6 +101,17 @@ const Role roles[] = {
     {ffn_norm_post_attn, &L::mlp_norm_w},  // gpt-oss's pre-MLP norm
     {ffn_gate_inp, &L::moe_router},
     {ffn_gate_inp_b, &L::moe_router_b},
+    // Hybrid: the gated attention's q|gate and the Gated DeltaNet mixer (out_proj: attn_out).
+    {attn_q_gate, &L::attn_q},
+    {ssm_qkv, &L::ssm_qkv},
+    {ssm_gate, &L::ssm_gate},
+    {ssm_beta, &L::ssm_beta},
+    {ssm_alpha, &L::ssm_alpha},
+    {ssm_conv1d, &L::ssm_conv1d},
+    {ssm_dt, &L::ssm_dt},
+    {ssm_a, &L::ssm_a},
+    {ssm_norm, &L::ssm_norm},
+    {ssm_out, &L::attn_out},
 };
 
 // The experts' tensors: E matrices (or vectors) per layer, bound by Binder::bind_experts (their
@@ -149,6 +167,17 @@ class Binder {
 public:
     Binder(const ModelFile& f, const ModelConfig& c, std::deque<std::vector<float>>& converted)
         : file_(f), config_(c), converted_(converted) {
+        if (f.format != "safetensors" && c.n_nextn > 0) {
+            // A hybrid GGUF's MTP heads (blk.<n_layer>... after the blocks): a draft head normal
+            // decoding does not run (llama.cpp skips it too); set aside, counted for journey info.
+            for (const auto& [name, t] : f.tensors)
+                for (int l = c.n_layer; l < c.n_layer + c.n_nextn; ++l)
+                    if (name.starts_with("blk." + std::to_string(l) + ".")) {
+                        used_.insert(name);
+                        ++set_aside_;
+                    }
+            return;
+        }
         if (f.format != "safetensors" || c.hf_wrapper.empty()) return;
         wrapper_ = find_hf_wrapper(c.hf_wrapper);
         if (!wrapper_) throw std::logic_error("an unknown Hugging Face wrapper");
@@ -200,7 +229,17 @@ public:
         if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
             owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
         } else if (auto* v = std::get_if<Vector Owner::*>(&role.field)) {
-            owner.*(*v) = vector(*t, out, plus_one);
+            if (role.tensor == Tensor::ssm_conv1d) {  // [CH, K] (GGUF) or [CH, 1, K] (HF Conv1d), as float
+                if (t->shape != std::vector<int64_t>{out, in} && t->shape != std::vector<int64_t>{out, 1, in})
+                    fail(t->name, "has shape " + shape_str(t->shape) + ", expected " + shape_str({out, in}));
+                TensorInfo flat = *t;
+                flat.shape = {out * in};
+                owner.*(*v) = vector(flat, out * in, Transform::as_float);
+            } else if (role.tensor == Tensor::ssm_a && file_.format == "safetensors") {
+                owner.*(*v) = vector(*t, out, Transform::neg_exp);  // A_log -> A = -exp(A_log), as the converter
+            } else {
+                owner.*(*v) = vector(*t, out, plus_one ? Transform::plus_one : Transform::none);
+            }
         }
     }
 
@@ -213,15 +252,23 @@ public:
         return Matrix{t.dtype, t.data, rows, cols, layout};
     }
 
+    // How a vector is read: as stored, 1 + w (Gemma's and Qwen3.5's HF norms), -exp(w) (HF A_log),
+    // or as stored but always a float copy (the conv taps: the mapping may not be float-aligned).
+    enum class Transform { none, plus_one, neg_exp, as_float };
     Vector vector(const TensorInfo& t, int64_t n, bool plus_one = false) {
+        return vector(t, n, plus_one ? Transform::plus_one : Transform::none);
+    }
+    Vector vector(const TensorInfo& t, int64_t n, Transform how) {
         if (t.shape != std::vector<int64_t>{n})
             fail(t.name, "has shape " + shape_str(t.shape) + ", expected " + shape_str({n}));
         if (dtype_block(t.dtype) > 1) fail(t.name, "is a quantized vector (" + std::string(dtype_name(t.dtype)) + "); norms and biases must be F32, F16 or BF16");
-        if (t.dtype == DType::F32 && !plus_one) return Vector{reinterpret_cast<const float*>(t.data), n};
+        if (t.dtype == DType::F32 && how == Transform::none) return Vector{reinterpret_cast<const float*>(t.data), n};
         auto& copy = converted_.emplace_back(static_cast<size_t>(n));
         to_float(copy.data(), t.dtype, t.data, n);
-        if (plus_one)
-            for (float& x : copy) x += 1.0f;
+        for (float& x : copy) {
+            if (how == Transform::plus_one) x += 1.0f;
+            else if (how == Transform::neg_exp) x = -std::exp(x);
+        }
         return Vector{copy.data(), n};
     }
 
@@ -337,8 +384,13 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
             b.bind(w, role, name, layout, plus_one && norm);
             continue;
         }
-        for (int l = 0; l < config.n_layer; ++l)
+        for (int l = 0; l < config.n_layer; ++l) {
+            // A hybrid's layer binds its kind's tensors: the mixer's or the attention's.
+            if (!config.recurrent_layers.empty() &&
+                (config.is_recurrent(l) ? is_attention_tensor(t) : is_recurrent_tensor(t)))
+                continue;
             b.bind(w.layers[static_cast<size_t>(l)], role, with_layer(name, l), layout, plus_one && norm);
+        }
     }
     if (traits.moe)  // mixture of experts: every layer's experts
         for (int l = 0; l < config.n_layer; ++l) b.bind_experts(w.layers[static_cast<size_t>(l)], l, traits);
@@ -364,7 +416,8 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     }
     b.refuse_unused(traits);
     w.copy_for_kernels(file, in_place);
-    if ((w.set_aside = b.set_aside()) > 0) w.set_aside_what = find_hf_wrapper(config.hf_wrapper)->unused_what;
+    if ((w.set_aside = b.set_aside()) > 0)
+        w.set_aside_what = config.hf_wrapper.empty() ? "MTP head" : find_hf_wrapper(config.hf_wrapper)->unused_what;
     return w;
 }
 
@@ -553,7 +606,8 @@ int64_t Weights::n_params() const {
             for (const Vector& x : *list) n += v(x);
         for (const Vector* x : {&l.attn_norm_w, &l.attn_norm_b, &l.attn_qkv_b, &l.attn_q_b, &l.attn_k_b, &l.attn_v_b,
                                 &l.attn_q_norm, &l.attn_k_norm, &l.attn_out_b, &l.attn_post_norm, &l.mlp_norm_w,
-                                &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b, &l.mlp_post_norm})
+                                &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b, &l.mlp_post_norm, &l.ssm_dt, &l.ssm_a,
+                                &l.ssm_norm, &l.ssm_conv1d})
             n += v(*x);
     }
     return n;

@@ -37,6 +37,9 @@ private:
     std::vector<TokenId> cached_;  // the ids the session holds, in order
     int evaluated_ = 0, prompt_tokens_ = 0;
     std::string prompt_text_;
+    // How many of ids the messages rendered without the generation prompt share (a hybrid
+    // model's snapshot goes there).
+    size_t messages_end(const nlohmann::ordered_json& messages, const std::vector<TokenId>& ids) const;
 };
 
 }  // namespace journey

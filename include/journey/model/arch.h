@@ -13,7 +13,7 @@ namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
-                  smollm3 /* issue 36's dense families */ };
+                  smollm3 /* issue 36's dense families */, qwen35 };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
@@ -32,6 +32,11 @@ enum class Tensor {
     // expert (HF "{e}" names) or stacked [E, out, in] (GGUF ffn_*_exps; HF gpt-oss's fused gate_up).
     attn_sinks, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_inp_b, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
     ffn_gate_exps_b, ffn_up_exps_b, ffn_down_exps_b, ffn_gate_up_exps, ffn_gate_up_exps_b,
+    // Hybrid models (src/model/delta_net.cpp): a gated attention's q projection ([q_h | gate_h]
+    // per head, GGUF attn_q), and the Gated DeltaNet mixer of the linear-attention layers: its
+    // q|k|v and z (output gate) projections, beta and alpha (decay) projections, the causal
+    // depthwise conv1d, dt bias, A (GGUF: -exp(A_log)), the gated RMSNorm and out_proj.
+    attn_q_gate, ssm_qkv, ssm_gate, ssm_beta, ssm_alpha, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out,
 };
 
 // How a mixture-of-experts block routes a token (llama.cpp's build_moe_ffn gating):
@@ -50,12 +55,22 @@ struct MoeTraits {
     // Granite-MoE) would be a field here and a tensor of the row.
 };
 
+// A hybrid family (Qwen3.5): some layers are Gated DeltaNet linear attention (a fixed-size
+// recurrent state), the others full attention with an output gate. Which layers: the checkpoint's
+// layer_types / GGUF attention.recurrent_layers, else every full_attention_interval-th is full.
+struct HybridTraits {
+    int full_attention_interval;  // default when the file does not say (llama.cpp: 4)
+    bool attn_output_gate;        // full attention: q_proj holds [q | gate] per head, output * sigmoid(gate)
+};
+
 // Symbolic sizes of a tensor's shape, resolved against a ModelConfig (weights.cpp's size_of):
 // C = n_embd, QKV = H*D + 2*Hkv*D (fused q|k|v), F = n_ff, F2 = 2F (fused gate|up), V = n_vocab,
 // Ctx = n_ctx, HD = H*D, KD = Hkv*D, D = head_dim, D2 = rotated dims / 2; mixtures of experts:
 // H = heads (attention sinks), E = experts (the router), FE = an expert's width, FE2 = 2 FE.
 // An expert tensor's shape is one expert's (out, in); GGUF stacks E of them.
-enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2 };
+// Hybrid (Gated DeltaNet): HD2 = 2 H*D (gated attention's [q | gate]), SQKV = conv channels
+// (2 Hk*Dk + Hv*Dv), SV = Hv*Dv, HV = Hv (value heads), DV = Dv, K4 = the conv kernel.
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, HD2, SQKV, SV, HV, DV, K4 };
 
 // A tensor's GGUF name (llama.cpp's, "{}" = layer index) and its shape as (out, in); a vector
 // (norms, biases, rope factors) has shape (out). Read by the loader (weights.cpp) and written by
@@ -102,7 +117,11 @@ struct ArchTraits {
     // object (nullptr: none needed; every key journey reads is present or defaulted in the reader)
     const char* hf_defaults = nullptr;
     const MoeTraits* moe = nullptr;  // a mixture-of-experts family: how its experts route (else dense)
+    const HybridTraits* hybrid = nullptr;  // a hybrid family: linear-attention layers among full ones
 };
+// Tensors only the linear-attention layers of a hybrid have / only its full-attention layers have.
+bool is_recurrent_tensor(Tensor t);
+bool is_attention_tensor(Tensor t);
 
 // A prefix Hugging Face checkpoints may put before every tensor name (GPT-2's "transformer.h.0...");
 // the loader and the converter read a name with or without it.

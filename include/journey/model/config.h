@@ -79,6 +79,30 @@ struct ModelConfig {
     bool moe_norm_topk = false;        // softmax_topk: the kept weights renormalised to sum 1
     float swiglu_limit = 0.0f;         // swiglu_oai: gate clamped above, up clamped to [-limit, limit]
     float swiglu_alpha = 1.702f;       // swiglu_oai: gate * sigmoid(alpha * gate)
+    // Hybrid (the row's HybridTraits; src/model/delta_net.cpp): recurrent_layers[l] says layer l is
+    // a Gated DeltaNet layer (empty: every layer is attention). Its mixer: ssm_k_heads key heads
+    // and ssm_v_heads value heads (a multiple) of ssm_head_dim each (keys and values alike), a
+    // causal conv1d of ssm_conv taps over the q|k|v channels. ssm_v_tiled: value head h reads key
+    // head h % Hk (GGUF: the converter reorders the value heads); else h / (Hv / Hk) (Hugging Face).
+    std::vector<bool> recurrent_layers;
+    int ssm_k_heads = 0, ssm_v_heads = 0, ssm_head_dim = 0, ssm_conv = 0;
+    bool ssm_v_tiled = false;
+    bool attn_output_gate = false;  // full attention: q_proj gives [q | gate] per head, out * sigmoid(gate)
+    int n_nextn = 0;                // MTP heads after the blocks (set aside: normal decoding skips them)
+    std::vector<int> rope_sections; // M-RoPE sections (text: all streams equal -> plain NEOX rope)
+
+    bool is_recurrent(int layer) const {
+        return static_cast<size_t>(layer) < recurrent_layers.size() && recurrent_layers[size_t(layer)];
+    }
+    int n_recurrent() const {
+        int n = 0;
+        for (bool r : recurrent_layers) n += r;
+        return n;
+    }
+    int64_t ssm_channels() const { return int64_t{ssm_head_dim} * (2 * ssm_k_heads + ssm_v_heads); }
+    // Floats one recurrent layer keeps: the conv's last ssm_conv - 1 inputs and the Hv states of Dv x Dk.
+    int64_t conv_state_floats() const { return int64_t{ssm_conv - 1} * ssm_channels(); }
+    int64_t ssm_state_floats() const { return int64_t{ssm_v_heads} * ssm_head_dim * ssm_head_dim; }
 
     // The window of layer l: 0 (full causal attention) or sliding_window.
     int window_of(int layer) const {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "journey/kernels/aligned.h"
+#include "journey/model/delta_net.h"
 #include "journey/model/model.h"
 #include "journey/model/observer.h"
 #include "journey/text/tokenizer.h"
@@ -69,9 +70,24 @@ public:
     int n_ctx() const { return n_ctx_; }  // the context in use (the KV cache's positions)
     KvType kv_type() const { return kv_type_; }
     int n_vocab() const;
-    void reset() { n_past_ = 0; }
-    // Keep only the first n cached tokens (a chat turn whose prefix is already cached).
-    void rewind(int n) { if (n >= 0 && n < n_past_) n_past_ = n; }
+    void reset();
+    // Keep only the first n cached tokens (a chat turn whose prefix is already cached); returns
+    // the tokens kept. A hybrid model's recurrent state cannot be truncated: it goes back to the
+    // latest snapshot at or before n (snapshot()), or to nothing, and returns that position; the
+    // caller evaluates the rest again.
+    int rewind(int n);
+    // Hybrid models: remembers the recurrent state at n_past() (a chat turn's end) so that a
+    // later rewind can return to it; the KV cache needs none. A few of the latest are kept.
+    void snapshot();
+    bool has_state() const { return !rec_slot_.empty() && model_.config().n_recurrent() > 0; }
+    // The memory a session keeps: KV cache bytes per position (full-attention layers) and the
+    // fixed recurrent state (conv + delta-rule state of the linear-attention layers).
+    int64_t kv_bytes_per_token() const;
+    int64_t state_bytes() const;
+    // How a hybrid's linear-attention layers run several tokens (tests: both forms agree).
+    void set_delta_form(DeltaForm f) { delta_form_ = f; }
+    // The delta-rule states of every recurrent layer, [layer slot][Hv][S][S] (tests, trace).
+    std::span<const float> recurrent_state() const { return ssm_state_; }
     void set_observer(Observer* o) { observer_ = o; }  // nullptr: none
 
     const Model& model() const { return model_; }
@@ -87,6 +103,17 @@ private:
     LineVector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
     LineVector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
     LineVector<float> kv_scratch_;             // F16: one layer's keys and values as float, [2][n_ctx][Hkv*D]
+    std::vector<int> kv_slot_;                 // layer -> its KV cache slot (-1: a recurrent layer has none)
+    // Hybrid: the recurrent layers' state, [slot][conv_state_floats] and [slot][ssm_state_floats].
+    std::vector<int> rec_slot_;                // layer -> its state slot (-1: an attention layer)
+    LineVector<float> conv_state_, ssm_state_;
+    struct Snapshot {
+        int n_past;
+        std::vector<float> conv, ssm;
+    };
+    std::vector<Snapshot> snapshots_;          // oldest first
+    DeltaForm delta_form_ = DeltaForm::automatic;
+    void clear_state();
     std::vector<float> logits_;
     LineVector<float> work_;                   // activations of one eval, carved per call, each on a line
 

@@ -53,6 +53,15 @@ struct LayerWeights {
     Matrix moe_router;                // (C -> E)        ffn_gate_inp / mlp.gate / mlp.router
     Vector moe_router_b;              // (E)             gpt-oss
     Experts experts;
+    // Hybrid: a Gated DeltaNet layer (src/model/delta_net.cpp; Hk/Hv key/value heads of width S,
+    // CH = 2*Hk*S + Hv*S conv channels). Its out_proj is attn_out (Hv*S -> C); a full-attention
+    // layer with an output gate has attn_q (C -> 2*H*D): [q_h | gate_h] per head.
+    Matrix ssm_qkv;                   // (C -> CH)       linear_attn.in_proj_qkv: q | k | v
+    Matrix ssm_gate;                  // (C -> Hv*S)     in_proj_z: the gated norm's gate
+    Matrix ssm_beta, ssm_alpha;       // (C -> Hv)       in_proj_b (beta = sigmoid), in_proj_a (decay)
+    Vector ssm_conv1d;                // (CH * K)        conv1d taps, channel-major [CH][K], as float
+    Vector ssm_dt, ssm_a;             // (Hv)            dt_bias; A = -exp(A_log) (GGUF stores A)
+    Vector ssm_norm;                  // (S)             the gated RMSNorm's gain (plain, not 1 + w)
 
     // The router and every expert matrix (none in a dense block).
     std::vector<Matrix*> moe_matrices() {
@@ -69,11 +78,13 @@ struct LayerWeights {
     }
 
     // Every matrix field (the unused ones empty), for what goes over all of them.
-    std::array<Matrix*, 9> matrices() {
-        return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down};
+    std::array<Matrix*, 13> matrices() {
+        return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha};
     }
-    std::array<const Matrix*, 9> matrices() const {
-        return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down};
+    std::array<const Matrix*, 13> matrices() const {
+        return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha};
     }
 };
 
