@@ -26,6 +26,7 @@ struct Pass {
     const Model& model;  // rotary frequencies per layer
     int n_ctx;           // the session's context (longrope picks its factors by it)
     Observer* observer;
+    Intervention* intervention;  // activation patching (observer.h); null almost always
     int T, P;
     bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
 
@@ -33,6 +34,12 @@ struct Pass {
     void notify(const char* name, int layer, const float* data, std::initializer_list<int64_t> dims) const {
         if (!observer) return;
         observer->observe({name, layer, P, data, std::span<const int64_t>(dims.begin(), dims.size())});
+    }
+    // A site an intervention may change before the observer sees it and the pass goes on.
+    void site(const char* name, int layer, float* data, std::initializer_list<int64_t> dims) const {
+        if (intervention)
+            intervention->intervene({name, layer, P, data, std::span<const int64_t>(dims.begin(), dims.size())}, data);
+        notify(name, layer, data, dims);
     }
 
     void norm(float* out, const float* x, const Vector& w, const Vector& b) const {
@@ -164,7 +171,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
     else
         attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, ao);
     s.notify("attn_pattern", l, b.att, {H, T, P + T});
-    s.notify("attn_z", l, b.z, {T, H, D});
+    s.site("attn_z", l, b.z, {T, H, D});
 }
 
 // Second half: resid += out_proj(z) (Gemma 2: resid += post_norm(out_proj(z))).
@@ -173,7 +180,7 @@ void attention_out(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
 
     s.linear(b.proj, b.z, w.attn_out, w.attn_out_b);
     if (w.attn_post_norm) s.norm(b.proj, b.proj, w.attn_post_norm, {});
-    s.notify("attn_out", l, b.proj, {T, C});
+    s.site("attn_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
     s.notify("resid_mid", l, b.x, {T, C});
 }
@@ -203,9 +210,9 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
         moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
-        s.notify("mlp_out", l, b.proj, {T, C});
+        s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
-        s.notify("resid_post", l, b.x, {T, C});
+        s.site("resid_post", l, b.x, {T, C});
         return;
     }
     switch (c.activation) {
@@ -229,9 +236,9 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     }
     s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
     if (w.mlp_post_norm) s.norm(b.proj, b.proj, w.mlp_post_norm, {});
-    s.notify("mlp_out", l, b.proj, {T, C});
+    s.site("mlp_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
-    s.notify("resid_post", l, b.x, {T, C});
+    s.site("resid_post", l, b.x, {T, C});
 }
 
 }  // namespace
@@ -240,7 +247,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
     const ModelConfig& c = model_.config();
     const Weights& w = model_.weights();
     const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
-    Pass s{c, model_, n_ctx_, observer_, T, P, T > 1};
+    Pass s{c, model_, n_ctx_, observer_, intervention_, T, P, T > 1};
     work_.resize(Buffers::floats(c, T, P));
     Buffers b(work_.data(), c, T, P);
 
@@ -254,17 +261,17 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
         s.notify("pos_embed", -1, b.xn, {T, C});
         add(b.x, b.xn, int64_t{T} * C);
     }
-    s.notify("embed", -1, b.x, {T, C});
+    s.site("embed", -1, b.x, {T, C});
 
     // The blocks. When only the last token's logits are wanted and nothing observes the pass, the
     // other tokens' rows of the last block after attention lead nowhere: the pass narrows to the
     // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
     // computed by the prompt kernels, so it gets the same bits as in the full pass.
-    const bool narrow = which == LogitsFor::last && !observer_ && T > 1;
+    const bool narrow = which == LogitsFor::last && !observer_ && !intervention_ && T > 1;
     const int64_t KD = int64_t{c.n_kv_head} * c.head_dim;
     const int64_t cache_layer = int64_t{n_ctx_} * KD;
     for (int l = 0; l < c.n_layer; ++l) {
-        s.notify("resid_pre", l, b.x, {T, C});
+        s.site("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
         KvLayer kv;
         if (kv_type_ == KvType::f32) {

@@ -57,6 +57,7 @@ public:
     // Keep only the first n cached tokens (a chat turn whose prefix is already cached).
     void rewind(int n) { if (n >= 0 && n < n_past_) n_past_ = n; }
     void set_observer(Observer* o) { observer_ = o; }  // nullptr: none
+    void set_intervention(Intervention* i) { intervention_ = i; }  // nullptr: none
 
     const Model& model() const { return model_; }
 
@@ -66,6 +67,7 @@ private:
     KvType kv_type_ = KvType::f32;
     int n_past_ = 0;
     Observer* observer_ = nullptr;
+    Intervention* intervention_ = nullptr;
     // The kernels' operands start on cache lines (kernels/aligned.h).
     LineVector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
     LineVector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
