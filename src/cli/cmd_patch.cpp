@@ -1,5 +1,7 @@
 // journey patch: activation patching, a clean and a corrupted prompt (trace/patch.h).
+#include <cmath>
 #include <cstdio>
+#include <vector>
 #include <optional>
 
 #include "commands.h"
@@ -30,6 +32,15 @@ PromptInput input_of(const std::string& text, const std::string& ids, const char
     if (!ids.empty()) in.ids = parse_id_list(ids, flag);
     else in.text = process_escapes(text);
     return in;
+}
+
+// `s` in `width` columns (one per code point), cut with "…" or padded on the left.
+std::string column(const std::string& s, size_t width) {
+    std::vector<size_t> starts;  // byte offset of each code point
+    for (size_t i = 0; i < s.size(); ++i)
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+    if (starts.size() <= width) return std::string(width - starts.size(), ' ') + s;
+    return s.substr(0, starts[width - 1]) + "\xE2\x80\xA6";
 }
 
 std::string fmt(const char* f, double v) {
@@ -93,13 +104,13 @@ void run_patch_cmd(const PatchCliOptions& o) {
     for (size_t p = 0; p < clean.size(); ++p) {
         std::string t = visible_token(tok.token_bytes(clean[p]));
         if (clean[p] != corrupted[p]) t = "*" + t;
-        head += " " + (t.size() > 7 ? t.substr(0, 7) : std::string(7 - t.size(), ' ') + t);
+        head += " " + column(t, 7);
     }
     all += head + "\n";
     const int L = model->config().n_layer;
     for (int row = 0; row < r.rows; ++row) {
         std::string line = row == L ? "final  " : fmt("%-7.0f", double(row));
-        for (double v : r.restored[size_t(row)]) line += " " + fmt("%7.3f", v);
+        for (double v : r.restored[size_t(row)]) line += " " + fmt("%7.3f", std::abs(v) < 5e-4 ? 0.0 : v);  // no "-0.000"
         all += line + "\n";
     }
     all += "(* marks the positions where the prompts differ)\n";

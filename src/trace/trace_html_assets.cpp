@@ -282,7 +282,7 @@ function renderAttribution(app, d) {
     tr.appendChild(td);
   };
   const emb = el('tr');
-  emb.appendChild(el('th', '', 'embed'));
+  emb.appendChild(el('th', '', a.embedding.position !== null ? 'embed (token, position)' : 'embed (token)'));
   cell(emb, a.embedding.token, 'token embedding');
   if (a.embedding.position !== null) cell(emb, a.embedding.position, 'position embedding');
   t.appendChild(emb);

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "journey/errors.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
@@ -95,4 +96,25 @@ TEST_CASE("patch: prompts of different lengths are refused", "[trace][patch]") {
     const std::vector<TokenId> a{1, 2, 3}, b{1, 2};
     CHECK_THROWS_AS(run_patch(*m, a, b, {}), UsageError);
     CHECK_THROWS_AS(parse_patch_site("head"), UsageError);
+}
+
+TEST_CASE("journey patch: the grid as text and JSON; bad input is one line and a non-zero exit", "[trace][patch][cli]") {
+    using journey::test::run_journey;
+    const std::string gpt2 = std::string(JOURNEY_TEST_DATA) + "/cli/gpt2";
+    auto r = run_journey({"patch", "-m", gpt2, "--json", "--clean-ids", "1 2 3 4", "--corrupted-ids", "1 2 9 4", "--site", "mlp"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["site"] == "mlp");
+    CHECK(doc["rows"].size() == 2);  // gpt2's two layers
+    CHECK(doc["rows"][0]["restored"].size() == 4);
+    r = run_journey({"patch", "-m", gpt2, "--clean-ids", "1 2 3 4", "--corrupted-ids", "1 2 9"});
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("same number") != std::string::npos);
+    r = run_journey({"patch", "-m", gpt2, "--clean-ids", "1 2 3 4"});
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("--corrupted") != std::string::npos);
+    r = run_journey({"patch", "-m", gpt2, "--clean-ids", "1 2", "--corrupted-ids", "1 3", "--contrast", "#999999"});
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("--contrast") != std::string::npos);
 }
