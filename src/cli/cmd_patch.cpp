@@ -85,6 +85,7 @@ void run_patch_cmd(const PatchCliOptions& o) {
         nlohmann::json doc = {{"model", model->source().string()},
                               {"site", patch_site_name(r.site)},
                               {"metric", metric},
+                              {"columns", r.site == PatchSite::head ? "head" : "position"},
                               {"target", nlohmann::json(token_json(tok, r.target))},
                               {"contrast", r.contrast ? nlohmann::json(token_json(tok, *r.contrast)) : nlohmann::json(nullptr)},
                               {"clean", r.clean},
@@ -98,10 +99,13 @@ void run_patch_cmd(const PatchCliOptions& o) {
     if (r.contrast)
         all += " - \"" + visible_token(tok.token_bytes(*r.contrast)) + "\" (id " + std::to_string(*r.contrast) + ")";
     all += "  " + metric + ": clean " + fmt("%.6g", r.clean) + ", corrupted " + fmt("%.6g", r.corrupted) + "\n";
+    const bool heads = r.site == PatchSite::head;
     all += "restored fraction, (patched - corrupted) / (clean - corrupted), patching the clean run's " +
-           std::string(patch_site_name(r.site)) + " at (layer, position) into the corrupted run\n";
+           std::string(heads ? "head output at every position, at (layer, head)," : std::string(patch_site_name(r.site)) + " at (layer, position)") +
+           " into the corrupted run\n";
     std::string head = "layer  ";
-    for (size_t p = 0; p < clean.size(); ++p) {
+    for (int h = 0; heads && h < r.columns; ++h) head += " " + column("h" + std::to_string(h), 7);
+    for (size_t p = 0; !heads && p < clean.size(); ++p) {
         std::string t = visible_token(tok.token_bytes(clean[p]));
         if (clean[p] != corrupted[p]) t = "*" + t;
         head += " " + column(t, 7);
@@ -113,7 +117,7 @@ void run_patch_cmd(const PatchCliOptions& o) {
         for (double v : r.restored[size_t(row)]) line += " " + fmt("%7.3f", std::abs(v) < 5e-4 ? 0.0 : v);  // no "-0.000"
         all += line + "\n";
     }
-    all += "(* marks the positions where the prompts differ)\n";
+    if (!heads) all += "(* marks the positions where the prompts differ)\n";
     out(all);
 }
 
@@ -127,8 +131,9 @@ void register_patch(CLI::App& app) {
     cmd->add_option("--corrupted", opts->corrupted, "The corrupted prompt, the same number of tokens (escapes as -p)");
     cmd->add_option("--clean-ids", opts->clean_ids, "The clean prompt as token ids (\"1 2 3\" or \"1,2,3\")");
     cmd->add_option("--corrupted-ids", opts->corrupted_ids, "The corrupted prompt as token ids");
-    cmd->add_option("--site", opts->site, "What is patched: resid (residual stream entering each layer), attn or mlp output")
-        ->check(CLI::IsMember({"resid", "attn", "mlp"}))
+    cmd->add_option("--site", opts->site, "What is patched at each (layer, position): resid (residual stream entering the layer), attn or mlp output; "
+                    "head: each head's output at every position, a layer x head grid")
+        ->check(CLI::IsMember({"resid", "attn", "mlp", "head"}))
         ->capture_default_str();
     cmd->add_option("--target", opts->target, "Token whose probability is measured: TOKEN or #ID (default: the clean top-1)");
     cmd->add_option("--contrast", opts->contrast, "Measure the logit difference target - TOKEN instead (TOKEN or #ID)");

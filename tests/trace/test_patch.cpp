@@ -71,6 +71,23 @@ void check_model(const Model& m, const std::vector<TokenId>& clean) {
             CHECK(std::abs(r.restored[size_t(L)][size_t(T - 1)] - 1.0) < 1e-3);
         }
     }
+    // Heads: all of a layer's z patched at once is its attention output patched (the projection
+    // of the same rows); the grid's entries are the single-head patched runs.
+    Activations z, out;
+    record_activations(m, clean, PatchSite::head, z);
+    record_activations(m, clean, PatchSite::attn, out);
+    for (int l = 0; l < L; ++l) CHECK(run_patched(m, corrupted, z, l, every) == run_patched(m, corrupted, out, l, every));
+    PatchOptions ho;
+    ho.site = PatchSite::head;
+    const PatchResult hr = run_patch(m, clean, corrupted, ho);
+    REQUIRE(hr.columns == m.config().n_head);
+    for (int l = 0; l < L; ++l)
+        for (int h = 0; h < hr.columns; ++h) {
+            const std::vector<float> lg = run_patched(m, corrupted, z, l, every, {}, h);
+            const double p = std::exp(double(lg[size_t(hr.target)]) - std::log(std::accumulate(
+                                 lg.begin(), lg.end(), 0.0, [](double a, float x) { return a + std::exp(double(x)); })));
+            CHECK(close(hr.metric[size_t(l)][size_t(h)], p));
+        }
     // With a contrast the metric is the logit difference.
     PatchOptions o;
     o.target = 1;
@@ -95,7 +112,7 @@ TEST_CASE("patch: prompts of different lengths are refused", "[trace][patch]") {
     auto m = Model::load(dir_of("llama3") + "/llama3-F32.gguf", LoadOptions{.tokenizer = false});
     const std::vector<TokenId> a{1, 2, 3}, b{1, 2};
     CHECK_THROWS_AS(run_patch(*m, a, b, {}), UsageError);
-    CHECK_THROWS_AS(parse_patch_site("head"), UsageError);
+    CHECK_THROWS_AS(parse_patch_site("neuron"), UsageError);
 }
 
 TEST_CASE("journey patch: the grid as text and JSON; bad input is one line and a non-zero exit", "[trace][patch][cli]") {

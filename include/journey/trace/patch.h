@@ -7,6 +7,8 @@
 //          (resid_post of the last layer), the final norm's input
 //   attn   layer l's attention output, as added to the residual (attn_out)
 //   mlp    layer l's MLP output, as added to the residual (mlp_out)
+//   head   one head's output z_h (attn_z, before the output projection) at every position: the
+//          grid is then layer x head instead of layer x position
 // Metric: the target's probability at the last position, or with a contrast token the logit
 // difference target - contrast. restored = (patched - corrupted) / (clean - corrupted).
 //
@@ -25,16 +27,18 @@
 
 namespace journey {
 
-enum class PatchSite { resid, attn, mlp };
+enum class PatchSite { resid, attn, mlp, head };
 
-// "resid", "attn", "mlp"; UsageError naming --site otherwise.
+// "resid", "attn", "mlp", "head"; UsageError naming --site otherwise.
 PatchSite parse_patch_site(std::string_view s);
 std::string_view patch_site_name(PatchSite s);
 
-// One activation's rows of one run: [rows][T][C] (rows: n_layer + 1 for resid, n_layer else).
+// One activation's rows of one run: [rows][T][C] (rows: n_layer + 1 for resid, n_layer else;
+// for head, C is H*D: z of every head).
 struct Activations {
     PatchSite site = PatchSite::resid;
     int T = 0, C = 0;
+    int D = 0;  // head: each head's width in a row
     std::vector<std::vector<float>> rows;
     std::span<const float> at(int row, int pos) const {
         return {rows[size_t(row)].data() + size_t(pos) * size_t(C), size_t(C)};
@@ -48,8 +52,9 @@ std::vector<float> record_activations(const Model& m, std::span<const TokenId> i
 
 // One patched run: `ids` from an empty session with the rows of `from` at (row, each of
 // `positions`) put in place of the run's own. The last position's logits.
+// head: only head `head`'s slice of each row (-1: the whole row).
 std::vector<float> run_patched(const Model& m, std::span<const TokenId> ids, const Activations& from, int row,
-                               std::span<const int> positions, const SessionOptions& so = {});
+                               std::span<const int> positions, const SessionOptions& so = {}, int head = -1);
 
 struct PatchOptions {
     PatchSite site = PatchSite::resid;
@@ -64,9 +69,10 @@ struct PatchResult {
     TokenId target = 0;
     std::optional<TokenId> contrast;
     int T = 0, rows = 0;                  // rows: layers (+ the final residual for resid)
+    int columns = 0;                      // T positions, or (head) n_head heads
     double clean = 0, corrupted = 0;      // the metric of the two runs
-    std::vector<std::vector<double>> metric;    // [rows][T] of each patched run
-    std::vector<std::vector<double>> restored;  // [rows][T] (metric - corrupted) / (clean - corrupted)
+    std::vector<std::vector<double>> metric;    // [rows][columns] of each patched run
+    std::vector<std::vector<double>> restored;  // [rows][columns] (metric - corrupted) / (clean - corrupted)
 };
 
 // The whole grid. UsageError when the prompts' lengths differ.
