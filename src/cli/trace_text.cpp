@@ -99,6 +99,9 @@ void attribution_lines(std::vector<std::string>& lines, const Attribution& a, co
     lines.push_back(fmt("  logit %.6g = parts %.6g%s  (final %s frozen at 1/%s = %.6g; |logit - sum| %.2g)", a.logit,
                         a.sum - a.bias_term, ln ? fmt(" + norm bias %.6g", a.bias_term).c_str() : "",
                         ln ? "LayerNorm" : "RMSNorm", ln ? "sigma" : "rms", a.scale, std::abs(a.logit - a.sum)));
+    if (a.quantized_output)
+        lines.push_back("  (the output matrix is " + *a.quantized_output +
+                        ": the model's logit rounds the activations to 8 bits; the parts add up to the float product)");
     struct Part {
         std::string name;
         double v;

@@ -70,6 +70,8 @@ Attribution attribute(const Model& m, const AttributionRows& rows, TokenId targe
     a.contrast = contrast;
     a.norm = c.norm;
     a.logit = logit;
+    if (const DType t = w.output.dtype; t != DType::F32 && t != DType::F16 && t != DType::BF16)
+        a.quantized_output = std::string(dtype_name(t));
     a.scale = frozen_scale(c.norm, rows.resid, c.norm_eps);
     Frozen f{c.norm, a.scale, std::vector<double>(C)};
     for (size_t i = 0; i < C; ++i) {

@@ -83,6 +83,7 @@ json attribution_json(const Attribution& a, const Tokenizer& tok) {
             {"contrast", a.contrast ? json(token_json(tok, *a.contrast)) : json(nullptr)},
             {"logit", a.logit},
             {"sum", a.sum},
+            {"quantized_output", a.quantized_output ? json(*a.quantized_output) : json(nullptr)},
             {"norm", a.norm == NormKind::layernorm ? "layernorm" : "rmsnorm"},
             {"scale", a.scale},
             {"bias_term", a.bias_term},

@@ -86,3 +86,20 @@ TEST_CASE("attribution: the parts add up to the logit on every family, HF and GG
         }
     }
 }
+
+TEST_CASE("attribution: a quantized output matrix is named, and the parts stay within 3e-3 of its logit", "[trace][attribution]") {
+    // tests/data/quant: llama-quantize's tinyllama (tests/data/README.md). The model's product
+    // rounds the activations to 8 bits; the parts add up to the float product.
+    for (const char* q : {"Q4_K_M", "Q2_K", "IQ4_XS"}) {
+        INFO(q);
+        auto m = Model::load(std::string(JOURNEY_TEST_DATA) + "/quant/tinyllama-" + q + ".gguf", LoadOptions{.tokenizer = false});
+        TraceOptions o;
+        o.attribute = true;
+        const std::vector<TokenId> ids{1, 45, 49, 173, 170, 300, 22};
+        const Trace tr = run_trace(*m, ids, o);
+        REQUIRE(tr.attribution);
+        const Attribution& a = *tr.attribution;
+        CHECK(a.quantized_output.has_value());
+        CHECK(std::abs(a.sum - a.logit) < 3e-3 * std::max(1.0, std::abs(a.logit)));
+    }
+}
