@@ -27,6 +27,8 @@ struct TraceCliOptions {
     bool json = false;        // --json: --format json
     std::string html;         // --html: also write a self-contained HTML page here
     bool truncate = false;    // --truncate: keep the last n_ctx tokens of a longer prompt
+    bool attribute = false;   // --attribute: direct logit attribution of the target
+    std::string contrast;     // --contrast: TOKEN or #ID; attribute target - contrast
 };
 
 void write_html(const std::string& path, const std::string& page) {
@@ -48,6 +50,8 @@ void run_trace_cmd(const TraceCliOptions& o) {
     opts.top_k = o.rows;
     if (!o.target.empty()) opts.target = parse_target(tok, model->config().n_vocab, o.target);
     opts.full_patterns = !o.html.empty();
+    opts.attribute = o.attribute || !o.contrast.empty() || !o.html.empty();  // cheap: the page shows it
+    if (!o.contrast.empty()) opts.contrast = parse_target(tok, model->config().n_vocab, o.contrast, "--contrast");
     // A long prompt takes a while: a bar by layers on a terminal, gone before the output.
     std::optional<Progress> bar(std::in_place, "trace", "layers");
     opts.progress = [&](int done, int total) { bar->update(size_t(done), size_t(total)); };
@@ -90,6 +94,10 @@ void register_trace(CLI::App& app) {
     cmd->add_flag("--json", opts->json, "Same as --format json");
     cmd->add_option("--html", opts->html, "Also write a self-contained HTML page of the trace to FILE");
     cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer prompt");
+    cmd->add_flag("--attribute", opts->attribute,
+                  "Direct logit attribution: each embedding, head and MLP's part of the target's logit");
+    cmd->add_option("--contrast", opts->contrast,
+                    "Attribute the logit difference target - TOKEN (TOKEN or #ID; implies --attribute)");
     cmd->callback([opts] { run_trace_cmd(*opts); });
 }
 

@@ -8,6 +8,7 @@ void register_tokenize(CLI::App& app);    // text -> ids
 void register_detokenize(CLI::App& app);  // ids -> bytes
 void register_next(CLI::App& app);        // prompt -> distribution of the next token
 void register_trace(CLI::App& app);       // one token's journey through the layers
+void register_patch(CLI::App& app);       // activation patching: clean vs corrupted prompt
 void register_generate(CLI::App& app);    // prompt -> sampled continuation
 void register_score(CLI::App& app);       // text -> log-probability of each token
 void register_info(CLI::App& app);        // what a model is

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
     journey::cli::register_detokenize(app);
     journey::cli::register_next(app);
     journey::cli::register_trace(app);
+    journey::cli::register_patch(app);
     journey::cli::register_generate(app);
     journey::cli::register_score(app);
     journey::cli::register_info(app);

@@ -1,5 +1,7 @@
 #include "trace_text.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -88,6 +90,44 @@ void layer_lines(std::vector<std::string>& lines, const Trace& tr, const Tokeniz
     lines.push_back(line);
 }
 
+// The attribution: the equation it satisfies, the largest parts, then one line per layer.
+void attribution_lines(std::vector<std::string>& lines, const Attribution& a, const Tokenizer& tok, size_t rows) {
+    std::string what = "\"" + tok_text(tok, a.target, 20) + fmt("\" (id %d)", a.target);
+    if (a.contrast) what += " - \"" + tok_text(tok, *a.contrast, 20) + fmt("\" (id %d)", *a.contrast);
+    lines.push_back("attribution of the logit" + std::string(a.contrast ? " difference " : " of ") + what);
+    const bool ln = a.norm == NormKind::layernorm;
+    lines.push_back(fmt("  logit %.6g = parts %.6g%s  (final %s frozen at 1/%s = %.6g; |logit - sum| %.2g)", a.logit,
+                        a.sum - a.bias_term, ln ? fmt(" + norm bias %.6g", a.bias_term).c_str() : "",
+                        ln ? "LayerNorm" : "RMSNorm", ln ? "sigma" : "rms", a.scale, std::abs(a.logit - a.sum)));
+    if (a.quantized_output)
+        lines.push_back("  (the output matrix is " + *a.quantized_output +
+                        ": the model's logit rounds the activations to 8 bits; the parts add up to the float product)");
+    struct Part {
+        std::string name;
+        double v;
+    };
+    std::vector<Part> parts{{"token embedding", a.token_embed}};
+    if (a.position_embed) parts.push_back({"position embedding", *a.position_embed});
+    for (const LayerAttribution& l : a.layers) {
+        for (size_t h = 0; h < l.heads.size(); ++h) parts.push_back({fmt("layer %d head %zu", l.layer, h), l.heads[h]});
+        if (l.attn_bias != 0) parts.push_back({fmt("layer %d attention bias", l.layer), l.attn_bias});
+        if (l.heads.empty()) parts.push_back({fmt("layer %d attention", l.layer), l.attn});
+        parts.push_back({fmt("layer %d mlp", l.layer), l.mlp});
+    }
+    std::stable_sort(parts.begin(), parts.end(), [](const Part& x, const Part& y) { return std::abs(x.v) > std::abs(y.v); });
+    lines.push_back("  largest parts (heads, attention biases, MLPs, embeddings):");
+    for (size_t i = 0; i < parts.size() && i < rows; ++i) lines.push_back(fmt("  %+12.4f  ", parts[i].v) + parts[i].name);
+    lines.push_back("  per layer:     attention          mlp   top heads");
+    for (const LayerAttribution& l : a.layers) {
+        std::vector<size_t> order(l.heads.size());
+        for (size_t h = 0; h < order.size(); ++h) order[h] = h;
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return std::abs(l.heads[x]) > std::abs(l.heads[y]); });
+        std::string line = fmt("  layer %-4d %+12.4f %+12.4f  ", l.layer, l.attn, l.mlp);
+        for (size_t i = 0; i < order.size() && i < 3; ++i) line += fmt(" h%zu %+.3f", order[i], l.heads[order[i]]);
+        lines.push_back(line);
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> trace_text(const Trace& tr, const Tokenizer& tok) {
@@ -112,6 +152,7 @@ std::vector<std::string> trace_text(const Trace& tr, const Tokenizer& tok) {
     for (const LayerTrace& l : tr.layers) layer_lines(lines, tr, tok, l);
     lines.push_back("final");
     for (const std::string& l : distribution_table(tok, tr.final)) lines.push_back(fit(l, kWidth));
+    if (tr.attribution) attribution_lines(lines, *tr.attribution, tok, tr.final.top.size());
     return lines;
 }
 

@@ -27,6 +27,7 @@ struct Pass {
     const Model& model;  // rotary frequencies per layer
     int n_ctx;           // the session's context (longrope picks its factors by it)
     Observer* observer;
+    Intervention* intervention;  // activation patching (observer.h); null almost always
     int T, P;
     bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
     bool tokens = false;  // rows of several sequences, one token each: each row as if alone (matmul_tokens)
@@ -35,6 +36,12 @@ struct Pass {
     void notify(const char* name, int layer, const float* data, std::initializer_list<int64_t> dims) const {
         if (!observer) return;
         observer->observe({name, layer, P, data, std::span<const int64_t>(dims.begin(), dims.size())});
+    }
+    // A site an intervention may change before the observer sees it and the pass goes on.
+    void site(const char* name, int layer, float* data, std::initializer_list<int64_t> dims) const {
+        if (intervention)
+            intervention->intervene({name, layer, P, data, std::span<const int64_t>(dims.begin(), dims.size())}, data);
+        notify(name, layer, data, dims);
     }
 
     void norm(float* out, const float* x, const Vector& w, const Vector& b) const {
@@ -189,7 +196,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
     if (c.attn_output_gate)  // z * sigmoid(gate), per head
         for (int64_t r = 0; r < int64_t{T} * H; ++r)
             for (int i = 0; i < D; ++i) b.z[r * D + i] *= 1.0f / (1.0f + std::exp(-b.qg[r * 2 * D + D + i]));
-    s.notify("attn_z", l, b.z, {T, H, D});
+    s.site("attn_z", l, b.z, {T, H, D});
 }
 
 // Second half: resid += out_proj(z) (Gemma 2: resid += post_norm(out_proj(z))).
@@ -198,7 +205,7 @@ void attention_out(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
 
     s.linear(b.proj, b.z, w.attn_out, w.attn_out_b);
     if (w.attn_post_norm) s.norm(b.proj, b.proj, w.attn_post_norm, {});
-    s.notify("attn_out", l, b.proj, {T, C});
+    s.site("attn_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
     s.notify("resid_mid", l, b.x, {T, C});
 }
@@ -231,9 +238,9 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
             for (int t = 0; t < T; ++t) moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false);
         else
             moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
-        s.notify("mlp_out", l, b.proj, {T, C});
+        s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
-        s.notify("resid_post", l, b.x, {T, C});
+        s.site("resid_post", l, b.x, {T, C});
         return;
     }
     switch (c.activation) {
@@ -257,9 +264,9 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     }
     s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
     if (w.mlp_post_norm) s.norm(b.proj, b.proj, w.mlp_post_norm, {});
-    s.notify("mlp_out", l, b.proj, {T, C});
+    s.site("mlp_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
-    s.notify("resid_post", l, b.x, {T, C});
+    s.site("resid_post", l, b.x, {T, C});
 }
 
 }  // namespace
@@ -275,7 +282,7 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
     const int T = static_cast<int>(tokens.size()), C = c.n_embd, V = c.n_vocab;
     int P = first.n_past_;
     for (const Session* q : sessions) P = std::max(P, q->n_past_);  // sizes the attention's scratch
-    Pass s{c, model, first.n_ctx_, first.observer_, T, P, T > 1 && !many};
+    Pass s{c, model, first.n_ctx_, first.observer_, first.intervention_, T, P, T > 1 && !many};
     s.tokens = many;
     LineVector<float>& work = first.work_;
     work.resize(Buffers::floats(c, T, P));
@@ -293,24 +300,24 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
         s.notify("pos_embed", -1, b.xn, {T, C});
         add(b.x, b.xn, int64_t{T} * C);
     }
-    s.notify("embed", -1, b.x, {T, C});
+    s.site("embed", -1, b.x, {T, C});
 
     // The blocks. When only the last token's logits are wanted and nothing observes the pass, the
     // other tokens' rows of the last block after attention lead nowhere: the pass narrows to the
     // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
     // computed by the prompt kernels, so it gets the same bits as in the full pass.
-    const bool narrow = which == LogitsFor::last && !first.observer_ && T > 1 && !many;
+    const bool narrow = which == LogitsFor::last && !first.observer_ && !first.intervention_ && T > 1 && !many;
     const int64_t KD = int64_t{c.n_kv_head} * c.head_dim;
     std::vector<KvLayer> kvs(sessions.size());
     for (int l = 0; l < c.n_layer; ++l) {
-        s.notify("resid_pre", l, b.x, {T, C});
+        s.site("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
         if (c.is_recurrent(l)) {  // a hybrid's linear-attention layer (delta_net.cpp): its state, not a cache
             const int slot = first.rec_slot_[static_cast<size_t>(l)];
             const RecurrentState st{first.conv_state_.data() + slot * c.conv_state_floats(), first.ssm_state_.data() + slot * c.ssm_state_floats()};
             s.norm(b.xn, b.x, lw.attn_norm_w, lw.attn_norm_b);
             gated_delta_net(b.z, b.xn, lw, c, T, s.prompt, st, first.delta_form_);
-            s.notify("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
+            s.site("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
             if (narrow && l == c.n_layer - 1) {
                 b.x += int64_t{T - 1} * C;
                 b.z += int64_t{T - 1} * c.ssm_v_heads * c.ssm_head_dim;

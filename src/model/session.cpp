@@ -118,8 +118,8 @@ std::vector<std::span<const float>> Session::eval_tokens(std::span<Session* cons
     }
     for (size_t i = 0; i < sessions.size(); ++i) {
         const Session& q = *sessions[i];
-        if (&q.model_ != &sessions[0]->model_ || q.n_ctx_ != sessions[0]->n_ctx_ || q.observer_)
-            throw std::logic_error("eval_tokens: sessions of one model and context, without observers");
+        if (&q.model_ != &sessions[0]->model_ || q.n_ctx_ != sessions[0]->n_ctx_ || q.observer_ || q.intervention_)
+            throw std::logic_error("eval_tokens: sessions of one model and context, without observers or interventions");
         for (size_t j = 0; j < i; ++j)
             if (sessions[j] == sessions[i]) throw std::logic_error("eval_tokens: a session twice");
         if (q.n_past_ + 1 > q.n_ctx_)

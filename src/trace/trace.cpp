@@ -45,12 +45,12 @@ int resolve_position(int pos, int T) {
     return p;
 }
 
-TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec) {
+TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec, std::string_view flag) {
     if (spec.size() > 1 && spec[0] == '#') {
         TokenId id = -1;
         auto [end, ec] = std::from_chars(spec.data() + 1, spec.data() + spec.size(), id);
         if (ec != std::errc() || end != spec.data() + spec.size() || id < 0 || id >= n_vocab)
-            throw UsageError("--target: " + std::string(spec) + " is not a token id in 0.." + std::to_string(n_vocab - 1));
+            throw UsageError(std::string(flag) + ": " + std::string(spec) + " is not a token id in 0.." + std::to_string(n_vocab - 1));
         return id;
     }
     const std::vector<TokenId> ids = tok.encode(spec);
@@ -60,7 +60,7 @@ TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec) {
             if (!list.empty()) list += ' ';
             list += std::to_string(id);
         }
-        throw UsageError("--target: \"" + valid_utf8(spec) + "\" encodes to " + std::to_string(ids.size()) +
+        throw UsageError(std::string(flag) + ": \"" + valid_utf8(spec) + "\" encodes to " + std::to_string(ids.size()) +
                          " tokens (" + list + "); give a single token, or #ID");
     }
     return ids[0];
@@ -75,6 +75,11 @@ TraceObserver::TraceObserver(const Model& m, std::span<const TokenId> tokens, co
     trace_.position_kind = c.position;
     trace_.layers.resize(static_cast<size_t>(c.n_layer));
     lens_logits_.resize(static_cast<size_t>(c.n_layer));
+    if (opts.attribute) {
+        rows_.attn_out.resize(static_cast<size_t>(c.n_layer));
+        rows_.heads.resize(static_cast<size_t>(c.n_layer));
+        rows_.mlp_out.resize(static_cast<size_t>(c.n_layer));
+    }
     for (int l = 0; l < c.n_layer; ++l) {
         LayerTrace& lt = trace_.layers[static_cast<size_t>(l)];
         lt.layer = l;
@@ -95,8 +100,23 @@ LayerTrace& TraceObserver::layer(int l) {
     return trace_.layers[static_cast<size_t>(l)];
 }
 
+void TraceObserver::record(std::vector<float>& to, const Intermediate& t) const {
+    if (!opts_.attribute) return;
+    const std::span<const float> r = row(t);
+    to.assign(r.begin(), r.end());
+}
+
 void TraceObserver::observe(const Intermediate& t) {
     const std::string_view n = t.name;
+    if (opts_.attribute) {  // the rows the attribution reads (attribution.h)
+        const bool last_layer = t.layer == static_cast<int>(trace_.layers.size()) - 1;
+        if (n == "tok_embed") record(rows_.tok_embed, t);
+        else if (n == "pos_embed") record(rows_.pos_embed, t);
+        else if (n == "attn_out") record(rows_.attn_out[size_t(layer(t.layer).layer)], t);
+        else if (n == "mlp_out") record(rows_.mlp_out[size_t(layer(t.layer).layer)], t);
+        else if (n == "resid_post" && last_layer) record(rows_.resid, t);
+        else if (n == "final_norm" && model_.config().final_softcap > 0) record(final_normed_, t);
+    }
     if (n == "tok_embed") trace_.embedding.token_norm = l2_norm(row(t));
     else if (n == "pos_embed") trace_.embedding.position_norm = l2_norm(row(t));
     else if (n == "embed") trace_.embedding.sum_norm = l2_norm(row(t));
@@ -155,6 +175,16 @@ void TraceObserver::observe_heads(const Intermediate& t) {
            static_cast<int>(H));
     for (int64_t h = 0; h < H; ++h)
         lt.heads[static_cast<size_t>(h)].out_norm = l2_norm({contrib.data() + h * C, static_cast<size_t>(C)});
+    if (opts_.attribute) rows_.heads[static_cast<size_t>(t.layer)] = std::move(contrib);
+}
+
+// The target's logit before the final softcap (Gemma 2): the unembedding of the observed final
+// norm output, without the cap; otherwise the model's own logit.
+double TraceObserver::raw_logit(TokenId id) const {
+    if (final_normed_.empty()) return final_logits_[static_cast<size_t>(id)];
+    std::vector<float> logits(static_cast<size_t>(model_.config().n_vocab));
+    matmul(logits.data(), final_normed_.data(), model_.weights().output, 1);
+    return logits[static_cast<size_t>(id)];
 }
 
 // The logit lens: what the model would predict if the residual stream stopped after this layer.
@@ -183,6 +213,13 @@ Trace TraceObserver::finish() {
         lens.kl_to_final = kl_divergence(final_logits_, logits);
         lens.target_rank = rank_of(logits, trace_.target);
         lens.target_prob = target_prob(logits);
+    }
+    if (opts_.attribute) {
+        if (opts_.contrast && (*opts_.contrast < 0 || *opts_.contrast >= V))
+            throw UsageError("--contrast: token id outside the vocabulary");
+        double logit = raw_logit(trace_.target);
+        if (opts_.contrast) logit -= raw_logit(*opts_.contrast);
+        trace_.attribution = attribute(model_, rows_, trace_.target, opts_.contrast, logit);
     }
     return std::move(trace_);
 }

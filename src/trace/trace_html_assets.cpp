@@ -33,6 +33,10 @@ svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
 .heads { display: flex; flex-wrap: wrap; gap: 10px; }
 .head { text-align: center; font-size: 11px; color: var(--muted); }
 .head canvas { display: block; border: 1px solid var(--line); background: #fff; }
+table.attr td.num { font-family: ui-monospace, monospace; font-size: 11px; text-align: right; padding: 2px 4px;
+                    border: 1px solid var(--line); min-width: 52px; }
+table.attr th { font-size: 11px; padding: 2px 4px; background: #f3f4f6; border: 1px solid var(--line); }
+table.attr { border-collapse: collapse; }
 #js-errors { color: #fff; background: var(--accent); padding: 8px; }
 )CSS";
 
@@ -242,12 +246,65 @@ function renderFullPatterns(app, d) {
   });
 }
 
+// -1..1 -> blue..white..red: a part against the target (blue) or toward it (red).
+function diverge(v) {
+  v = Math.max(-1, Math.min(1, v));
+  return v >= 0 ? `hsl(0, 75%, ${98 - 50 * v}%)` : `hsl(222, 75%, ${98 + 50 * v}%)`;
+}
+
+// Direct logit attribution: each part's share of the target's logit (trace --attribute).
+function renderAttribution(app, d) {
+  const a = d.attribution;
+  if (!a) return;
+  const what = `${shown(a.target.token)} #${a.target.id}` + (a.contrast ? ` − ${shown(a.contrast.token)} #${a.contrast.id}` : '');
+  section(app, 'Direct logit attribution', `How much each part wrote toward the logit${a.contrast ? ' difference' : ''} of ${what}, ` +
+          `through the final ${a.norm === 'layernorm' ? 'LayerNorm' : 'RMSNorm'} frozen at its scale on the whole residual ` +
+          `(${fix(a.scale, 5)}). Red: toward the target; blue: against it. Hover a cell for its value.`);
+  const f = el('div', 'facts');
+  const fact = (label, value) => { const x = el('div', '', label + ' '); x.appendChild(el('b', '', value)); f.appendChild(x); };
+  fact('logit', fix(a.logit, 4));
+  fact('sum of parts', fix(a.sum - a.bias_term, 4));
+  if (a.norm === 'layernorm') fact('+ norm bias', fix(a.bias_term, 4));
+  fact('|logit − sum|', Math.abs(a.logit - a.sum).toExponential(1));
+  app.appendChild(f);
+  const H = a.layers.length ? a.layers[0].heads.length : 0;
+  let max = Math.abs(a.embedding.token) + 1e-12;
+  if (a.embedding.position !== null) max = Math.max(max, Math.abs(a.embedding.position));
+  a.layers.forEach(l => { max = Math.max(max, Math.abs(l.attn), Math.abs(l.mlp), ...l.heads.map(Math.abs)); });
+  const t = el('table', 'attr');
+  const head = el('tr');
+  ['layer'].concat(Array.from({length: H}, (_, h) => `h${h}`), ['bias', 'attn', 'mlp']).forEach(x => head.appendChild(el('th', '', x)));
+  t.appendChild(head);
+  const cell = (tr, v, title) => {
+    const td = el('td', 'num', fix(v, 2));
+    td.style.background = diverge(v / max);
+    td.title = `${title}: ${v}`;
+    tr.appendChild(td);
+  };
+  const emb = el('tr');
+  emb.appendChild(el('th', '', a.embedding.position !== null ? 'embed (token, position)' : 'embed (token)'));
+  cell(emb, a.embedding.token, 'token embedding');
+  if (a.embedding.position !== null) cell(emb, a.embedding.position, 'position embedding');
+  t.appendChild(emb);
+  a.layers.forEach(l => {
+    const tr = el('tr');
+    tr.appendChild(el('th', '', `L${l.layer}`));
+    l.heads.forEach((v, h) => cell(tr, v, `layer ${l.layer} head ${h}`));
+    cell(tr, l.attn_bias, `layer ${l.layer} attention bias`);
+    cell(tr, l.attn, `layer ${l.layer} attention (all heads + bias)`);
+    cell(tr, l.mlp, `layer ${l.layer} MLP`);
+    t.appendChild(tr);
+  });
+  app.appendChild(t);
+}
+
 (function main() {
   const d = JSON.parse(document.getElementById('trace-data').textContent);
   const app = document.getElementById('app');
   renderPrompt(app, d);
   renderNorms(app, d);
   renderLens(app, d);
+  renderAttribution(app, d);
   renderTracedAttention(app, d);
   renderFullPatterns(app, d);
   if (document.body.dataset.status !== 'error') document.body.dataset.status = 'rendered';

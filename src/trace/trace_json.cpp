@@ -74,6 +74,24 @@ json embedding_json(const Trace& tr) {
     return j;
 }
 
+json attribution_json(const Attribution& a, const Tokenizer& tok) {
+    json layers = json::array();
+    for (const LayerAttribution& l : a.layers)
+        layers.push_back({{"layer", l.layer}, {"attn", l.attn}, {"heads", l.heads}, {"attn_bias", l.attn_bias},
+                          {"mlp", l.mlp}});
+    return {{"target", json(token_json(tok, a.target))},
+            {"contrast", a.contrast ? json(token_json(tok, *a.contrast)) : json(nullptr)},
+            {"logit", a.logit},
+            {"sum", a.sum},
+            {"quantized_output", a.quantized_output ? json(*a.quantized_output) : json(nullptr)},
+            {"norm", a.norm == NormKind::layernorm ? "layernorm" : "rmsnorm"},
+            {"scale", a.scale},
+            {"bias_term", a.bias_term},
+            {"embedding", {{"token", a.token_embed},
+                           {"position", a.position_embed ? json(*a.position_embed) : json(nullptr)}}},
+            {"layers", std::move(layers)}};
+}
+
 }  // namespace
 
 json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
@@ -84,12 +102,14 @@ json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
     target["final_prob"] = tr.final_target_prob;
     json layers = json::array();
     for (const LayerTrace& l : tr.layers) layers.push_back(layer_json(tr, tok, l, full_patterns));
-    return {{"tokens", std::move(tokens)},
-            {"position", tr.position},
-            {"target", std::move(target)},
-            {"embedding", embedding_json(tr)},
-            {"layers", std::move(layers)},
-            {"final", {{"top", top_json(tok, tr.final)}, {"entropy", tr.final.entropy}}}};
+    json doc = {{"tokens", std::move(tokens)},
+                {"position", tr.position},
+                {"target", std::move(target)},
+                {"embedding", embedding_json(tr)},
+                {"layers", std::move(layers)},
+                {"final", {{"top", top_json(tok, tr.final)}, {"entropy", tr.final.entropy}}}};
+    if (tr.attribution) doc["attribution"] = attribution_json(*tr.attribution, tok);
+    return doc;
 }
 
 std::vector<json> trace_jsonl(const json& doc) {
@@ -107,6 +127,11 @@ std::vector<json> trace_jsonl(const json& doc) {
     json f = doc["final"];
     f["stage"] = "final";
     lines.push_back(std::move(f));
+    if (doc.contains("attribution")) {
+        json a = doc["attribution"];
+        a["stage"] = "attribution";
+        lines.push_back(std::move(a));
+    }
     return lines;
 }
 

@@ -1,5 +1,6 @@
 // journey trace --html: the page is self-contained, escapes token text, and renders in a real
 // browser (headless Chromium) without a single console message.
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -89,6 +90,15 @@ TEST_CASE("trace --html: a self-contained page that renders without console erro
     CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
     CHECK(rendered.find("<pre id=\"js-errors\"") == std::string::npos);
     CHECK_THAT(rendered, Contains("Logit lens"));
+    // The attribution table: each cell's hover text carries the JSON's value (--html attributes).
+    CHECK_THAT(rendered, Contains("Direct logit attribution"));
+    const nlohmann::json attr = nlohmann::json::parse(r.out).at("attribution");
+    for (const auto& l : attr["layers"]) {
+        const std::string key = "layer " + std::to_string(l["layer"].get<int>()) + " MLP: ";
+        const size_t at = rendered.find(key);
+        REQUIRE(at != std::string::npos);
+        CHECK(std::abs(std::stod(rendered.substr(at + key.size(), 40)) - l["mlp"].get<double>()) < 1e-12);
+    }
     if (const char* keep = std::getenv("JOURNEY_KEEP_HTML")) {
         fs::copy_file(page, fs::path(keep) / "trace.html", fs::copy_options::overwrite_existing);
         fs::copy_file(png, fs::path(keep) / "trace.png", fs::copy_options::overwrite_existing);

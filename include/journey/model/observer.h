@@ -7,6 +7,10 @@
 //              attn_out [T,C], resid_mid [T,C], mlp_out [T,C], resid_post [T,C]
 //   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
 // (pos_embed only for learned positions.) Data is valid only during the call.
+//
+// Intervention: the same hook, writable, at the sites an activation-patching experiment
+// changes: embed, resid_pre, attn_z, attn_out, mlp_out, resid_post. It is called just before the
+// observer sees the site, and the pass goes on with whatever it wrote (src/trace/patch.cpp).
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -27,6 +31,13 @@ class Observer {
 public:
     virtual ~Observer() = default;
     virtual void observe(const Intermediate& t) = 0;
+};
+
+class Intervention {
+public:
+    virtual ~Intervention() = default;
+    // `data` is t.data, writable: rows [T, ...] of this eval (row i is position t.n_past + i).
+    virtual void intervene(const Intermediate& t, float* data) = 0;
 };
 
 }  // namespace journey

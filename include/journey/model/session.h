@@ -89,6 +89,7 @@ public:
     // The delta-rule states of every recurrent layer, [layer slot][Hv][S][S] (tests, trace).
     std::span<const float> recurrent_state() const { return ssm_state_; }
     void set_observer(Observer* o) { observer_ = o; }  // nullptr: none
+    void set_intervention(Intervention* i) { intervention_ = i; }  // nullptr: none
 
     const Model& model() const { return model_; }
 
@@ -99,6 +100,7 @@ private:
     int n_past_ = 0;
     Observer* observer_ = nullptr;
     Batcher* batcher_ = nullptr;
+    Intervention* intervention_ = nullptr;
     // The kernels' operands start on cache lines (kernels/aligned.h).
     LineVector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
     LineVector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]

@@ -27,6 +27,7 @@
 #include "journey/model/model.h"
 #include "journey/model/observer.h"
 #include "journey/model/session.h"
+#include "journey/trace/attribution.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,8 @@ struct TraceOptions {
     int top_keys = 5;              // most-attended keys listed per head
     std::optional<TokenId> target; // token whose rank the lens follows; default: final top-1
     bool full_patterns = false;    // also keep every head's whole [T, T] pattern (for --html)
+    bool attribute = false;        // direct logit attribution of the target (attribution.h)
+    std::optional<TokenId> contrast; // attribute target - contrast instead of the target's logit
     // Called as each layer's residual stream is observed (layers done, n_layer); may be empty.
     std::function<void(int, int)> progress;
     SessionOptions session;        // the context and KV cache type of the traced pass
@@ -83,13 +86,14 @@ struct Trace {
     Distribution final;           // the model's next-token distribution at `position`
     double final_target_prob = 0;
     int64_t final_target_rank = 0;
+    std::optional<Attribution> attribution;  // with TraceOptions::attribute
 };
 
 // The position `pos` names in a prompt of T tokens (negative: from the end). UsageError if outside.
 int resolve_position(int pos, int T);
 
 // A --target spec: "#ID" or a string that encodes to exactly one token. UsageError otherwise.
-TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec);
+TokenId parse_target(const Tokenizer& tok, int n_vocab, std::string_view spec, std::string_view flag = "--target");
 
 class TraceObserver : public Observer {
 public:
@@ -105,12 +109,16 @@ private:
     Trace trace_;
     std::vector<std::vector<float>> lens_logits_;  // [layer][V]
     std::vector<float> final_logits_;              // [V]
+    AttributionRows rows_;                         // with opts_.attribute
+    std::vector<float> final_normed_;              // [C] the final norm's output (softcapped logits)
 
     std::span<const float> row(const Intermediate& t) const;  // the traced row of a [T, ...] tensor
     LayerTrace& layer(int l);
     void observe_pattern(const Intermediate& t);
     void observe_heads(const Intermediate& t);
     void observe_lens(const Intermediate& t);
+    void record(std::vector<float>& to, const Intermediate& t) const;
+    double raw_logit(TokenId id) const;
 };
 
 // The trace as one JSON document (see README "Tracing"); token text is valid UTF-8 with the

@@ -1,0 +1,82 @@
+// Activation patching (causal tracing): run a clean and a corrupted prompt of the same length,
+// then re-run the corrupted one with one activation at one (layer, position) taken from the
+// clean run, and measure how much of the clean answer comes back.
+//
+// Sites (the Intervention hook of observer.h; the forward pass is the one pass, unchanged):
+//   resid  the residual stream entering layer l (resid_pre); row n_layer is the final residual
+//          (resid_post of the last layer), the final norm's input
+//   attn   layer l's attention output, as added to the residual (attn_out)
+//   mlp    layer l's MLP output, as added to the residual (mlp_out)
+//   head   one head's output z_h (attn_z, before the output projection) at every position: the
+//          grid is then layer x head instead of layer x position
+// Metric: the target's probability at the last position, or with a contrast token the logit
+// difference target - contrast. restored = (patched - corrupted) / (clean - corrupted).
+//
+// Prefix caching: a patch at position p changes nothing before p (attention is causal), so the
+// corrupted prompt's positions [0, p) are computed once and every patch at p re-runs only the
+// suffix [p, T) from the cache (Session::rewind).
+#pragma once
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "journey/model/model.h"
+#include "journey/model/session.h"
+
+namespace journey {
+
+enum class PatchSite { resid, attn, mlp, head };
+
+// "resid", "attn", "mlp", "head"; UsageError naming --site otherwise.
+PatchSite parse_patch_site(std::string_view s);
+std::string_view patch_site_name(PatchSite s);
+
+// One activation's rows of one run: [rows][T][C] (rows: n_layer + 1 for resid, n_layer else;
+// for head, C is H*D: z of every head).
+struct Activations {
+    PatchSite site = PatchSite::resid;
+    int T = 0, C = 0;
+    int D = 0;  // head: each head's width in a row
+    std::vector<std::vector<float>> rows;
+    std::span<const float> at(int row, int pos) const {
+        return {rows[size_t(row)].data() + size_t(pos) * size_t(C), size_t(C)};
+    }
+};
+
+// Runs `ids` once from an empty session, recording `site` at every layer and position; returns
+// the last position's logits and fills `out`.
+std::vector<float> record_activations(const Model& m, std::span<const TokenId> ids, PatchSite site, Activations& out,
+                                      const SessionOptions& so = {});
+
+// One patched run: `ids` from an empty session with the rows of `from` at (row, each of
+// `positions`) put in place of the run's own. The last position's logits.
+// head: only head `head`'s slice of each row (-1: the whole row).
+std::vector<float> run_patched(const Model& m, std::span<const TokenId> ids, const Activations& from, int row,
+                               std::span<const int> positions, const SessionOptions& so = {}, int head = -1);
+
+struct PatchOptions {
+    PatchSite site = PatchSite::resid;
+    std::optional<TokenId> target;    // default: the clean run's top-1
+    std::optional<TokenId> contrast;  // metric: logit difference target - contrast
+    SessionOptions session;
+    std::function<void(int, int)> progress;  // (positions done, T); may be empty
+};
+
+struct PatchResult {
+    PatchSite site = PatchSite::resid;
+    TokenId target = 0;
+    std::optional<TokenId> contrast;
+    int T = 0, rows = 0;                  // rows: layers (+ the final residual for resid)
+    int columns = 0;                      // T positions, or (head) n_head heads
+    double clean = 0, corrupted = 0;      // the metric of the two runs
+    std::vector<std::vector<double>> metric;    // [rows][columns] of each patched run
+    std::vector<std::vector<double>> restored;  // [rows][columns] (metric - corrupted) / (clean - corrupted)
+};
+
+// The whole grid. UsageError when the prompts' lengths differ.
+PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<const TokenId> corrupted,
+                      const PatchOptions& opts);
+
+}  // namespace journey

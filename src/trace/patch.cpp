@@ -1,0 +1,201 @@
+// Activation patching through the forward pass's Intervention hook (patch.h).
+#include "journey/trace/patch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "journey/decode/distribution.h"
+#include "journey/errors.h"
+
+namespace journey {
+namespace {
+
+// The intermediate a site's row names: (name, layer).
+struct SiteName {
+    std::string_view name;
+    int layer;
+};
+
+int rows_of(PatchSite site, int n_layer) { return site == PatchSite::resid ? n_layer + 1 : n_layer; }
+
+SiteName site_name(PatchSite site, int row, int n_layer) {
+    switch (site) {
+        case PatchSite::resid: return row < n_layer ? SiteName{"resid_pre", row} : SiteName{"resid_post", n_layer - 1};
+        case PatchSite::attn: return {"attn_out", row};
+        case PatchSite::mlp: return {"mlp_out", row};
+        case PatchSite::head: return {"attn_z", row};
+    }
+    return {"", -1};
+}
+
+// Which row of the site an intermediate is, or -1.
+int row_of(PatchSite site, const Intermediate& t, int n_layer) {
+    switch (site) {
+        case PatchSite::resid:
+            if (t.name == "resid_pre") return t.layer;
+            if (t.name == "resid_post" && t.layer == n_layer - 1) return n_layer;
+            return -1;
+        case PatchSite::attn: return t.name == "attn_out" ? t.layer : -1;
+        case PatchSite::mlp: return t.name == "mlp_out" ? t.layer : -1;
+        case PatchSite::head: return t.name == "attn_z" ? t.layer : -1;
+    }
+    return -1;
+}
+
+// Copies every row of the site, [T, C] per layer, of one eval of the whole prompt.
+struct Recorder : Observer {
+    Activations& out;
+    int n_layer;
+    Recorder(Activations& o, int n) : out(o), n_layer(n) {}
+    void observe(const Intermediate& t) override {
+        const int r = row_of(out.site, t, n_layer);
+        if (r < 0) return;
+        out.rows[size_t(r)].assign(t.data, t.data + size_t(out.T) * size_t(out.C));
+    }
+};
+
+// Puts the recorded rows of one site row at the chosen positions in place of the pass's own.
+struct Patcher : Intervention {
+    const Activations& from;
+    SiteName at;
+    std::span<const int> positions;
+    int head;  // -1: whole rows
+    Patcher(const Activations& f, SiteName a, std::span<const int> p, int h = -1) : from(f), at(a), positions(p), head(h) {}
+    void intervene(const Intermediate& t, float* data) override {
+        if (t.name != at.name || t.layer != at.layer) return;
+        const int64_t T = t.dims[0], C = from.C;
+        const int row = at.name == "resid_post" ? int(from.rows.size()) - 1 : at.layer;
+        for (int p : positions)
+            if (p >= t.n_past && p < t.n_past + T) {
+                std::span<const float> src = from.at(row, p);
+                float* dst = data + (p - t.n_past) * C;
+                if (head >= 0) {
+                    src = src.subspan(size_t(head) * size_t(from.D), size_t(from.D));
+                    dst += int64_t{head} * from.D;
+                }
+                std::memcpy(dst, src.data(), sizeof(float) * src.size());
+            }
+    }
+};
+
+double metric_of(std::span<const float> logits, TokenId target, std::optional<TokenId> contrast) {
+    if (contrast) return double(logits[size_t(target)]) - double(logits[size_t(*contrast)]);
+    return std::exp(double(logits[size_t(target)]) - log_sum_exp(logits));
+}
+
+}  // namespace
+
+PatchSite parse_patch_site(std::string_view s) {
+    if (s == "resid") return PatchSite::resid;
+    if (s == "attn") return PatchSite::attn;
+    if (s == "mlp") return PatchSite::mlp;
+    if (s == "head") return PatchSite::head;
+    throw UsageError("--site: \"" + std::string(s) + "\" is not a site (use resid, attn, mlp or head)");
+}
+
+std::string_view patch_site_name(PatchSite s) {
+    switch (s) {
+        case PatchSite::resid: return "resid";
+        case PatchSite::attn: return "attn";
+        case PatchSite::mlp: return "mlp";
+        case PatchSite::head: return "head";
+    }
+    return "";
+}
+
+std::vector<float> record_activations(const Model& m, std::span<const TokenId> ids, PatchSite site, Activations& out,
+                                      const SessionOptions& so) {
+    const int L = m.config().n_layer;
+    out.site = site;
+    out.T = static_cast<int>(ids.size());
+    out.C = site == PatchSite::head ? m.config().n_head * m.config().head_dim : m.config().n_embd;
+    out.D = m.config().head_dim;
+    out.rows.assign(size_t(rows_of(site, L)), {});
+    Recorder rec(out, L);
+    Session s(m, so);
+    s.set_observer(&rec);
+    const std::span<const float> logits = s.eval(ids);
+    return {logits.begin(), logits.end()};
+}
+
+std::vector<float> run_patched(const Model& m, std::span<const TokenId> ids, const Activations& from, int row,
+                               std::span<const int> positions, const SessionOptions& so, int head) {
+    Patcher p(from, site_name(from.site, row, m.config().n_layer), positions, head);
+    Session s(m, so);
+    s.set_intervention(&p);
+    const std::span<const float> logits = s.eval(ids);
+    return {logits.begin(), logits.end()};
+}
+
+PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<const TokenId> corrupted,
+                      const PatchOptions& opts) {
+    if (clean.size() != corrupted.size())
+        throw UsageError("patch: the clean prompt has " + std::to_string(clean.size()) + " tokens and the corrupted one " +
+                         std::to_string(corrupted.size()) + "; patching needs the same number");
+    if (clean.empty()) throw UsageError("patch: empty prompts");
+    const int L = m.config().n_layer, T = static_cast<int>(clean.size()), V = m.config().n_vocab;
+    PatchResult r;
+    r.site = opts.site;
+    r.T = T;
+    r.rows = rows_of(opts.site, L);
+    Activations from;
+    const std::vector<float> clean_logits = record_activations(m, clean, opts.site, from, opts.session);
+    r.target = opts.target ? *opts.target : TokenId(std::max_element(clean_logits.begin(), clean_logits.end()) - clean_logits.begin());
+    r.contrast = opts.contrast;
+    for (std::optional<TokenId> id : {std::optional(r.target), r.contrast})
+        if (id && (*id < 0 || *id >= V)) throw UsageError("patch: token id " + std::to_string(*id) + " is outside the vocabulary");
+    r.clean = metric_of(clean_logits, r.target, r.contrast);
+
+    Session s(m, opts.session);
+    r.corrupted = metric_of(s.eval(corrupted), r.target, r.contrast);
+    s.reset();
+    const double span = r.clean - r.corrupted;
+    const auto restored = [&](double v) { return span != 0 ? (v - r.corrupted) / span : 0.0; };
+    if (opts.site == PatchSite::head) {  // layer x head, each head at every position
+        const int H = m.config().n_head;
+        r.columns = H;
+        r.metric.assign(size_t(r.rows), std::vector<double>(size_t(H)));
+        r.restored = r.metric;
+        // Positions before the prompts first differ are the same in both runs: computed once.
+        int first = 0;
+        while (first < T - 1 && clean[size_t(first)] == corrupted[size_t(first)]) ++first;
+        if (first > 0) s.eval(corrupted.first(size_t(first)));
+        std::vector<int> every(static_cast<size_t>(T), 0);
+        for (int p = 0; p < T; ++p) every[size_t(p)] = p;
+        for (int row = 0; row < r.rows; ++row) {
+            for (int h = 0; h < H; ++h) {
+                Patcher patch(from, site_name(opts.site, row, L), every, h);
+                s.set_intervention(&patch);
+                const double v = metric_of(s.eval(corrupted.subspan(size_t(first))), r.target, r.contrast);
+                s.set_intervention(nullptr);
+                s.rewind(first);
+                r.metric[size_t(row)][size_t(h)] = v;
+                r.restored[size_t(row)][size_t(h)] = restored(v);
+            }
+            if (opts.progress) opts.progress(row + 1, r.rows);
+        }
+        return r;
+    }
+    r.columns = T;
+    r.metric.assign(size_t(r.rows), std::vector<double>(size_t(T)));
+    r.restored = r.metric;
+    for (int p = 0; p < T; ++p) {  // the session holds the corrupted prompt's positions [0, p)
+        const int at[1] = {p};
+        for (int row = 0; row < r.rows; ++row) {
+            Patcher patch(from, site_name(opts.site, row, L), at);
+            s.set_intervention(&patch);
+            const double v = metric_of(s.eval(corrupted.subspan(size_t(p))), r.target, r.contrast);
+            s.set_intervention(nullptr);
+            s.rewind(p);
+            r.metric[size_t(row)][size_t(p)] = v;
+            r.restored[size_t(row)][size_t(p)] = restored(v);
+        }
+        s.eval(corrupted.subspan(size_t(p), 1), LogitsFor::last);  // extend the cached prefix by position p
+        if (opts.progress) opts.progress(p + 1, T);
+    }
+    return r;
+}
+
+}  // namespace journey
