@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "interrupt.h"
 #include "journey/errors.h"
 #include "journey/formats/json_file.h"
+#include "journey/model/weights.h"
 #include "journey/text/tokenizer.h"
 
 namespace journey::cli {
@@ -152,6 +154,13 @@ void add_batch_option(CLI::App* cmd, BatchOptions& o) {
                   "(shards merged, resumed runs)");
 }
 
+void add_parallel_option(CLI::App* cmd, BatchOptions& o) {
+    cmd->add_option("--parallel", o.parallel,
+                    "With --batch (-np N as in llama.cpp): generate for N records together (continuous batching: each weight is read once per "
+                    "step for all N); the output is exactly the one-at-a-time output")
+        ->check(CLI::Range(1, 256));
+}
+
 BatchInput open_batch(const BatchOptions& opts) {
     BatchInput in;
     in.opts = opts;
@@ -161,6 +170,7 @@ BatchInput open_batch(const BatchOptions& opts) {
                            : opts.resume          ? "--resume"
                            : opts.progress        ? "--progress"
                            : opts.no_timings      ? "--no-timings"
+                           : opts.parallel > 1    ? "--parallel"
                                                   : nullptr;
         if (flag) throw UsageError(std::string(flag) + ": only with --batch FILE");
         return in;
@@ -182,7 +192,7 @@ BatchInput open_batch(const BatchOptions& opts) {
     return in;
 }
 
-void run_batch(BatchInput& input, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one) {
+void run_batch(BatchInput& input, const BatchRecord& one, Batcher* batcher) {
     const std::string& file = input.opts.file;
     const std::string& contents = input.contents;
     std::istringstream in_file(contents);
@@ -204,32 +214,83 @@ void run_batch(BatchInput& input, const std::function<nlohmann::ordered_json(con
     BatchProgress bar(input.opts.progress);
     const auto start = Clock::now();
     size_t failed = 0, ran = 0, skipped = 0, tokens = 0, n = 0;
-    std::string line;
-    // After Ctrl-C the line in progress is finished and written whole; no new one starts.
-    for (n = 1; !interrupt_flag().load() && std::getline(in, line); ++n) {
-        if (!mine(n)) continue;
-        if (input.done.contains(n)) {
-            ++skipped;
-            continue;
+
+    // The next record of this run: its index and line; false at the end (or after Ctrl-C, when
+    // no new one starts). With a batcher, only one worker at a time runs (batcher.h), so the
+    // state below needs no lock.
+    bool input_done = false;
+    auto next_record = [&](size_t& index, std::string& line) {
+        for (;;) {
+            if (input_done || interrupt_flag().load()) return false;
+            bool got;
+            {
+                Batcher::Away away(file == "-" ? batcher : nullptr);  // stdin may block: not holding up the others
+                got = static_cast<bool>(std::getline(in, line));
+            }
+            if (!got) {
+                input_done = true;
+                return false;
+            }
+            index = ++n;
+            if (!mine(index)) continue;
+            if (input.done.contains(index)) {
+                ++skipped;
+                continue;
+            }
+            if (line.ends_with('\r')) line.pop_back();
+            return true;
         }
-        if (line.ends_with('\r')) line.pop_back();
+    };
+    auto record = [&](size_t index, const std::string& line, int worker) {
         nlohmann::ordered_json j;
         try {
-            j = one(prompt_of(line));
+            j = one(prompt_of(line), worker);
             tokens += tokens_of(j);
             if (input.opts.no_timings) j.erase("timings");
         } catch (const InputError& e) {
             j = {{"error", e.what()}};
             ++failed;
         }
-        nlohmann::ordered_json row = {{"line", n}};
+        nlohmann::ordered_json row = {{"line", index}};
         row.update(j);
+        return row.dump();
+    };
+    auto write = [&](const std::string& row) {
         if (input.out_fd >= 0)
-            write_all(input.out_fd, row.dump() + '\n', input.opts.output);  // one write: a whole line or none
+            write_all(input.out_fd, row + '\n', input.opts.output);  // one write: a whole line or none
         else
-            out_line(row.dump());
+            out_line(row);
         ++ran;
         bar.update(ran, total, tokens);
+    };
+
+    const int parallel = batcher ? std::max(1, input.opts.parallel) : 1;
+    if (parallel == 1) {
+        size_t index = 0;
+        std::string line;
+        while (next_record(index, line)) write(record(index, line, 0));
+    } else {
+        // Records are numbered as they start; each is written once all before it are.
+        size_t started = 0, written = 0;
+        std::map<size_t, std::string> finished;
+        bool stop = false;  // a worker failed beyond its record (a closed pipe): no new record starts
+        batcher->run(parallel, [&](int worker) {
+            size_t index = 0;
+            std::string line;
+            while (!stop && next_record(index, line)) {
+                const size_t k = started++;
+                try {
+                    finished[k] = record(index, line, worker);
+                    for (auto it = finished.begin(); it != finished.end() && it->first == written; it = finished.erase(it)) {
+                        write(it->second);
+                        ++written;
+                    }
+                } catch (...) {
+                    stop = true;
+                    throw;
+                }
+            }
+        });
     }
     if (input.out_fd >= 0) {
         ::close(input.out_fd);
@@ -244,6 +305,30 @@ void run_batch(BatchInput& input, const std::function<nlohmann::ordered_json(con
     if (failed > 0)
         throw InputError("--batch " + file + ": " + std::to_string(failed) + " of " + std::to_string(ran) +
                          " prompts failed (see their \"error\" lines)");
+}
+
+std::vector<std::unique_ptr<Session>> batch_sessions(const Model& model, const SessionOptions& opts, int parallel,
+                                                     Batcher& batcher) {
+    std::vector<std::unique_ptr<Session>> sessions;
+    sessions.push_back(std::make_unique<Session>(model, opts));
+    if (parallel <= 1) return sessions;
+    const Session& one = *sessions[0];
+    const ModelConfig& c = model.config();
+    const double mib = 2.0 * double(c.n_layer) * double(one.n_ctx()) * double(c.n_kv_head) * double(c.head_dim) *
+                       (one.kv_type() == KvType::f16 ? 2.0 : 4.0) / (1024.0 * 1024.0);
+    const double need = mib * (parallel - 1);
+    const double avail = double(available_memory()) / (1024.0 * 1024.0);
+    if (avail > 0 && need > avail * 0.9)
+        throw UsageError("--parallel " + std::to_string(parallel) + ": " + std::to_string(parallel) + " caches of " +
+                         std::to_string(one.n_ctx()) + " positions take " + std::to_string(long(mib * parallel)) +
+                         " MiB, more than the " + std::to_string(long(avail)) +
+                         " MiB the machine has free; a smaller -c or --parallel fits");
+    if (!quiet())
+        std::fprintf(stderr, "parallel: %d sequences x %d positions, KV cache %d x %.1f MiB = %.1f MiB\n", parallel,
+                     one.n_ctx(), parallel, mib, mib * parallel);
+    for (int i = 1; i < parallel; ++i) sessions.push_back(std::make_unique<Session>(model, opts));
+    for (auto& s : sessions) s->set_batcher(&batcher);
+    return sessions;
 }
 
 }  // namespace journey::cli

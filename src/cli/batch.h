@@ -19,7 +19,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <memory>
+#include <vector>
+
+#include "journey/model/batcher.h"
+
 namespace journey::cli {
+
+using journey::Batcher;
 
 struct BatchOptions {
     std::string file;    // --batch FILE ("-" = stdin); empty: no batch
@@ -28,9 +35,12 @@ struct BatchOptions {
     bool resume = false;
     bool progress = false;
     bool no_timings = false;  // drop each record's "timings": outputs then repeat byte for byte
+    int parallel = 1;    // --parallel N: records decoded together (model/batcher.h)
 };
 
 void add_batch_option(CLI::App* cmd, BatchOptions& opts);
+// --parallel N (generate: sequences decoded together).
+void add_parallel_option(CLI::App* cmd, BatchOptions& opts);
 
 // The batch file, read before the model loads, and the output opened (InputError/UsageError
 // saying why it cannot be); stdin ("-") is streamed line by line instead.
@@ -46,7 +56,17 @@ BatchInput open_batch(const BatchOptions& opts);
 
 // Runs `one` on every prompt of the shard not yet done and writes its JSON object (plus "line")
 // per line. Every line is processed (after an interrupt, none is started); then, if any failed,
-// throws InputError (exit 3) saying how many.
-void run_batch(BatchInput& input, const std::function<nlohmann::ordered_json(const std::string& prompt)>& one);
+// throws InputError (exit 3) saying how many. With a batcher (--parallel N > 1), N records run at
+// once, `one` on N worker threads (worker = 0 .. N-1, each with its own session attached to the
+// batcher); a finished record is replaced by the next line at once, and the records are written
+// in input order, each exactly as one at a time would write it.
+using BatchRecord = std::function<nlohmann::ordered_json(const std::string& prompt, int worker)>;
+void run_batch(BatchInput& input, const BatchRecord& one, Batcher* batcher = nullptr);
+
+// --parallel N: N sessions of opts on model, attached to batcher when N > 1. Checks that N
+// caches fit the memory the machine has (UsageError naming --parallel and the sizes otherwise)
+// and says on stderr what they take.
+std::vector<std::unique_ptr<Session>> batch_sessions(const Model& model, const SessionOptions& opts, int parallel,
+                                                     Batcher& batcher);
 
 }  // namespace journey::cli

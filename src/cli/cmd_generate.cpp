@@ -123,7 +123,9 @@ void run_generate(GenerateCliOptions o) {
     const PromptInput input = o.batch.file.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     BatchInput batch = open_batch(o.batch);
     auto model = load_model(o.model, Placement::copy);
-    Session session(*model, session_options(o.model));
+    Batcher batcher;
+    std::vector<std::unique_ptr<Session>> sessions = batch_sessions(*model, session_options(o.model), o.batch.parallel, batcher);
+    Session& session = *sessions[0];
     // --truncate leaves room for -n tokens (at most half the context) after the prompt.
     const int n_ctx = session.n_ctx();
     const int room = std::min(o.gen.max_tokens < 0 ? n_ctx : o.gen.max_tokens, n_ctx / 2);
@@ -152,9 +154,12 @@ void run_generate(GenerateCliOptions o) {
                      *o.gen.sampler.seed);
 
     if (!o.batch.file.empty()) {
-        run_batch(batch, [&](const std::string& prompt) {
-            return run_json(session, ids_of(PromptInput{prompt, std::nullopt}), o, prompt);
-        });
+        run_batch(
+            batch,
+            [&](const std::string& prompt, int worker) {
+                return run_json(*sessions[size_t(worker)], ids_of(PromptInput{prompt, std::nullopt}), o, prompt);
+            },
+            o.batch.parallel > 1 ? &batcher : nullptr);
         if (interrupt_signal()) exit_interrupted(nullptr);
         return;
     }
@@ -207,6 +212,7 @@ void register_generate(CLI::App& app) {
         ->check(integer_at_least(0))
         ->capture_default_str();
     add_batch_option(cmd, opts->batch);
+    add_parallel_option(cmd, opts->batch);
     cmd->add_flag("--chat", opts->chat, "Write the prompt as one user message in the model's chat template; stop at its end tokens");
     cmd->add_option("--chat-template", opts->chat_template, "With --chat: a Jinja chat template instead of the model's");
     cmd->callback([opts] { run_generate(*opts); });

@@ -64,7 +64,7 @@ void run_next(const NextOptions& o) {
         return std::pair(ids, distribution(logits, o.rows));
     };
     if (!o.batch.file.empty()) {
-        run_batch(batch, [&](const std::string& prompt) {
+        run_batch(batch, [&](const std::string& prompt, int) {
             const auto [ids, d] = one(PromptInput{prompt, std::nullopt});
             return next_json(*model, ids, d);
         });

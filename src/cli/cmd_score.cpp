@@ -81,7 +81,7 @@ void run_score(const ScoreCliOptions& o) {
     Session session(*model, session_options(o.model));
     auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };
     if (!o.batch.file.empty()) {
-        run_batch(batch, [&](const std::string& t) { return score_json(*model, one(t)); });
+        run_batch(batch, [&](const std::string& t, int) { return score_json(*model, one(t)); });
         return;
     }
     if (input.ids) check_ids(*input.ids, model->config().n_vocab, "--ids");  // rows of the model

@@ -1,6 +1,7 @@
 // journey: run transformer language models on the CPU, and watch a token's journey through them.
 #include <csignal>
 #include <cstdio>
+#include <string_view>
 #include <cstdlib>
 #include <exception>
 #include <unistd.h>
@@ -58,6 +59,10 @@ int main(int argc, char** argv) {
     journey::cli::register_convert(app);
     journey::cli::register_quantize(app);
 
+    // llama.cpp's -np N is --parallel N (CLI11 reads one letter after a single dash: -n p).
+    static char parallel_flag[] = "--parallel";
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "-np") argv[i] = parallel_flag;
     if (auto pre = journey::cli::prescan(app, argc, argv)) {
         if (!pre->message.empty()) std::fprintf(stderr, "journey: %s\n", pre->message.c_str());
         return pre->exit_code;

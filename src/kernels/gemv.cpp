@@ -348,6 +348,42 @@ void gemv_typed(float* y, const float* x, const Matrix& W) {
     });
 }
 
+// T tokens at once (sequences decoded together): each output row has the bits of gemv on that
+// token alone (the same row kernels), but W is read from memory once per group of rows and
+// then from cache for every token. Linear: threads take ranges of outputs, in groups of about
+// 64 KiB of W. Conv1D: threads take slabs, every token's partials per slab; the caller adds
+// each token's partials in slab order, as conv1d_threaded does.
+template <DType D>
+void gemv_tokens_typed(float* y, const float* x, const Matrix& W, int T) {
+    const int64_t n_in = W.layout == Layout::Conv1D ? W.rows : W.cols;
+    const int64_t n_out = W.n_out();
+    if (W.layout == Layout::Conv1D) {
+        const int64_t S = n_slabs(W);
+        thread_local std::vector<float> partials;
+        partials.resize(static_cast<size_t>(S * n_out) * static_cast<size_t>(T));
+        float* p = partials.data();
+        thread_pool().run([&](int i, int n) {
+            for (int64_t s = S * i / n; s < S * (i + 1) / n; ++s)
+                for (int t = 0; t < T; ++t) conv1d_slab<D>(p + (int64_t{t} * S + s) * n_out, x + int64_t{t} * n_in, W, s);
+        });
+        for (int t = 0; t < T; ++t) {
+            float* yt = y + int64_t{t} * n_out;
+            const float* pt = p + int64_t{t} * S * n_out;
+            std::copy(pt, pt + n_out, yt);
+            for (int64_t s = 1; s < S; ++s)
+                for (int64_t o = 0; o < n_out; ++o) yt[o] += pt[s * n_out + o];
+        }
+        return;
+    }
+    const int64_t group = std::max<int64_t>(4, int64_t{65536} / std::max<int64_t>(1, n_in * int64_t(esize(D))) / 4 * 4);
+    thread_pool().run([&](int i, int n) {
+        const auto [o0, o1] = linear_part(n_out, i, n);
+        for (int64_t o = o0; o < o1; o += group)
+            for (int t = 0; t < T; ++t)
+                linear_rows<D>(y + int64_t{t} * n_out, x + int64_t{t} * n_in, W, o, std::min(o1, o + group));
+    });
+}
+
 }  // namespace
 
 void force_portable_kernels(bool on) { g_force_portable = on; }
@@ -374,6 +410,15 @@ void gemv(float* y, const float* x, const Matrix& W) {
         case DType::F16: return gemv_typed<DType::F16>(y, x, W);
         case DType::BF16: return gemv_typed<DType::BF16>(y, x, W);
         default: std::abort();  // matmul() only sends float dtypes here
+    }
+}
+
+void gemv_tokens(float* y, const float* x, const Matrix& W, int T) {
+    switch (W.dtype) {
+        case DType::F32: return gemv_tokens_typed<DType::F32>(y, x, W, T);
+        case DType::F16: return gemv_tokens_typed<DType::F16>(y, x, W, T);
+        case DType::BF16: return gemv_tokens_typed<DType::BF16>(y, x, W, T);
+        default: std::abort();  // matmul_tokens() only sends float dtypes here
     }
 }
 

@@ -69,6 +69,16 @@ void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kern
     }
 }
 
+void matmul_tokens(float* out, const float* x, const Matrix& W, int T) {
+    if (T == 1) return matmul(out, x, W, 1);
+    switch (W.dtype) {
+        case DType::F32:
+        case DType::F16:
+        case DType::BF16: return gemv_tokens(out, x, W, T);
+        default: return matmul_quantized_tokens(out, x, W, T);
+    }
+}
+
 void embedding_row(float* out, const Matrix& E, int64_t row) {
     to_float(out, E.dtype, E.data + row * dtype_bytes(E.dtype, static_cast<uint64_t>(E.cols)), E.cols);
 }

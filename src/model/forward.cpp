@@ -29,6 +29,7 @@ struct Pass {
     Intervention* intervention;  // activation patching (observer.h); null almost always
     int T, P;
     bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
+    bool tokens = false;  // rows of several sequences, one token each: each row as if alone (matmul_tokens)
 
     // Hands a named intermediate to the observer; one branch when there is none.
     void notify(const char* name, int layer, const float* data, std::initializer_list<int64_t> dims) const {
@@ -51,7 +52,8 @@ struct Pass {
 
     // y[T, n_out] = x · W + b (b may be empty).
     void linear(float* y, const float* x, const Matrix& W, const Vector& b) const {
-        matmul(y, x, W, T, prompt);
+        if (tokens) matmul_tokens(y, x, W, T);
+        else matmul(y, x, W, T, prompt);
         if (b) add_bias(y, b.data, T, static_cast<int>(W.n_out()));
     }
 };
@@ -60,7 +62,7 @@ struct Pass {
 // (of work_, a LineVector): the kernels read x with 64-byte loads, and one that spans two lines
 // costs two.
 struct Buffers {
-    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0;
+    float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0, *k, *v;
     static size_t floats(const ModelConfig& c, int T, int P) {
         size_t n = 0;
         Buffers sizing;
@@ -81,6 +83,7 @@ private:
         const int64_t kvd = int64_t{c.n_kv_head} * c.head_dim;
         x = take(t * C); xn = take(t * C); proj = take(t * C); x0 = take(t * C);  // x0: GPT-NeoX's parallel MLP input
         qkv = take(t * (HD + 2 * kvd)); q = take(t * HD); z = take(t * HD);
+        k = take(t * kvd); v = take(t * kvd);  // several sequences: the new keys and values before their caches
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
         att = take(int64_t{c.n_head} * t * (P + T));
     }
@@ -96,6 +99,7 @@ struct KvLayer {
     float* v;
     KvHalf* k16 = nullptr;  // F16 storage of this layer, or null (F32: k and v are the cache)
     KvHalf* v16 = nullptr;
+    int row0 = 0, T = 0, P = 0;  // the sequence's rows of this pass, and its cached positions
 
     void store_new(int P, int T, int64_t KD) const {
         if (!k16) return;
@@ -116,14 +120,15 @@ void rotate(float* x, int T, int heads, const ModelConfig& c, int P, const float
 
 // Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
 // keys/values into the cache.
-void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, const KvLayer& kv) {
-    float* const k_cache = kv.k;
-    float* const v_cache = kv.v;
+void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, std::span<const KvLayer> seqs) {
     const ModelConfig& c = s.c;
-    const int T = s.T, P = s.P, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
+    const int T = s.T, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
     const int64_t HD = int64_t{H} * D, KD = int64_t{Hkv} * D;
-    float* k_new = k_cache + P * KD;
-    float* v_new = v_cache + P * KD;
+    // One sequence: keys and values go straight into its cache rows; several: into b.k, b.v,
+    // then each sequence's rows into its own cache.
+    const bool one = seqs.size() == 1;
+    float* k_new = one ? seqs[0].k + seqs[0].P * KD : b.k;
+    float* v_new = one ? seqs[0].v + seqs[0].P * KD : b.v;
 
     s.norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
     // Queries, keys and values; GPT-2, Phi-3 and GPT-NeoX fuse them into one product: [q | k | v]
@@ -146,7 +151,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
             std::memcpy(k_new + t * KD, r + HD, sizeof(float) * static_cast<size_t>(KD));
             std::memcpy(v_new + t * KD, r + HD + KD, sizeof(float) * static_cast<size_t>(KD));
         }
-    } else {  // three projections (biases: Qwen2); keys and values go straight into the cache rows
+    } else {  // three projections (biases: Qwen2)
         s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
         s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
         s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
@@ -155,22 +160,30 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, co
         rmsnorm(b.q, b.q, w.attn_q_norm.data, T * H, D, c.norm_eps);
         rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
     }
-    if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
-        const float* inv_freq = s.model.rope_inv_freq(l, s.n_ctx);
-        const float mscale = s.model.rope_mscale(l);
-        rotate(b.q, T, H, c, P, inv_freq, mscale);
-        rotate(k_new, T, Hkv, c, P, inv_freq, mscale);
-    }
-    kv.store_new(P, T, KD);
-
     const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l), w.attn_sinks.data};  // sinks: gpt-oss
     static_assert(sizeof(KvHalf) == sizeof(uint16_t));
-    if (kv.k16 && T == 1)
-        attention_f16_cache(b.z, b.att, b.q, reinterpret_cast<const uint16_t*>(kv.k16),
-                            reinterpret_cast<const uint16_t*>(kv.v16), P, H, Hkv, D, ao);
-    else
-        attention(b.z, b.att, b.q, k_cache, v_cache, T, P, H, Hkv, D, ao);
-    s.notify("attn_pattern", l, b.att, {H, T, P + T});
+    for (const KvLayer& kv : seqs) {  // each sequence over its own cache, at its own positions
+        const int t0 = kv.row0, n = kv.T, P = kv.P;
+        float* q = b.q + t0 * HD;
+        float* k_rows = kv.k + P * KD;
+        if (!one) {
+            std::memcpy(k_rows, k_new + t0 * KD, sizeof(float) * static_cast<size_t>(n * KD));
+            std::memcpy(kv.v + P * KD, v_new + t0 * KD, sizeof(float) * static_cast<size_t>(n * KD));
+        }
+        if (c.position == PositionKind::rope) {  // rotate queries and the new keys by their positions
+            const float* inv_freq = s.model.rope_inv_freq(l, s.n_ctx);
+            const float mscale = s.model.rope_mscale(l);
+            rotate(q, n, H, c, P, inv_freq, mscale);
+            rotate(k_rows, n, Hkv, c, P, inv_freq, mscale);
+        }
+        kv.store_new(P, n, KD);
+        if (kv.k16 && n == 1)
+            attention_f16_cache(b.z + t0 * HD, b.att, q, reinterpret_cast<const uint16_t*>(kv.k16),
+                                reinterpret_cast<const uint16_t*>(kv.v16), P, H, Hkv, D, ao);
+        else
+            attention(b.z + t0 * HD, b.att, q, kv.k, kv.v, n, P, H, Hkv, D, ao);
+    }
+    s.notify("attn_pattern", l, b.att, {H, T, s.P + T});
     s.site("attn_z", l, b.z, {T, H, D});
 }
 
@@ -209,7 +222,10 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const int64_t n = int64_t{T} * c.n_ff;
     s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
-        moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
+        if (s.tokens)  // several sequences' tokens: each as alone
+            for (int t = 0; t < T; ++t) moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false);
+        else
+            moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
         s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
         s.site("resid_post", l, b.x, {T, C});
@@ -243,13 +259,24 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
 
 }  // namespace
 
-void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool logits) {
-    const ModelConfig& c = model_.config();
-    const Weights& w = model_.weights();
-    const int T = static_cast<int>(tokens.size()), P = n_past_, C = c.n_embd, V = c.n_vocab;
-    Pass s{c, model_, n_ctx_, observer_, intervention_, T, P, T > 1};
-    work_.resize(Buffers::floats(c, T, P));
-    Buffers b(work_.data(), c, T, P);
+// One pass over the rows of one or several sessions: sessions[i] runs tokens[i] (several
+// sessions: one token each, each row as if alone). Logits go to each session's logits_.
+void Session::forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits) {
+    Session& first = *sessions[0];
+    const Model& model = first.model_;
+    const ModelConfig& c = model.config();
+    const Weights& w = model.weights();
+    const bool many = sessions.size() > 1;
+    const int T = static_cast<int>(tokens.size()), C = c.n_embd, V = c.n_vocab;
+    int P = first.n_past_;
+    for (const Session* q : sessions) P = std::max(P, q->n_past_);  // sizes the attention's scratch
+    Pass s{c, model, first.n_ctx_, first.observer_, many ? nullptr : first.intervention_, T, P, T > 1 && !many};
+    s.tokens = many;
+    LineVector<float>& work = first.work_;
+    work.resize(Buffers::floats(c, T, P));
+    Buffers b(work.data(), c, T, P);
+    // Row t's position: the sequence's next one, or the prompt's t-th.
+    auto position = [&](int t) { return many ? sessions[size_t(t)]->n_past_ : P + t; };
 
     // Embedding: token vector, plus a position vector for learned positions (rotary ones act in attention).
     for (int t = 0; t < T; ++t) embedding_row(b.x + int64_t{t} * C, w.tok_embd, tokens[static_cast<size_t>(t)]);
@@ -257,7 +284,7 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
         for (int64_t i = 0; i < int64_t{T} * C; ++i) b.x[i] *= c.embed_scale;
     s.notify("tok_embed", -1, b.x, {T, C});
     if (c.position == PositionKind::learned) {
-        for (int t = 0; t < T; ++t) embedding_row(b.xn + int64_t{t} * C, w.pos_embd, P + t);
+        for (int t = 0; t < T; ++t) embedding_row(b.xn + int64_t{t} * C, w.pos_embd, position(t));
         s.notify("pos_embed", -1, b.xn, {T, C});
         add(b.x, b.xn, int64_t{T} * C);
     }
@@ -267,25 +294,33 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
     // other tokens' rows of the last block after attention lead nowhere: the pass narrows to the
     // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
     // computed by the prompt kernels, so it gets the same bits as in the full pass.
-    const bool narrow = which == LogitsFor::last && !observer_ && !intervention_ && T > 1;
+    const bool narrow = which == LogitsFor::last && !first.observer_ && !first.intervention_ && T > 1 && !many;
     const int64_t KD = int64_t{c.n_kv_head} * c.head_dim;
-    const int64_t cache_layer = int64_t{n_ctx_} * KD;
+    std::vector<KvLayer> kvs(sessions.size());
     for (int l = 0; l < c.n_layer; ++l) {
         s.site("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
-        KvLayer kv;
-        if (kv_type_ == KvType::f32) {
-            kv = {k_cache_.data() + l * cache_layer, v_cache_.data() + l * cache_layer};
-        } else {  // the cached positions as float, for this layer
-            kv = {kv_scratch_.data(), kv_scratch_.data() + cache_layer, k16_.data() + l * cache_layer,
-                  v16_.data() + l * cache_layer};
-            for (int64_t i = 0; i < (T == 1 ? 0 : P * KD); ++i) {  // one token reads the halves
-                kv.k[i] = static_cast<float>(kv.k16[i]);
-                kv.v[i] = static_cast<float>(kv.v16[i]);
+        for (size_t i = 0; i < sessions.size(); ++i) {
+            Session& q = *sessions[i];
+            const int n = many ? 1 : T, Pq = q.n_past_;
+            const int64_t cache_layer = int64_t{q.n_ctx_} * KD;
+            KvLayer& kv = kvs[i];
+            if (q.kv_type_ == KvType::f32) {
+                kv = {q.k_cache_.data() + l * cache_layer, q.v_cache_.data() + l * cache_layer};
+            } else {  // the cached positions as float, for this layer
+                kv = {q.kv_scratch_.data(), q.kv_scratch_.data() + cache_layer, q.k16_.data() + l * cache_layer,
+                      q.v16_.data() + l * cache_layer};
+                for (int64_t e = 0; e < (n == 1 ? 0 : Pq * KD); ++e) {  // one token reads the halves
+                    kv.k[e] = static_cast<float>(kv.k16[e]);
+                    kv.v[e] = static_cast<float>(kv.v16[e]);
+                }
             }
+            kv.row0 = many ? static_cast<int>(i) : 0;
+            kv.T = n;
+            kv.P = Pq;
         }
         if (c.parallel_residual) std::memcpy(b.x0, b.x, sizeof(float) * static_cast<size_t>(s.T) * static_cast<size_t>(C));
-        attention_heads(s, lw, l, b, kv);
+        attention_heads(s, lw, l, b, kvs);
         if (narrow && l == c.n_layer - 1) {
             b.x += int64_t{T - 1} * C;
             b.x0 += int64_t{T - 1} * C;
@@ -300,12 +335,20 @@ void Session::forward(std::span<const TokenId> tokens, LogitsFor which, bool log
 
     // Final norm, then unembedding (tied to wte for GPT-2): logits = ln_f(x) · Wᵀ.
     // The same two functions serve the logit lens (unembed.h).
-    final_norm(model_, b.x, s.T, b.xn);
+    final_norm(model, b.x, s.T, b.xn);
     s.notify("final_norm", -1, b.xn, {s.T, C});
+    if (many) {  // each sequence's row, as if alone
+        thread_local std::vector<float> rows;
+        rows.resize(static_cast<size_t>(T) * static_cast<size_t>(V));
+        project_to_vocab(model, b.xn, T, rows.data(), true);
+        for (size_t i = 0; i < sessions.size(); ++i)
+            sessions[i]->logits_.assign(rows.begin() + std::ptrdiff_t(i * size_t(V)), rows.begin() + std::ptrdiff_t((i + 1) * size_t(V)));
+        return;
+    }
     const int rows = which == LogitsFor::all ? T : 1;
-    logits_.resize(static_cast<size_t>(rows) * static_cast<size_t>(V));
-    project_to_vocab(model_, b.xn + int64_t{s.T - rows} * C, rows, logits_.data());
-    s.notify("logits", -1, logits_.data(), {rows, V});
+    first.logits_.resize(static_cast<size_t>(rows) * static_cast<size_t>(V));
+    project_to_vocab(model, b.xn + int64_t{s.T - rows} * C, rows, first.logits_.data());
+    s.notify("logits", -1, first.logits_.data(), {rows, V});
 }
 
 }  // namespace journey

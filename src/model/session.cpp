@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <stdexcept>
+
 #include "journey/errors.h"
+#include "journey/model/batcher.h"
 
 namespace journey {
 
@@ -29,6 +32,39 @@ Session::Session(const Model& model, const SessionOptions& opts) : model_(model)
 int Session::n_vocab() const { return model_.config().n_vocab; }
 
 std::span<const float> Session::eval(std::span<const TokenId> tokens, LogitsFor which) {
+    if (batcher_) return batcher_->eval(*this, tokens, which);
+    return eval_here(tokens, which);
+}
+
+std::vector<std::span<const float>> Session::eval_tokens(std::span<Session* const> sessions, std::span<const TokenId> tokens) {
+    if (sessions.size() != tokens.size()) throw std::logic_error("eval_tokens: one token per session");
+    std::vector<std::span<const float>> out;
+    if (sessions.size() == 1) {
+        out.push_back(sessions[0]->eval_here(tokens));
+        return out;
+    }
+    for (size_t i = 0; i < sessions.size(); ++i) {
+        const Session& q = *sessions[i];
+        if (&q.model_ != &sessions[0]->model_ || q.n_ctx_ != sessions[0]->n_ctx_ || q.observer_)
+            throw std::logic_error("eval_tokens: sessions of one model and context, without observers");
+        for (size_t j = 0; j < i; ++j)
+            if (sessions[j] == sessions[i]) throw std::logic_error("eval_tokens: a session twice");
+        if (q.n_past_ + 1 > q.n_ctx_)
+            throw InputError("context full: " + std::to_string(q.n_past_) + " + 1 tokens exceed the context of " +
+                             std::to_string(q.n_ctx_));
+        if (tokens[i] < 0 || tokens[i] >= q.n_vocab())
+            throw InputError("token id " + std::to_string(tokens[i]) + " is outside the vocabulary [0, " +
+                             std::to_string(q.n_vocab()) + ")");
+    }
+    forward(sessions, tokens, LogitsFor::last, true);
+    for (Session* q : sessions) {
+        ++q->n_past_;
+        out.emplace_back(q->logits_);
+    }
+    return out;
+}
+
+std::span<const float> Session::eval_here(std::span<const TokenId> tokens, LogitsFor which) {
     if (tokens.empty()) throw InputError("nothing to evaluate: no tokens");
     const int64_t end = int64_t{n_past_} + static_cast<int64_t>(tokens.size());
     if (end > n_ctx())

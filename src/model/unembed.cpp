@@ -19,8 +19,9 @@ void final_norm(const Model& m, const float* resid, int rows, float* out) {
     throw std::logic_error("unknown norm kind");
 }
 
-void project_to_vocab(const Model& m, const float* normed, int rows, float* logits) {
-    matmul(logits, normed, m.weights().output, rows);
+void project_to_vocab(const Model& m, const float* normed, int rows, float* logits, bool each_alone) {
+    if (each_alone) matmul_tokens(logits, normed, m.weights().output, rows);
+    else matmul(logits, normed, m.weights().output, rows);
     if (const float cap = m.config().final_softcap; cap > 0.0f)  // Gemma 2: cap * tanh(logits / cap)
         softcap(logits, int64_t{rows} * m.config().n_vocab, cap);
 }

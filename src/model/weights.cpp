@@ -361,9 +361,6 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     return w;
 }
 
-// The memory the kernel could still give us, in bytes (MemAvailable: free memory plus the page
-// cache it can drop, which includes the model file's own pages); 0 if unknown.
-namespace {
 size_t available_memory() {
     if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
         char line[256];
@@ -376,7 +373,6 @@ size_t available_memory() {
     const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : 0;
 }
-}  // namespace
 
 // The matrices one token reads, copied once at load into memory of our own, 2 MiB pages where
 // the kernel gives them (MADV_HUGEPAGE); every reader then uses the copy. The file's mapping is

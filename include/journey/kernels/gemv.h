@@ -56,6 +56,10 @@ const char* stream_shape_name();
 //           added pairwise (lane l += lane l+8, +4, +2, +1).
 void gemv(float* y, const float* x, const Matrix& W);
 
+// y[T, n_out]: T tokens, each row of y the bits gemv gives that token alone; W read once per
+// group of rows for all T (sequences decoded together, matmul_tokens).
+void gemv_tokens(float* y, const float* x, const Matrix& W, int T);
+
 // out[T, n_out] = x[T, n_in] · W for F32, F16 and BF16 W, and Linear Q8_0/Q4_0 W (src/kernels/gemm.cpp), split over the thread
 // pool by panels of output columns. Arithmetic, identical on both paths (so independent of the
 // thread count too): out[t, o] = fma(x[t, n_in-1], w[n_in-1, o], ... fma(x[t, 0], w[0, o], 0)),

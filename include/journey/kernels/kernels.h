@@ -30,6 +30,11 @@ void blas_one_thread();
 // prompt_kernels: use a prompt's kernels even for one row, so that the row gets the same bits as
 // inside a product of several rows (the forward pass's last block narrows to the last token).
 void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
+// T independent tokens (several sequences decoded together): row t of out has exactly the bits
+// of matmul(out_t, x_t, W, 1), while W is read from memory once for all T (a group of rows at a
+// time, then from cache for every token): generation bound by memory serves T sequences for
+// about the cost of one.
+void matmul_tokens(float* out, const float* x, const Matrix& W, int T);
 
 // out[C] = row `row` of E, converted to float (embedding lookup).
 void embedding_row(float* out, const Matrix& E, int64_t row);

@@ -11,6 +11,8 @@
 
 namespace journey {
 
+class Batcher;
+
 // IEEE half precision for the F16 KV cache (conversions round to nearest even). clang before 15
 // has no _Float16 on x86 (the fuzz build uses Debian's clang 14); its __fp16 is the same format.
 #if defined(__clang__) && __clang_major__ < 15
@@ -49,6 +51,19 @@ public:
     // vocabulary or when the context (n_ctx) would overflow; the cache is then unchanged.
     std::span<const float> eval(std::span<const TokenId> tokens, LogitsFor which = LogitsFor::last);
 
+    // Several sessions' next tokens in one pass (sequences decoded together, batcher.h):
+    // sessions[i] runs tokens[i] at its next position. Every session gets exactly the logits
+    // (and cache) eval({tokens[i]}) would have given it alone; the weights are read once for all.
+    // The sessions share a model and a context size, have no observer and are distinct.
+    // Returns the logits of each, in order ([n_vocab] each, valid until that session's next eval).
+    static std::vector<std::span<const float>> eval_tokens(std::span<Session* const> sessions,
+                                                           std::span<const TokenId> tokens);
+    // With a batcher, eval() from a worker thread hands the work to the batcher's thread and
+    // waits (batcher.h); nullptr: eval runs here.
+    void set_batcher(Batcher* b) { batcher_ = b; }
+    // eval() here and now, whatever the batcher (the batcher's own thread calls it).
+    std::span<const float> eval_here(std::span<const TokenId> tokens, LogitsFor which = LogitsFor::last);
+
     int n_past() const { return n_past_; }
     int n_ctx() const { return n_ctx_; }  // the context in use (the KV cache's positions)
     KvType kv_type() const { return kv_type_; }
@@ -68,6 +83,7 @@ private:
     int n_past_ = 0;
     Observer* observer_ = nullptr;
     Intervention* intervention_ = nullptr;
+    Batcher* batcher_ = nullptr;
     // The kernels' operands start on cache lines (kernels/aligned.h).
     LineVector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
     LineVector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
@@ -76,7 +92,12 @@ private:
     LineVector<float> work_;                   // activations of one eval, carved per call, each on a line
 
     // One pass over tokens at n_past_ (which it leaves as it is); logits only when asked.
-    void forward(std::span<const TokenId> tokens, LogitsFor which, bool logits = true);
+    void forward(std::span<const TokenId> tokens, LogitsFor which, bool logits = true) {
+        Session* self = this;
+        forward(std::span<Session* const>(&self, 1), tokens, which, logits);
+    }
+    // sessions[i] runs tokens[i] (several sessions: one token each); see forward.cpp.
+    static void forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits);
 };
 
 }  // namespace journey

@@ -11,7 +11,8 @@ namespace journey {
 void final_norm(const Model& m, const float* resid, int rows, float* out);
 
 // logits[rows, V] = normed[rows, C] · W_Uᵀ (the output matrix, tied to wte for GPT-2).
-void project_to_vocab(const Model& m, const float* normed, int rows, float* logits);
+// each_alone: rows of different sequences, each with the bits it has alone (matmul_tokens).
+void project_to_vocab(const Model& m, const float* normed, int rows, float* logits, bool each_alone = false);
 
 // logits[rows, V] = project_to_vocab(final_norm(resid)): the logit lens on any residual rows.
 void unembed(const Model& m, const float* resid, int rows, float* logits);

@@ -119,4 +119,8 @@ private:
     void copy_for_kernels(const ModelFile& file, bool in_place);
 };
 
+// The memory the kernel could still give us, in bytes (MemAvailable: free memory plus the page
+// cache it can drop, which includes the model file's own pages); 0 if unknown.
+size_t available_memory();
+
 }  // namespace journey

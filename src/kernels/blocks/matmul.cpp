@@ -12,6 +12,25 @@
 
 namespace journey {
 
+// Every token's x quantized once, then groups of 16 rows, each read from memory once and then
+// from cache for every token: row t has the bits of the token alone (dot_rows: any path, any
+// thread count).
+void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T) {
+    const int64_t n_in = W.cols, n_out = W.rows;
+    thread_local std::vector<QuantizedActivations> tokens;
+    if (tokens.size() < size_t(T)) tokens.resize(size_t(T));
+    for (int t = 0; t < T; ++t) quantize_activations(x + size_t(t) * size_t(n_in), n_in, tokens[size_t(t)], activation_block(W.dtype));
+    const QuantizedActivations* xs = tokens.data();  // the caller's (a worker's `tokens` is its own)
+    const int64_t groups = (n_out + 15) / 16;
+    std::atomic<int64_t> next{0};
+    thread_pool().run([&](int, int) {
+        for (int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < groups;) {
+            const int64_t r0 = 16 * g, r1 = std::min(n_out, r0 + 16);
+            for (int t = 0; t < T; ++t) dot_rows(out + size_t(t) * size_t(n_out), W, xs[t], r0, r1);
+        }
+    });
+}
+
 void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels) {
     if (W.layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
     if (dtype_block(W.dtype) == 1) throw std::logic_error("matmul_quantized: not a block-quantized type");
@@ -47,19 +66,7 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         // prompts were ahead (pp512, Llama 3.2 1B Q4_K_M, -t 2: 105-108 tok/s against 150-165
         // this way, alternating, 08:52 UTC 4 Dec). A prompt's row then has the same bits as the
         // row computed alone (dot_rows: any path, any thread count).
-        thread_local std::vector<QuantizedActivations> tokens;
-        if (tokens.size() < size_t(T)) tokens.resize(size_t(T));
-        for (int t = 0; t < T; ++t) quantize_activations(x + size_t(t) * size_t(n_in), n_in, tokens[size_t(t)], activation_block(W.dtype));
-        const QuantizedActivations* xs = tokens.data();  // the caller's (a worker's `tokens` is its own)
-        const int64_t groups = (n_out + 15) / 16;
-        std::atomic<int64_t> next{0};
-        thread_pool().run([&](int, int) {
-            for (int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < groups;) {
-                const int64_t r0 = 16 * g, r1 = std::min(n_out, r0 + 16);
-                for (int t = 0; t < T; ++t) dot_rows(out + size_t(t) * size_t(n_out), W, xs[t], r0, r1);
-            }
-        });
-        return;
+        return matmul_quantized_tokens(out, x, W, T);
     }
     // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).
     gemm(out, x, W, T);

@@ -13,5 +13,7 @@ namespace journey {
 // x stays float; except Q4_K, whose prompts take the one token's integer dots token by token
 // (so a row has the same bits in a prompt and alone). Throws std::logic_error for a Conv1D layout.
 void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
+// T tokens, each row the bits of matmul_quantized on that token alone (kernels.h: matmul_tokens).
+void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T);
 
 }  // namespace journey

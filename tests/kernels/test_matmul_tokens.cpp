@@ -1,0 +1,85 @@
+// matmul_tokens (several sequences' tokens at once, --parallel): every row has exactly the bits
+// of matmul on that token alone, for every weight dtype and layout, on both kernel paths and
+// every thread count.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "journey/kernels/gemv.h"
+#include "journey/kernels/kernels.h"
+#include "journey/kernels/blocks/quantize.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/thread_pool.h"
+
+using namespace journey;
+
+namespace {
+
+// Weights of dtype t, [n_out, n_in] as stored (Conv1D: [n_in, n_out]), from a smooth pattern.
+std::string make_weights(DType t, int64_t rows, int64_t cols) {
+    std::vector<float> w(size_t(rows * cols));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * float(i)) * (1.0f + 0.01f * float(i % 7));
+    std::string bytes(dtype_bytes(t, uint64_t(rows * cols)), '\0');
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* src = w.data() + r * cols;
+        std::byte* dst = reinterpret_cast<std::byte*>(bytes.data()) + r * int64_t(dtype_bytes(t, uint64_t(cols)));
+        switch (t) {
+            case DType::F32: std::memcpy(dst, src, size_t(cols) * 4); break;
+            case DType::F16:
+                for (int64_t i = 0; i < cols; ++i) {
+                    const uint16_t h = fp32_to_fp16(src[i]);
+                    std::memcpy(dst + 2 * i, &h, 2);
+                }
+                break;
+            case DType::BF16:
+                for (int64_t i = 0; i < cols; ++i) {
+                    const uint16_t h = fp32_to_bf16(src[i]);
+                    std::memcpy(dst + 2 * i, &h, 2);
+                }
+                break;
+            default: quantize_row(t, src, dst, cols);
+        }
+    }
+    return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][parallel]") {
+    const int threads_before = num_threads();
+    const int64_t n_out = 83, n_in = 512;  // rows not a multiple of any group; 2 K-quant blocks a row
+    struct Case {
+        DType t;
+        Layout layout;
+    };
+    for (const Case& k : {Case{DType::F32, Layout::Linear}, Case{DType::F16, Layout::Linear}, Case{DType::BF16, Layout::Linear},
+                          Case{DType::F32, Layout::Conv1D}, Case{DType::F16, Layout::Conv1D}, Case{DType::Q8_0, Layout::Linear},
+                          Case{DType::Q4_0, Layout::Linear}, Case{DType::Q4_K, Layout::Linear}, Case{DType::Q5_K, Layout::Linear},
+                          Case{DType::Q6_K, Layout::Linear}, Case{DType::Q2_K, Layout::Linear}}) {
+        INFO(dtype_name(k.t) << (k.layout == Layout::Conv1D ? " Conv1D" : " Linear"));
+        const bool conv = k.layout == Layout::Conv1D;
+        const std::string bytes = make_weights(k.t, conv ? n_in : n_out, conv ? n_out : n_in);
+        const Matrix W{k.t, reinterpret_cast<const std::byte*>(bytes.data()), conv ? n_in : n_out, conv ? n_out : n_in, k.layout};
+        for (bool portable : {false, true}) {
+            force_portable_kernels(portable);
+            for (int threads : {1, 2, 3}) {
+                set_num_threads(threads);
+                for (int T : {2, 5}) {
+                    INFO("portable " << portable << ", threads " << threads << ", T " << T);
+                    std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), alone(static_cast<size_t>(n_out));
+                    for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i)) + 0.05f * float(i % 13);
+                    matmul_tokens(got.data(), x.data(), W, T);
+                    for (int t = 0; t < T; ++t) {
+                        matmul(alone.data(), x.data() + t * n_in, W, 1);
+                        CHECK(std::memcmp(alone.data(), got.data() + t * n_out, alone.size() * sizeof(float)) == 0);
+                    }
+                }
+            }
+        }
+    }
+    force_portable_kernels(false);
+    set_num_threads(threads_before);
+}
