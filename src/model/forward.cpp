@@ -282,7 +282,7 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
     const int T = static_cast<int>(tokens.size()), C = c.n_embd, V = c.n_vocab;
     int P = first.n_past_;
     for (const Session* q : sessions) P = std::max(P, q->n_past_);  // sizes the attention's scratch
-    Pass s{c, model, first.n_ctx_, first.observer_, first.intervention_, T, P, T > 1 && !many};
+    Pass s{c, model, first.n_ctx_, first.observer_, many ? nullptr : first.intervention_, T, P, T > 1 && !many};
     s.tokens = many;
     LineVector<float>& work = first.work_;
     work.resize(Buffers::floats(c, T, P));

@@ -52,6 +52,12 @@ struct Recorder : Observer {
     void observe(const Intermediate& t) override {
         const int r = row_of(out.site, t, n_layer);
         if (r < 0) return;
+        int64_t width = 1;  // this intermediate's row, from its own dims
+        for (size_t i = 1; i < t.dims.size(); ++i) width *= t.dims[i];
+        if (width != out.C || (out.site == PatchSite::head && t.dims.back() != out.D))
+            throw UsageError("--site " + std::string(patch_site_name(out.site)) + ": layer " + std::to_string(t.layer) +
+                             "'s " + std::string(t.name) + " rows are not the model's [" + std::to_string(out.C) +
+                             "] (a layer of another kind); patch another site");
         out.rows[size_t(r)].assign(t.data, t.data + size_t(out.T) * size_t(out.C));
     }
 };
