@@ -336,3 +336,10 @@ TEST_CASE("hostile3: convert refuses a vocab_size the embedding does not hold be
                   2, "config.json", "vocab_size 1073741824 but the token embedding holds 512 rows");
     CHECK(!fs::exists(d / "out.gguf"));
 }
+
+TEST_CASE("hostile3: a normalizer that doubles the text at each step is stopped", "[hostile3]") {
+    // 40 Replace("a" -> "aa") steps: 4 bytes would become 4 TB (it reached 19.9 GB in 203 s).
+    const fs::path tok = kHostile / "tokenizer_replace_doubling.json";
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", "aaaa"}, kLimitMib, "", kCpuSeconds), 2,
+                  "normalizer would turn 4 bytes into", "more than 8 times as many plus 1 MiB");
+}
