@@ -341,6 +341,12 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
                          " architecture (journey refuses rather than drop it)");
     if (tensors.empty()) throw ModelError(weights.string() + ": no tensors");
     experts.finish();
+    // The vocabulary is padded to config.json's vocab_size: a size the embedding does not hold
+    // (2^30) made the converter build a billion [PAD] tokens (19 GB) for a file journey refuses.
+    for (const OutTensor& o : tensors)
+        if (o.name == gguf_tensor_name(Tensor::tok_embd) && !o.shape.empty() && o.shape[0] != c.n_vocab)
+            bad_config(dir, "vocab_size " + std::to_string(c.n_vocab) + " but the token embedding holds " +
+                                std::to_string(o.shape[0]) + " rows");
 
     // ---- metadata ------------------------------------------------------------------------------
     GgufWriter w;

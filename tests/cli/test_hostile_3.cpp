@@ -323,3 +323,23 @@ TEST_CASE("hostile3: a tokenizer regex that backtracks without bound is stopped 
                                       kLimitMib, "", 10),
                   2, "(a|aa)+c", "backtracked more than 100000000 steps");
 }
+
+TEST_CASE("hostile3: convert refuses a vocab_size the embedding does not hold before padding to it", "[hostile3]") {
+    // 2^30 made 10^9 "[PAD...]" tokens: 171 s and 19 GB, for a file journey refuses to load.
+    TempDir d;
+    const fs::path dir = llama_dir(d);
+    nlohmann::json config = nlohmann::json::parse(slurp(dir / "config.json"));
+    config["vocab_size"] = 1 << 30;
+    write(dir / "config.json", config.dump());
+    check_refused(run_journey_limited({"convert", "-m", dir.string(), "-o", (d / "out.gguf").string(), "--type", "f32"}, kLimitMib, "",
+                                      kCpuSeconds),
+                  2, "config.json", "vocab_size 1073741824 but the token embedding holds 512 rows");
+    CHECK(!fs::exists(d / "out.gguf"));
+}
+
+TEST_CASE("hostile3: a normalizer that doubles the text at each step is stopped", "[hostile3]") {
+    // 40 Replace("a" -> "aa") steps: 4 bytes would become 4 TB (it reached 19.9 GB in 203 s).
+    const fs::path tok = kHostile / "tokenizer_replace_doubling.json";
+    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", "aaaa"}, kLimitMib, "", kCpuSeconds), 2,
+                  "normalizer would turn 4 bytes into", "more than 8 times as many plus 1 MiB");
+}

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "journey/errors.h"
 #include "journey/text/byte_unicode.h"
 #include "journey/text/unicode.h"
 
@@ -131,7 +132,19 @@ class Sequence final : public Decoder {
 public:
     explicit Sequence(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
     void decode_chain(std::vector<std::string>& tokens, bool continuation) const override {
-        for (const auto& s : steps_) s->decode_chain(tokens, continuation);
+        // Bounded like the normalizer: a chain of Replace steps must not multiply the text.
+        auto total = [&] {
+            size_t n = 0;
+            for (const std::string& t : tokens) n += t.size();
+            return n;
+        };
+        const size_t n = total();
+        for (const auto& s : steps_) {
+            s->decode_chain(tokens, continuation);
+            if (const size_t m = total(); m > 8 * n + (1u << 20))
+                throw ModelError("the tokenizer's decoder would turn " + std::to_string(n) + " bytes into " + std::to_string(m) +
+                                 " (more than 8 times as many plus 1 MiB; refused)");
+        }
     }
     bool fuses() const override {
         for (const auto& s : steps_)

@@ -8,11 +8,20 @@
 
 #include <utf8proc.h>
 
+#include "journey/errors.h"
 #include "journey/text/onig_regex.h"
 #include "journey/text/unicode.h"
 
 namespace journey {
 namespace {
+
+// A normalizer may lengthen the text (" " -> "▁" triples it) but not without bound: a
+// Sequence of Replace("a" -> "aa") steps doubles it at each step.
+[[noreturn]] void growth_refused(size_t from, size_t to) {
+    throw ModelError("the tokenizer's normalizer would turn " + std::to_string(from) + " bytes into " + std::to_string(to) +
+                     " (more than 8 times as many plus 1 MiB; refused)");
+}
+size_t growth_bound(size_t n) { return 8 * n + (1u << 20); }
 
 // NFC, NFD, NFKC, NFKD, by utf8proc, of the parts of the text that can change. An ASCII
 // character is in every normal form, has combining class 0 and never composes with what comes
@@ -144,8 +153,12 @@ public:
                 matches.emplace_back(at, at + literal_.size());
         }
         if (matches.empty()) return;
+        size_t removed = 0;
+        for (const auto& [b, e] : matches) removed += e - b;
+        const size_t size = text.size() - removed + matches.size() * content_.size();
+        if (size > growth_bound(text.size())) growth_refused(text.size(), size);
         std::string out;
-        out.reserve(text.size() + matches.size() * content_.size());
+        out.reserve(size);
         size_t from = 0;
         for (const auto& [b, e] : matches) {
             out.append(text, from, b - from);
@@ -177,7 +190,11 @@ class Sequence final : public Normalizer {
 public:
     explicit Sequence(std::vector<std::unique_ptr<Normalizer>> steps) : steps_(std::move(steps)) {}
     void normalize(std::string& text) const override {
-        for (const auto& s : steps_) s->normalize(text);
+        const size_t n = text.size();
+        for (const auto& s : steps_) {
+            s->normalize(text);
+            if (text.size() > growth_bound(n)) growth_refused(n, text.size());
+        }
     }
 
 private:
