@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
+#include "journey/formats/json_file.h"
 #include "journey/chat/chat_files.h"
 #include "journey/chat/jinja/template.h"
 #include "journey/chat/messages.h"
@@ -48,6 +49,11 @@ void run_template(const TemplateOptions& o) {
     for (const std::string& nv : o.vars) {
         const size_t eq = nv.find('=');
         if (eq == std::string::npos || eq == 0) throw UsageError("--var " + nv + ": expected NAME=JSON");
+        // Checked before nlohmann builds the tree: copying or freeing one nested deeper recurses
+        // once per level (a stack overflow at 30,000 levels under AddressSanitizer).
+        if (!json_depth_ok(std::string_view(nv).substr(eq + 1)))
+            throw InputError("--var: variable '" + nv.substr(0, eq) + "': JSON nested deeper than " +
+                             std::to_string(kMaxJsonDepth) + " levels");
         try {
             v.extra[nv.substr(0, eq)] = nlohmann::ordered_json::parse(nv.substr(eq + 1));
         } catch (const nlohmann::json::exception&) {
