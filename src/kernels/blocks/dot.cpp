@@ -100,10 +100,10 @@ bool cpu_avx512vnni() {
 // past the end of the matrix), and with x's zero padding its lanes add fma(0, 0, acc).
 // (The zero-masked forms spell out what the plain ones do without GCC 12's false "may be used
 // uninitialized" warnings.)
+// A pair of blocks' weights as vpdpbusd's unsigned bytes (u) and their two scales in lanes (dw).
 template <DType D>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"), always_inline)) inline __m512
-pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx, bool pair) {
-    __m512i u;  // w + k, 64 bytes: block 2c in the low half, 2c+1 in the high half
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"), always_inline)) inline void
+unpack_pair_vnni(const std::byte* blk, bool pair, __m512i& u, __m512& dw) {
     if constexpr (D == DType::Q8_0) {
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
         const __m256i w1 = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : _mm256_setzero_si256();
@@ -118,11 +118,25 @@ pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx,
         z = _mm512_mask_srli_epi16(z, 0xFF00FF00, z, 4);  // lanes 1 and 3: the high nibbles
         u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
     }
-    const __m512i isum = _mm512_dpbusd_epi32(bias, u, xq);
     const __m128i h0 = _mm_set1_epi16(static_cast<short>(load_u16(blk)));
     const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + kBlockBytes<D>)) : 0);
-    const __m512 dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+    dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+}
+
+// acc += float(Σ w·q per lane) · (d_w · d_x), for the pair unpacked as u, dw.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"), always_inline)) inline __m512
+apply_pair_vnni(__m512 acc, __m512i u, __m512 dw, __m512i xq, __m512i bias, __m512 dx) {
+    const __m512i isum = _mm512_dpbusd_epi32(bias, u, xq);
     return _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(dw, dx), acc);
+}
+
+template <DType D>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"), always_inline)) inline __m512
+pair_vnni(__m512 acc, const std::byte* blk, __m512i xq, __m512i bias, __m512 dx, bool pair) {
+    __m512i u;  // w + k, 64 bytes: block 2c in the low half, 2c+1 in the high half
+    __m512 dw;
+    unpack_pair_vnni<D>(blk, pair, u, dw);
+    return apply_pair_vnni(acc, u, dw, xq, bias, dx);
 }
 
 // Rows are R at a time; each 64-element step loads x's quants, bias and scales once for all R.
@@ -181,31 +195,15 @@ void dot_row_tokens_vnni(float* out, int64_t out_stride, const std::byte* row, c
             if constexpr (pair_bytes > 64) avx512::prefetch(blk + ahead + 64);
         }
         __m512i u;
-        if constexpr (D == DType::Q8_0) {
-            const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-            const __m256i w1 = pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)) : _mm256_setzero_si256();
-            const __m512i w = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(w0), w1, 1);
-            u = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
-        } else {
-            const __m128i n0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-            const __m128i n1 = pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 20)) : _mm_setzero_si128();
-            const __m256i nn0 = _mm256_inserti128_si256(_mm256_castsi128_si256(n0), n0, 1);
-            const __m256i nn1 = _mm256_inserti128_si256(_mm256_castsi128_si256(n1), n1, 1);
-            __m512i z = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(nn0), nn1, 1);
-            z = _mm512_mask_srli_epi16(z, 0xFF00FF00, z, 4);
-            u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
-        }
-        const __m128i h0 = _mm_set1_epi16(static_cast<short>(load_u16(blk)));
-        const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + kBlockBytes<D>)) : 0);
-        const __m512 dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+        __m512 dw;
+        unpack_pair_vnni<D>(blk, pair, u, dw);
         for (int t = 0; t < N; ++t) {
             const QuantizedActivations& x = xs[t];
             const int32_t* bias_k = D == DType::Q8_0 ? x.bias_q8_0.data() : x.bias_q4_0.data();
             const __m512i xq = _mm512_loadu_si512(x.q.data() + c * kPair);
             const __m512i bias = _mm512_loadu_si512(bias_k + c * 16);
             const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
-            const __m512i isum = _mm512_dpbusd_epi32(bias, u, xq);
-            acc[t] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(dw, dx), acc[t]);
+            acc[t] = apply_pair_vnni(acc[t], u, dw, xq, bias, dx);
         }
     }
     for (int t = 0; t < N; ++t) out[t * out_stride] = avx512::hsum16(acc[t]);
