@@ -42,16 +42,17 @@ std::vector<std::string> gen(const std::string& file, std::vector<std::string> e
 
 std::string model_path(const std::string& rel) { return std::string(JOURNEY_TEST_DATA) + "/" + rel; }
 
+struct Model {
+    const char* name;
+    std::vector<std::string> args;
+};
+
 }  // namespace
 
 TEST_CASE("--parallel N writes exactly the one-at-a-time output", "[cli][batch][parallel]") {
     TempDir d;
     const std::string in = d / "prompts.txt";
     std::ofstream(in) << kPrompts;
-    struct Model {
-        const char* name;
-        std::vector<std::string> args;
-    };
     const Model models[] = {
         {"default model, greedy", {}},
         {"default model, sampled", {"--temp", "0.9", "--top-k", "40"}},
@@ -120,10 +121,6 @@ TEST_CASE("next and score --parallel N write exactly the one-at-a-time output", 
     TempDir d;
     const std::string in = d / "prompts.txt";
     std::ofstream(in) << kPrompts;
-    struct Model {
-        const char* name;
-        std::vector<std::string> args;
-    };
     const Model models[] = {
         {"default model", {}},
         {"default model, F16 KV cache", {"--kv-type", "f16"}},
