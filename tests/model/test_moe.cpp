@@ -198,15 +198,16 @@ TEST_CASE("moe: experts as slices of quantized stacked tensors", "[moe]") {
                 for (int r = 0; r < T; ++r)
                     for (int i = 0; i < C; ++i) x[size_t(r * C + i)] = float(std::sin(0.37 * double(i + 1) * (r + 1) + l));
                 const LayerWeights& w = q.model->weights().layers[size_t(l)];
-                // A prompt's grouped expert products: each row the bits of that token alone.
+                // A prompt's grouped expert products: each row the bits of that token alone
+                // (through the prompt's kernels: the float router's sums are gemm's).
                 moe_ffn(whole.data(), x.data(), w, c, T, true);
                 for (int r = 0; r < T; ++r) {
                     INFO("layer " << l << " row " << r);
-                    moe_ffn(one.data(), x.data() + r * C, w, c, 1, false);
+                    moe_ffn(one.data(), x.data() + r * C, w, c, 1, true);
                     CHECK(std::memcmp(one.data(), whole.data() + r * C, sizeof(float) * size_t(C)) == 0);
                     // Each chosen expert's slice, against the same experts decoded to F32: only x's
                     // Q8 rounding apart (a wrong slice: order 1).
-                    moe_ffn(ref.data(), x.data() + r * C, d.model->weights().layers[size_t(l)], c, 1, false);
+                    moe_ffn(ref.data(), x.data() + r * C, d.model->weights().layers[size_t(l)], c, 1, true);
                     double num = 0, den = 0;
                     for (int i = 0; i < C; ++i) num += (one[size_t(i)] - ref[size_t(i)]) * (one[size_t(i)] - ref[size_t(i)]), den += ref[size_t(i)] * ref[size_t(i)];
                     CHECK(std::sqrt(num / den) < 2e-2);
