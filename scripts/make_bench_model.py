@@ -24,12 +24,27 @@ llama.cpp's converter writes Llama 3 (q/k rows permuted for its rope pairing, ro
 for the llama3 scaling, no output.weight). Tensors are generated one at a time (1.24G
 parameters do not fit in memory twice). K-quants come from llama.cpp's own quantizer:
     llama-quantize OUT_DIR/llama-3.2-1b-f16.gguf OUT_DIR/llama-3.2-1b-q4_k_m.gguf Q4_K_M
+
+Mixtures of experts (GGUF only, the real layer shapes, fewer layers; --layers N to change):
+--shape qwen3-30b-a3b: Qwen3-30B-A3B's layers (width 2048, 32 heads and 4 kv heads of 128, q/k
+norms, 128 experts of 768, top-8, renormalised; vocabulary 151936, untied output), 6 of its 48.
+--shape gpt-oss-20b: gpt-oss-20b's layers (width 2880, 64 heads and 8 kv heads of 64, q/k/v/o
+biases, sinks, sliding window 128 on even layers, yarn factor 32 from 4096, 32 experts of 2880
+with biases, top-4, router bias; vocabulary 201088, untied), 4 of its 24.
+Both take GPT-2's vocabulary padded to their size (the tokenizer does not change the speed). The
+file is written as OUT_DIR/<shape>-f16.gguf (arch qwen3moe / gpt-oss, experts stacked as
+ffn_{gate,up,down}_exps [n_expert, out, in], as llama.cpp's converter writes them); --quantize
+TYPES (e.g. Q4_K_M,Q8_0 or MXFP4_MOE) then runs --llama-quantize on it into
+OUT_DIR/<shape>-<type>.gguf (lower case) and, with --drop-f16, removes the F16 file:
+    scripts/make_bench_model.py /tmp/bench-moe --shape qwen3-30b-a3b --quantize Q4_K_M,Q8_0 \
+        --llama-quantize LLAMA_BIN/llama-quantize --drop-f16
 """
 import argparse
 import os
 import json
 import shutil
 import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -351,6 +366,127 @@ def make_llama(args, root):
         print(f"{path}: {n_params} parameters, {qtype}", flush=True)
 
 
+# ---- Mixtures of experts: Qwen3-30B-A3B and gpt-oss-20b layer shapes -------------------------
+MOE_SHAPES = {
+    "qwen3-30b-a3b": dict(arch="qwen3moe", layers=6, real_layers=48, embd=2048, heads=32, kv=4, head_dim=128,
+                          experts=128, used=8, ff_exp=768, ff=6144, vocab=151936, ctx=40960, theta=1e6, eps=1e-6),
+    "gpt-oss-20b": dict(arch="gpt-oss", layers=4, real_layers=24, embd=2880, heads=64, kv=8, head_dim=64,
+                        experts=32, used=4, ff_exp=2880, ff=2880, vocab=201088, ctx=131072, theta=150000.0, eps=1e-5),
+}
+
+
+def moe_specs(s):
+    """(GGUF name, numpy shape [.., out, in], std or None for a norm gain or 'bias'), in the converter's order."""
+    C, H, KV, D, E, F, V = s["embd"], s["heads"], s["kv"], s["head_dim"], s["experts"], s["ff_exp"], s["vocab"]
+    oss = s["arch"] == "gpt-oss"
+    yield "output.weight", (V, C), 0.02
+    yield "token_embd.weight", (V, C), 0.02
+    for i in range(s["layers"]):
+        p = f"blk.{i}."
+        yield p + "attn_norm.weight", (C,), None
+        yield p + "ffn_down_exps.weight", (E, C, F), 0.02
+        if oss: yield p + "ffn_down_exps.bias", (E, C), "bias"
+        yield p + "ffn_gate_exps.weight", (E, F, C), 0.02
+        yield p + "ffn_up_exps.weight", (E, F, C), 0.02
+        if oss:
+            yield p + "ffn_gate_exps.bias", (E, F), "bias"
+            yield p + "ffn_up_exps.bias", (E, F), "bias"
+            yield p + "ffn_gate_inp.bias", (E,), "bias"
+        yield p + "ffn_gate_inp.weight", (E, C), 0.02
+        yield p + ("post_attention_norm.weight" if oss else "ffn_norm.weight"), (C,), None
+        if not oss: yield p + "attn_k_norm.weight", (D,), None
+        if oss: yield p + "attn_k.bias", (KV * D,), "bias"
+        yield p + "attn_k.weight", (KV * D, C), 0.02
+        if oss: yield p + "attn_output.bias", (C,), "bias"
+        yield p + "attn_output.weight", (C, H * D), 0.02
+        if not oss: yield p + "attn_q_norm.weight", (D,), None
+        if oss: yield p + "attn_q.bias", (H * D,), "bias"
+        yield p + "attn_q.weight", (H * D, C), 0.02
+        if oss: yield p + "attn_sinks.weight", (H,), "bias"
+        if oss: yield p + "attn_v.bias", (KV * D,), "bias"
+        yield p + "attn_v.weight", (KV * D, C), 0.02
+    yield "output_norm.weight", (C,), None
+
+
+def moe_tensor(seed, index, shape, std):
+    rng = np.random.default_rng([seed, index])
+    if std is None:  # a norm gain
+        return (1 + rng.standard_normal(shape, dtype=np.float32) * 0.05).astype(np.float32)
+    if std == "bias":
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(0.02)
+    out = np.empty(shape, dtype=np.float32)
+    for e in range(shape[0]):  # a stacked tensor one expert at a time (a gpt-oss one is 1 GB of float32)
+        out[e] = rng.standard_normal(shape[1:], dtype=np.float32) * np.float32(std)
+    return out
+
+
+def write_gguf_moe(path, name, s, seed, root):
+    a = s["arch"]
+    kvs = [
+        gguf_kv("general.architecture", T_STR, a),
+        gguf_kv("general.name", T_STR, f"{name}-bench-f16"),
+        gguf_kv("general.file_type", T_U32, FILE_TYPE["f16"]),
+        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
+        gguf_kv(f"{a}.block_count", T_U32, s["layers"]),
+        gguf_kv(f"{a}.context_length", T_U32, s["ctx"]),
+        gguf_kv(f"{a}.embedding_length", T_U32, s["embd"]),
+        gguf_kv(f"{a}.feed_forward_length", T_U32, s["ff"]),
+        gguf_kv(f"{a}.attention.head_count", T_U32, s["heads"]),
+        gguf_kv(f"{a}.attention.head_count_kv", T_U32, s["kv"]),
+    ]
+    if a == "gpt-oss":
+        kvs += [gguf_kv(f"{a}.rope.scaling.type", T_STR, "yarn"),
+                gguf_kv(f"{a}.rope.scaling.factor", T_F32, 32.0),
+                gguf_kv(f"{a}.rope.scaling.original_context_length", T_U32, 4096),
+                gguf_kv(f"{a}.rope.scaling.yarn_beta_fast", T_F32, 32.0),
+                gguf_kv(f"{a}.rope.scaling.yarn_beta_slow", T_F32, 1.0)]
+    kvs += [
+        gguf_kv(f"{a}.rope.freq_base", T_F32, s["theta"]),
+        gguf_kv(f"{a}.attention.layer_norm_rms_epsilon", T_F32, s["eps"]),
+        gguf_kv(f"{a}.expert_count", T_U32, s["experts"]),
+        gguf_kv(f"{a}.expert_used_count", T_U32, s["used"]),
+        gguf_kv(f"{a}.attention.key_length", T_U32, s["head_dim"]),
+        gguf_kv(f"{a}.attention.value_length", T_U32, s["head_dim"]),
+    ]
+    if a == "gpt-oss":
+        kvs.append(gguf_kv(f"{a}.attention.sliding_window", T_U32, 128))
+    kvs += [gguf_kv(f"{a}.expert_feed_forward_length", T_U32, s["ff_exp"]),
+            gguf_kv("general.quantization_version", T_U32, 2)]
+    kvs += gpt2_tokenizer_kvs(root, s["vocab"])
+    # the router and every bias in F32, as the converter writes them (llama-quantize keeps the router so)
+    f32 = lambda n, std: std == "bias" or "ffn_gate_inp" in n
+    entries = [(n, shape, GGML_F32 if f32(n, std) else gguf_type(shape, "f16"),
+                lambda i=i, shape=shape, std=std: moe_tensor(seed, i, shape, std))
+               for i, (n, shape, std) in enumerate(moe_specs(s))]
+    write_gguf_file(path, kvs, entries)
+
+
+def make_moe(args, root):
+    s = dict(MOE_SHAPES[args.shape])
+    if args.layers: s["layers"] = args.layers
+    specs = list(moe_specs(s))
+    n_params = sum(int(np.prod(shape)) for _, shape, _ in specs)
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    f16 = out / f"{args.shape}-f16.gguf"
+    types = [t for t in args.quantize.split(",") if t]
+    targets = [out / f"{args.shape}-{t.lower()}.gguf" for t in types]
+    if not f16.exists() or not targets or not all(t.exists() for t in targets):
+        if not f16.exists():
+            write_gguf_moe(f16, args.shape, s, args.seed, root)
+        print(f"{f16}: {n_params} parameters ({s['layers']} of {s['real_layers']} layers), f16", flush=True)
+    for t, path in zip(types, targets):
+        if path.exists():
+            print(f"{path}: exists, kept", flush=True)
+            continue
+        if not args.llama_quantize:
+            raise SystemExit("make_bench_model.py: --quantize needs --llama-quantize PATH")
+        subprocess.run([args.llama_quantize, str(f16), str(path), t], check=True, stdout=subprocess.DEVNULL)
+        print(f"{path}: {t} by {args.llama_quantize}", flush=True)
+    if args.drop_f16 and types and f16.exists():
+        f16.unlink()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", nargs="?", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "journey", "bench-models"),
@@ -358,9 +494,15 @@ def main():
     ap.add_argument("--dtypes", default="f32,f16,bf16", help="safetensors directories ('' for none)")
     ap.add_argument("--gguf", default="f32,f16,q8_0", help="GGUF files ('' for none)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--shape", default="gpt2-small", choices=["gpt2-small", "llama-3.2-1b"])
+    ap.add_argument("--shape", default="gpt2-small", choices=["gpt2-small", "llama-3.2-1b", *MOE_SHAPES])
+    ap.add_argument("--layers", type=int, default=0, help="mixtures of experts: layers to write (default 6 / 4)")
+    ap.add_argument("--quantize", default="", help="mixtures of experts: llama-quantize types (Q4_K_M,Q8_0,MXFP4_MOE)")
+    ap.add_argument("--llama-quantize", default="", help="path of llama-quantize for --quantize")
+    ap.add_argument("--drop-f16", action="store_true", help="remove the F16 file once quantized")
     args = ap.parse_args()
     root = Path(__file__).resolve().parent.parent
+    if args.shape in MOE_SHAPES:
+        return make_moe(args, root)
     if args.shape == "llama-3.2-1b":
         return make_llama(args, root)
     items = list(tensors(np.random.default_rng(args.seed)))

@@ -255,6 +255,11 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
 
 }  // namespace
 
+void gemm_outputs(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1) {
+    if (gemm_fast_available()) gemm_avx512(out, x, W, T, o0, o1);
+    else gemm_portable(out, x, W, T, o0, o1);
+}
+
 void gemm(float* out, const float* x, const Matrix& W, int T) {
     const int64_t n_out = W.n_out();
     const int64_t blocks = (n_out + kNB - 1) / kNB;

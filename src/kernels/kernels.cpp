@@ -79,6 +79,14 @@ void matmul_tokens(float* out, const float* x, const Matrix& W, int T) {
     }
 }
 
+void matmul_many(std::span<const Product> products, bool prompt_kernels) {
+    const bool quantized = std::all_of(products.begin(), products.end(), [](const Product& p) {
+        return dtype_block(p.W->dtype) > 1 && p.W->layout == Layout::Linear;
+    });
+    if (quantized) return matmul_quantized_many(products);
+    for (const Product& p : products) matmul(p.out, p.x, *p.W, p.T, prompt_kernels);  // float weights: one at a time
+}
+
 void embedding_row(float* out, const Matrix& E, int64_t row) {
     to_float(out, E.dtype, E.data + row * dtype_bytes(E.dtype, static_cast<uint64_t>(E.cols)), E.cols);
 }

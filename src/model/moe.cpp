@@ -3,11 +3,15 @@
 // chosen expert's SwiGLU (or gpt-oss's clamped one) with its biases, the outputs weighted and
 // summed in the order of choice.
 //
-// Work: one token (generation) reads the router and its k experts' matrices only, each product
-// the one-token kernel on the expert's rows (a slice of a stacked tensor is just an offset). A
-// prompt routes all its tokens, then gathers each expert's tokens into one [n_e, C] matrix and
-// multiplies it with the prompt kernels (llama.cpp's mul_mat_id), whose rows do not depend on
-// which other rows share the product: the same bits for any batch split and thread count.
+// Work: every token is routed first; then all the chosen experts' gate and up products run in
+// one parallel loop (kernels' matmul_many, as llama.cpp's mul_mat_id), the activation, and the
+// down products in a second loop: the threads split the experts' rows among them as they come.
+// One token (generation) reads the router and its k experts' rows only, once (a slice of a
+// stacked tensor is just an offset), its x quantized once for all of them. A prompt gathers each
+// expert's tokens into one [n_e, C] matrix; quantized experts multiply each row as one token
+// (integer dots, x quantized per row, each group of weight rows read once for the group's
+// tokens), so a row has the bits of that token alone: the same for any batch split and thread
+// count, prompt or generation. Float experts take the prompt kernels (gemm).
 #include "journey/model/moe.h"
 
 #include <algorithm>
@@ -25,8 +29,9 @@ namespace {
 // Scratch of the calling thread (a forward pass runs on one thread; the products' workers only
 // read it).
 struct Scratch {
-    LineVector<float> logits, xg, gate, up, ff, yg, slots;
-    std::vector<int> ids;
+    LineVector<float> logits, xg, gate, up, yg;
+    std::vector<int> ids, offset, row_of;
+    std::vector<Product> products;
     std::vector<float> weights;
     std::vector<std::vector<int>> groups;  // per expert: the slots (t * k + j) routed to it, in token order
 };
@@ -91,56 +96,89 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
     for (auto& g : s.groups) g.clear();
     for (int i = 0; i < T * K; ++i) s.groups[size_t(s.ids[size_t(i)])].push_back(i);
 
-    // Each expert over its tokens: y[slot] = weight * down(act(gate(x), up(x))).
-    grow(s.slots, int64_t{T} * K * C);
+    // Each expert over its tokens, all experts' products in one parallel loop (matmul_many):
+    // y[slot] = weight * down(act(gate(x), up(x))). Rows are ordered by expert, then by slot:
+    // expert e's n_e rows start at row[e]; slot i sits at row_of[i].
+    s.offset.assign(size_t(E) + 1, 0);
+    for (int e = 0; e < E; ++e) s.offset[size_t(e) + 1] = s.offset[size_t(e)] + int(s.groups[size_t(e)].size());
+    s.row_of.resize(size_t(T) * size_t(K));
+    for (int e = 0; e < E; ++e)
+        for (size_t i = 0; i < s.groups[size_t(e)].size(); ++i) s.row_of[size_t(s.groups[size_t(e)][i])] = s.offset[size_t(e)] + int(i);
+    const int64_t R = int64_t{T} * K;  // rows in all
     const bool fused = !x.gate_up.empty();
+    // The experts' inputs: one token's x serves every expert (and is quantized once); a prompt's
+    // rows are gathered per expert.
+    auto x_of = [&](int e) { return T == 1 ? xn : s.xg.data() + int64_t{s.offset[size_t(e)]} * C; };
+    if (T > 1) {
+        grow(s.xg, R * C);
+        for (int i = 0; i < T * K; ++i)
+            std::memcpy(s.xg.data() + int64_t{s.row_of[size_t(i)]} * C, xn + int64_t{i / K} * C, sizeof(float) * size_t(C));
+    }
+    grow(s.gate, R * 2 * F);
+    grow(s.up, R * F);
+    grow(s.yg, R * C);
+    s.products.clear();
+    for (int e = 0; e < E; ++e) {
+        const int n = int(s.groups[size_t(e)].size());
+        if (n == 0) continue;
+        const int64_t r0 = s.offset[size_t(e)];
+        if (fused) {  // HF gpt-oss: [n, 2F], gate and up interleaved
+            s.products.push_back({s.gate.data() + r0 * 2 * F, x_of(e), &x.gate_up[size_t(e)], n});
+        } else {
+            s.products.push_back({s.gate.data() + r0 * F, x_of(e), &x.gate[size_t(e)], n});
+            s.products.push_back({s.up.data() + r0 * F, x_of(e), &x.up[size_t(e)], n});
+        }
+    }
+    matmul_many(s.products, prompt);
+    for (int e = 0; e < E; ++e) {
+        const int n = int(s.groups[size_t(e)].size());
+        if (n == 0) continue;
+        const int64_t r0 = s.offset[size_t(e)];
+        float* gate = s.gate.data() + r0 * F;
+        float* up = s.up.data() + r0 * F;
+        if (fused) {
+            float* gu = s.gate.data() + r0 * 2 * F;
+            if (!x.gate_up_b.empty()) add_bias(gu, x.gate_up_b[size_t(e)].data, n, 2 * F);
+            for (int64_t i = 0; i < int64_t{n} * F; ++i) {  // moving down, never over a value still to read
+                const float gv = gu[2 * i], uv = gu[2 * i + 1];
+                up[i] = uv;
+                gu[i] = gv;
+            }
+            std::memmove(gate, gu, sizeof(float) * size_t(int64_t{n} * F));  // to this expert's place in the F-wide layout
+        } else {
+            if (!x.gate_b.empty()) add_bias(gate, x.gate_b[size_t(e)].data, n, F);
+            if (!x.up_b.empty()) add_bias(up, x.up_b[size_t(e)].data, n, F);
+        }
+    }
+    activate(s.up.data(), s.gate.data(), R * F, c);
+    s.products.clear();
+    for (int e = 0; e < E; ++e) {
+        const int n = int(s.groups[size_t(e)].size());
+        if (n == 0) continue;
+        const int64_t r0 = s.offset[size_t(e)];
+        s.products.push_back({s.yg.data() + r0 * C, s.up.data() + r0 * F, &x.down[size_t(e)], n});
+    }
+    matmul_many(s.products, prompt);
     for (int e = 0; e < E; ++e) {
         const std::vector<int>& g = s.groups[size_t(e)];
-        const int n = static_cast<int>(g.size());
-        if (n == 0) continue;
-        const float* xe = xn;  // one token: its own row
-        if (T > 1) {
-            grow(s.xg, int64_t{n} * C);
-            for (int i = 0; i < n; ++i)
-                std::memcpy(s.xg.data() + int64_t{i} * C, xn + int64_t{g[size_t(i)] / K} * C, sizeof(float) * size_t(C));
-            xe = s.xg.data();
-        }
-        grow(s.gate, int64_t{n} * 2 * F);
-        grow(s.up, int64_t{n} * F);
-        if (fused) {  // HF gpt-oss: [n, 2F], gate and up interleaved
-            matmul(s.gate.data(), xe, x.gate_up[size_t(e)], n, prompt);
-            if (!x.gate_up_b.empty()) add_bias(s.gate.data(), x.gate_up_b[size_t(e)].data, n, 2 * F);
-            for (int64_t i = 0; i < int64_t{n} * F; ++i) {  // moving down, never over a value still to read
-                const float gv = s.gate[size_t(2 * i)], uv = s.gate[size_t(2 * i + 1)];
-                s.up[size_t(i)] = uv;
-                s.gate[size_t(i)] = gv;
-            }
-        } else {
-            matmul(s.gate.data(), xe, x.gate[size_t(e)], n, prompt);
-            matmul(s.up.data(), xe, x.up[size_t(e)], n, prompt);
-            if (!x.gate_b.empty()) add_bias(s.gate.data(), x.gate_b[size_t(e)].data, n, F);
-            if (!x.up_b.empty()) add_bias(s.up.data(), x.up_b[size_t(e)].data, n, F);
-        }
-        activate(s.up.data(), s.gate.data(), int64_t{n} * F, c);
-        grow(s.yg, int64_t{n} * C);
-        matmul(s.yg.data(), s.up.data(), x.down[size_t(e)], n, prompt);
-        if (!x.down_b.empty()) add_bias(s.yg.data(), x.down_b[size_t(e)].data, n, C);
-        for (int i = 0; i < n; ++i) {
-            const int slot = g[size_t(i)];
-            const float wt = s.weights[size_t(slot)];
-            float* y = s.slots.data() + int64_t{slot} * C;
-            const float* r = s.yg.data() + int64_t{i} * C;
-            for (int d = 0; d < C; ++d) y[d] = r[d] * wt;
+        if (g.empty()) continue;
+        const int64_t r0 = s.offset[size_t(e)];
+        if (!x.down_b.empty()) add_bias(s.yg.data() + r0 * C, x.down_b[size_t(e)].data, int(g.size()), C);
+        for (size_t i = 0; i < g.size(); ++i) {
+            const float wt = s.weights[size_t(g[i])];
+            float* y = s.yg.data() + (r0 + int64_t(i)) * C;
+            for (int d = 0; d < C; ++d) y[d] *= wt;
         }
     }
 
     // Sum each token's experts in the order they were chosen (llama.cpp adds the views so).
     for (int t = 0; t < T; ++t) {
         float* o = out + int64_t{t} * C;
-        const float* y = s.slots.data() + int64_t{t} * K * C;
-        std::memcpy(o, y, sizeof(float) * size_t(C));
-        for (int j = 1; j < K; ++j)
-            for (int d = 0; d < C; ++d) o[d] += y[int64_t{j} * C + d];
+        std::memcpy(o, s.yg.data() + int64_t{s.row_of[size_t(t) * size_t(K)]} * C, sizeof(float) * size_t(C));
+        for (int j = 1; j < K; ++j) {
+            const float* y = s.yg.data() + int64_t{s.row_of[size_t(t) * size_t(K) + size_t(j)]} * C;
+            for (int d = 0; d < C; ++d) o[d] += y[d];
+        }
     }
 }
 

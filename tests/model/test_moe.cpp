@@ -63,7 +63,7 @@ Quantized with_experts_as(const std::string& family, DType type) {
     return q;
 }
 
-// The same experts' bytes decoded back to F32: what the quantized prompt products compute with.
+// The same experts' bytes decoded back to F32: what each expert slice should compute, up to x's rounding.
 Quantized decoded(const Quantized& q, const std::string& family, DType type) {
     Quantized d;
     ModelFile f = read_gguf(gguf_of(family));
@@ -173,9 +173,9 @@ TEST_CASE("moe: thread counts give the same bits; prompt splits and the one-toke
             float split = 0;
             for (size_t v = 0; v < V; ++v) split = std::max(split, std::abs(last[v] - whole[whole.size() - V + v]));
             CHECK(split < 1e-4f);
-            // Token by token: float experts within float rounding of the prompt. Quantized ones
-            // multiply a token as llama.cpp does, its x rounded to Q8 blocks (the prompt: float x
-            // on the decoded rows), which this random model amplifies; checked per layer below.
+            // Token by token: float experts within float rounding of the prompt. Quantized experts
+            // take the same integer dots in both (checked per layer below); the other products
+            // (attention's) differ by float rounding, which this random model amplifies.
             if (type == DType::F32) {
                 float worst = 0;
                 for (size_t i = 0; i < steps.size(); ++i) worst = std::max(worst, std::abs(steps[i] - whole[i]));
@@ -191,24 +191,28 @@ TEST_CASE("moe: experts as slices of quantized stacked tensors", "[moe]") {
             INFO(family << " experts " << dtype_name(type));
             Quantized q = with_experts_as(family, type);
             Quantized d = decoded(q, family, type);
-            // A prompt multiplies float x by the decoded rows: exactly the F32 model of those rows.
-            const std::vector<TokenId> ids = ids_of(family, "len200");
-            CHECK(prompt_logits(*q.model, ids) == prompt_logits(*d.model, ids));
-            // One token: each chosen expert's slice through the one-token kernels, against the
-            // same layer's prompt kernels: only x's Q8 rounding apart (a wrong slice: order 1).
             const ModelConfig& c = q.model->config();
-            std::vector<float> x(size_t(c.n_embd)), one(x.size()), ref(x.size());
-            for (int l = 0; l < c.n_layer; ++l)
-                for (int r = 0; r < 20; ++r) {
-                    for (size_t i = 0; i < x.size(); ++i) x[i] = float(std::sin(0.37 * double(i + 1) * (r + 1) + l));
-                    const LayerWeights& w = q.model->weights().layers[size_t(l)];
-                    moe_ffn(one.data(), x.data(), w, c, 1, false);
-                    moe_ffn(ref.data(), x.data(), w, c, 1, true);
-                    double num = 0, den = 0;
-                    for (size_t i = 0; i < x.size(); ++i) num += (one[i] - ref[i]) * (one[i] - ref[i]), den += ref[i] * ref[i];
+            const int C = c.n_embd, T = 20;
+            std::vector<float> x(size_t(T) * size_t(C)), whole(x.size()), one(static_cast<size_t>(C)), ref(static_cast<size_t>(C));
+            for (int l = 0; l < c.n_layer; ++l) {
+                for (int r = 0; r < T; ++r)
+                    for (int i = 0; i < C; ++i) x[size_t(r * C + i)] = float(std::sin(0.37 * double(i + 1) * (r + 1) + l));
+                const LayerWeights& w = q.model->weights().layers[size_t(l)];
+                // A prompt's grouped expert products: each row the bits of that token alone
+                // (through the prompt's kernels: the float router's sums are gemm's).
+                moe_ffn(whole.data(), x.data(), w, c, T, true);
+                for (int r = 0; r < T; ++r) {
                     INFO("layer " << l << " row " << r);
+                    moe_ffn(one.data(), x.data() + r * C, w, c, 1, true);
+                    CHECK(std::memcmp(one.data(), whole.data() + r * C, sizeof(float) * size_t(C)) == 0);
+                    // Each chosen expert's slice, against the same experts decoded to F32: only x's
+                    // Q8 rounding apart (a wrong slice: order 1).
+                    moe_ffn(ref.data(), x.data() + r * C, d.model->weights().layers[size_t(l)], c, 1, true);
+                    double num = 0, den = 0;
+                    for (int i = 0; i < C; ++i) num += (one[size_t(i)] - ref[size_t(i)]) * (one[size_t(i)] - ref[size_t(i)]), den += ref[size_t(i)] * ref[size_t(i)];
                     CHECK(std::sqrt(num / den) < 2e-2);
                 }
+            }
         }
     }
 }

@@ -66,5 +66,9 @@ void gemv_tokens(float* y, const float* x, const Matrix& W, int T);
 // w converted exactly to float.
 void gemm(float* out, const float* x, const Matrix& W, int T);
 bool gemm_fast_available();  // AVX-512 present and not forced portable
+// gemm's outputs o0 <= o < o1 only, on the calling thread (o0 a multiple of 64, gemm's panels:
+// the same bits as gemm gives them).
+void gemm_outputs(float* out, const float* x, const Matrix& W, int T, int64_t o0, int64_t o1);
+constexpr int64_t kGemmPanel = 64;
 
 }  // namespace journey

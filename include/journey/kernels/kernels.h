@@ -4,6 +4,7 @@
 // attention() alone calls BLAS, for a prompt's per-head products.
 #pragma once
 #include <cstdint>
+#include <span>
 
 #include "journey/kernels/matrix.h"
 
@@ -35,6 +36,21 @@ void matmul(float* out, const float* x, const Matrix& W, int T, bool prompt_kern
 // time, then from cache for every token): generation bound by memory serves T sequences for
 // about the cost of one.
 void matmul_tokens(float* out, const float* x, const Matrix& W, int T);
+
+// One product of matmul_many: out[T, W.n_out()] = x[T, W.n_in()] · W.
+struct Product {
+    float* out;
+    const float* x;
+    const Matrix* W;
+    int T;
+};
+// Several independent products in one parallel loop (a mixture of experts' chosen experts, as
+// llama.cpp's mul_mat_id): the threads take the products' rows as they come, across products.
+// Block-quantized W: every row of each x as one token, as matmul_tokens (the bits of matmul on
+// that row alone, whatever T and the thread count), x quantized once per row and shared by the
+// products with the same x (pointer and T). Float W: each product as matmul(out, x, W, T,
+// prompt_kernels), one after another.
+void matmul_many(std::span<const Product> products, bool prompt_kernels = false);
 
 // out[C] = row `row` of E, converted to float (embedding lookup).
 void embedding_row(float* out, const Matrix& E, int64_t row);

@@ -7,6 +7,7 @@
 
 #include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/gemv.h"
+#include "journey/kernels/kernels.h"
 #include "journey/kernels/lookahead.h"
 #include "journey/kernels/thread_pool.h"
 
@@ -73,6 +74,94 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
     }
     // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).
     gemm(out, x, W, T);
+}
+
+// Every row of every x as one token (matmul_quantized_tokens' bits): x quantized once per
+// token, then integer dots, a group of rows read from memory once for all of a product's tokens
+// (Q8_0/Q4_0 unpack each block once for four tokens). Not the float panels of other prompts: an
+// expert's group of a prompt's tokens is small (512 tokens x 8 of 128 experts: 32), too few to
+// pay for dequantizing and packing the expert's panels (Qwen3-30B-A3B's shape at Q8_0, pp128:
+// a third of the time went there), and the integer dots run four times the products per
+// instruction. Work items are whole groups of one product's rows, taken across products as
+// they come.
+void matmul_quantized_many(std::span<const Product> ps) {
+    struct Item {
+        size_t p;
+        int64_t r0, r1;
+    };
+    // Each distinct quantized x: its tokens' activations at acts[at ..]
+    struct Source {
+        const float* x;
+        int T;
+        int64_t n;
+        int block;
+        size_t at;
+    };
+    // The caller's scratch (thread_local), bound to references: the workers read the caller's.
+    thread_local std::vector<Source> t_sources;
+    thread_local std::vector<size_t> t_source_of;
+    thread_local std::vector<QuantizedActivations> t_acts;
+    thread_local std::vector<Item> t_items;
+    std::vector<Source>& sources = t_sources;
+    std::vector<size_t>& source_of = t_source_of;
+    std::vector<QuantizedActivations>& acts = t_acts;
+    std::vector<Item>& items = t_items;
+    sources.clear();
+    source_of.assign(ps.size(), SIZE_MAX);
+    size_t n_rows = 0;
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const Product& p = ps[i];
+        if (p.W->layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
+        const int64_t n = p.W->cols;
+        const int block = activation_block(p.W->dtype);
+        size_t k = 0;
+        while (k < sources.size() && !(sources[k].x == p.x && sources[k].T == p.T && sources[k].n == n && sources[k].block == block)) ++k;
+        if (k == sources.size()) {
+            sources.push_back({p.x, p.T, n, block, n_rows});
+            n_rows += size_t(p.T);
+        }
+        source_of[i] = k;
+    }
+    if (acts.size() < n_rows) acts.resize(n_rows);
+    QuantizedActivations* xs = acts.data();
+    // x quantized: a few rows on this thread, many (a prompt's) by the pool, a row at a time.
+    auto quantize_row = [&](size_t k, int t) {
+        const Source& src = sources[k];
+        quantize_activations(src.x + size_t(t) * size_t(src.n), src.n, xs[src.at + size_t(t)], src.block);
+    };
+    if (n_rows <= 16) {
+        for (size_t k = 0; k < sources.size(); ++k)
+            for (int t = 0; t < sources[k].T; ++t) quantize_row(k, t);
+    } else {
+        std::atomic<size_t> next_row{0};
+        thread_pool().run([&](int, int) {
+            size_t k = 0;
+            for (size_t r; (r = next_row.fetch_add(1, std::memory_order_relaxed)) < n_rows;) {
+                while (sources[k].at + size_t(sources[k].T) <= r) ++k;  // rows come in increasing order
+                quantize_row(k, int(r - sources[k].at));
+            }
+        });
+    }
+    // The work: chunks of rows of every product.
+    items.clear();
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const Matrix& W = *ps[i].W;
+        // One token: a quarter of a thread's share of the rows at a time, as matmul_quantized;
+        // several: groups of whole 16-row blocks of about 32 KiB, as matmul_quantized_tokens.
+        const int64_t step = ps[i].T == 1 ? quant_chunk(W.rows, thread_pool().size())
+                                          : std::max<int64_t>(16, int64_t{32768} / std::max<int64_t>(1, int64_t(dtype_bytes(W.dtype, uint64_t(W.cols)))) / 16 * 16);
+        for (int64_t r0 = 0; r0 < W.rows; r0 += step) items.push_back({i, r0, std::min(W.rows, r0 + step)});
+    }
+    std::atomic<size_t> next{0};
+    thread_pool().run([&](int, int) {
+        for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < items.size();) {
+            const Item& it = items[k];
+            const Product& p = ps[it.p];
+            const QuantizedActivations* x = xs + sources[source_of[it.p]].at;
+            if (p.T == 1) dot_rows(p.out, *p.W, *x, it.r0, it.r1);  // the one-token stream (same bits)
+            else dot_rows_tokens(p.out, p.W->rows, *p.W, x, p.T, it.r0, it.r1);
+        }
+    });
 }
 
 }  // namespace journey

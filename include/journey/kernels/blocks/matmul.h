@@ -2,6 +2,8 @@
 // to F32 as a whole. kernels.cpp's matmul() dispatches here; kept apart so the F32/F16 paths stay simple.
 #pragma once
 
+#include <span>
+
 #include "journey/kernels/matrix.h"
 
 namespace journey {
@@ -15,5 +17,9 @@ namespace journey {
 void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
 // T tokens, each row the bits of matmul_quantized on that token alone (kernels.h: matmul_tokens).
 void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T);
+// matmul_many (kernels.h) when every W is block-quantized and Linear: every row of each x as one
+// token (matmul_quantized_tokens' bits), all products in one parallel loop.
+struct Product;
+void matmul_quantized_many(std::span<const Product> products);
 
 }  // namespace journey
