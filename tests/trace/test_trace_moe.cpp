@@ -73,7 +73,7 @@ Choice route_by_hand(const ModelFile& f, const ModelConfig& c, int layer, const 
         const double p = std::exp(v - mx) / z;
         if (p > 0) ch.entropy -= p * std::log(p);
     }
-    std::vector<int> order(size_t(E));
+    std::vector<int> order(static_cast<size_t>(E));
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return logit[size_t(a)] > logit[size_t(b)]; });
     ch.ids.assign(order.begin(), order.begin() + K);
