@@ -78,6 +78,15 @@ void layer_lines(std::vector<std::string>& lines, const Trace& tr, const Tokeniz
         }
         lines.push_back(line);
     }
+    if (l.moe) {  // a mixture of experts: where the token went
+        std::string line = fmt("  experts  H %5.3f  ", l.moe->router_entropy);
+        for (size_t i = 0; i < l.moe->experts.size(); ++i) {
+            const std::string item = fmt("%s#%d %.3f", i ? "  " : "", l.moe->experts[i].id, double(l.moe->experts[i].weight));
+            if (columns(line) + columns(item) > kWidth) break;
+            line += item;
+        }
+        lines.push_back(line);
+    }
     const LensTrace& lens = l.lens;
     std::string line = fmt("  lens     H %5.3f  KL %6.3f  target rank %lld p %.3g  ", lens.dist.entropy,
                            lens.kl_to_final, static_cast<long long>(lens.target_rank), lens.target_prob);

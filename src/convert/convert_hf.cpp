@@ -217,7 +217,14 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     // At a quantized type the F32 conversion is made first (in memory, as metadata and row
     // functions), then quantized as llama-quantize would.
     const DType dense = quantized ? DType::F32 : target.base;
-    const uint32_t dense_ftype = quantized ? 0 : target.ftype;
+    uint32_t dense_ftype = quantized ? 0 : target.ftype;
+    // MXFP4 experts (gpt-oss's checkpoints) stay MXFP4: the file is MOSTLY_MXFP4_MOE at any float
+    // type, as the converter marks it (a quantized type would re-encode them: quantize that file).
+    const bool mxfp4 = std::any_of(st.tensors.begin(), st.tensors.end(), [](const auto& kv) { return kv.second.dtype == DType::MXFP4; });
+    if (mxfp4 && quantized)
+        throw UsageError(dir.string() + ": its experts are MXFP4; journey converts it to F32, F16 or BF16 (not " +
+                         std::string(target.name) + "; journey quantize that file)");
+    if (mxfp4 && !quantized) dense_ftype = 38;  // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
 
     // Rope scaling GGUF cannot carry as llama.cpp's converter writes it (llama3 becomes factors).
     const json rope = config.contains("rope_scaling") && config["rope_scaling"].is_object() ? config["rope_scaling"] : json::object();
@@ -302,7 +309,11 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         has_output = has_output || (m.hf && m.hf->tensor == Tensor::output);
     }
     const bool lm_head_only = c.tied_output && !has_embd && has_output && hf_embd;
+    // Two passes: the MXFP4 experts first (GptOssModel.generate_extra_tensors writes them before
+    // the others), then the rest.
+    for (const bool first : {true, false})
     for (const auto& [hf_name, t] : st.tensors) {
+        if ((t.dtype == DType::MXFP4) != first) continue;
         std::string name = hf_name;
         if (name.starts_with(hf_optional_prefix)) name = name.substr(hf_optional_prefix.size());
         if (hf_tensor_ignorable(name)) continue;

@@ -5,8 +5,14 @@
 // - gpt-oss in transformers' dequantized layout: gate_up_proj [E, C, 2F] (input-major, gate and
 //   up interleaved along 2F) is split and transposed into ffn_gate_exps and ffn_up_exps [E, F, C],
 //   its bias [E, 2F] into the two biases [E, F], and down_proj [E, F, C] transposed into
-//   ffn_down_exps [E, C, F] (GptOssModel.modify_tensors).
+//   ffn_down_exps [E, C, F] (GptOssModel.modify_tensors);
+// - gpt-oss's MXFP4 checkpoints (the safetensors reader joins *_blocks and *_scales into ggml's
+//   MXFP4 blocks, [E, out, in]): the bytes as they are, gate_up's even rows ffn_gate_exps and its
+//   odd ones ffn_up_exps (GptOssModel.generate_extra_tensors / repack_mxfp4). convert_hf.cpp
+//   hands these over first: the converter writes them before every other tensor.
 #include "experts.h"
+
+#include <cstring>
 
 #include "journey/errors.h"
 #include "journey/kernels/to_float.h"
@@ -47,6 +53,26 @@ bool ExpertConverter::take(const HfName& hf, int layer, int expert, const std::s
         return true;
     }
     const TensorInfo* src = &t;
+    if (t.dtype == DType::MXFP4) {
+        if (hf.tensor != Tensor::ffn_gate_up_exps && hf.tensor != Tensor::ffn_down_exps)
+            fail(hf_name, "is MXFP4, which llama.cpp's converter writes for the experts' matrices only");
+        if (t.shape.size() != 3) fail(hf_name, "is not [experts, output, input]");
+        if (hf.tensor == Tensor::ffn_down_exps) {
+            add_(OutTensor{gguf_tensor_name(Tensor::ffn_down_exps, layer), t.shape, DType::MXFP4, t.data, {}});
+            return true;
+        }
+        if (t.shape[1] % 2 != 0) fail(hf_name, "does not hold gate and up rows in pairs");
+        const int64_t e = t.shape[0], f = t.shape[1] / 2;
+        const size_t row = dtype_bytes(DType::MXFP4, uint64_t(t.shape[2]));
+        for (int half = 0; half < 2; ++half) {
+            auto& bytes = owned_.emplace_back(size_t(e * f) * row);
+            for (int64_t r = 0; r < e * f; ++r)  // expert r / f's row 2 (r % f) + half
+                std::memcpy(bytes.data() + size_t(r) * row, t.data + size_t(2 * r + half) * row, row);
+            add_(OutTensor{gguf_tensor_name(half ? Tensor::ffn_up_exps : Tensor::ffn_gate_exps, layer), {e, f, t.shape[2]},
+                           DType::MXFP4, bytes.data(), {}});
+        }
+        return true;
+    }
     if (hf.tensor == Tensor::ffn_gate_up_exps || hf.tensor == Tensor::ffn_gate_up_exps_b) {
         const bool bias = hf.tensor == Tensor::ffn_gate_up_exps_b;
         if (t.shape.size() != (bias ? 2u : 3u) || t.shape.back() % 2 != 0)

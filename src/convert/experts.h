@@ -1,6 +1,7 @@
 // A mixture of experts' tensors as llama.cpp's converter writes them (convert_hf.cpp hands them
 // here): the experts of a layer stacked [E, out, in] as ffn_{gate,up,down}_exps.
 #pragma once
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -42,6 +43,7 @@ private:
         bool done = false;
     };
     std::map<int, Layer> layers_;
+    std::deque<std::vector<std::byte>> owned_;  // MXFP4 gate and up rows, split from gate_up
 };
 
 }  // namespace journey

@@ -1,6 +1,7 @@
 // llama-quantize's per-tensor type choice (see quantize_plan.h), for the file types journey
 // writes: the dense ones, the legacy 32-blocks and the K-quant mixes (no IQ types), with its rules
-// for mixtures of experts (routers kept, attention raised for 8 experts).
+// for mixtures of experts (routers kept, attention raised for 8 experts; MXFP4_MOE: the stacked
+// experts MXFP4, the other matrices Q8_0).
 #include "journey/convert/quantize_plan.h"
 
 #include <algorithm>
@@ -20,7 +21,7 @@ const QuantTarget kTargets[] = {
     {"Q4_0", 2, D::Q4_0},    {"Q4_1", 3, D::Q4_1},     {"Q5_0", 8, D::Q5_0},     {"Q5_1", 9, D::Q5_1},
     {"Q2_K", 10, D::Q2_K},   {"Q3_K_S", 11, D::Q3_K},  {"Q3_K_M", 12, D::Q3_K},  {"Q3_K_L", 13, D::Q3_K},
     {"Q4_K_S", 14, D::Q4_K}, {"Q4_K_M", 15, D::Q4_K},  {"Q5_K_S", 16, D::Q5_K},  {"Q5_K_M", 17, D::Q5_K},
-    {"Q6_K", 18, D::Q6_K},
+    {"Q6_K", 18, D::Q6_K},   {"MXFP4_MOE", 38, D::MXFP4},
 };
 
 enum class Cat { output, token_embd, attn_qkv, attn_v, attn_k, attn_q, attn_output, ffn_up, ffn_gate, ffn_down, other };
@@ -114,8 +115,10 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
         const Cat c = category(t.name);
         const int64_t nx = t.shape.back();
         if (c == Cat::output || (tied && c == Cat::token_embd)) {
-            if (nx % int64_t(dtype_block(type)) != 0) type = D::Q8_0;
+            if (f == "MXFP4_MOE" || nx % int64_t(dtype_block(type)) != 0) type = D::Q8_0;
             else if (type != D::Q8_0) type = D::Q6_K;
+        } else if (f == "MXFP4_MOE") {  // the experts' stacked tensors MXFP4, every other matrix Q8_0
+            type = t.shape.size() >= 3 && t.shape[t.shape.size() - 3] > 1 ? D::MXFP4 : D::Q8_0;
         } else if (c == Cat::token_embd) {
             // no change for these file types
         } else if (is_attn_v(c)) {

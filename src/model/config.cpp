@@ -332,8 +332,6 @@ void read_moe(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, cons
             throw ModelError(source + ": \"" + std::string(key) + "\" (shared experts) is not supported");
     if (t.arch == Arch::gpt_oss) {
         c.swiglu_limit = get_float(j, "swiglu_limit", 7.0f, source);
-        if (present(j, "quantization_config"))
-            throw ModelError(source + ": \"quantization_config\" (MXFP4 experts) is not supported yet");
     }
 }
 // ---- end of mixture of experts
@@ -556,6 +554,17 @@ ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
     }
     const ArchTraits* t = find_hf_arch(type);
     if (!t) throw ModelError(source + ": model_type \"" + type + "\" is not supported (supported: " + hf_type_names() + ")");
+    // A quantized checkpoint: only gpt-oss's MXFP4 experts (quant_method "mxfp4": the experts'
+    // *_blocks and *_scales, read as MXFP4 tensors by the safetensors reader); any other method's
+    // tensors would mean something else.
+    if (present(j, "quantization_config")) {
+        const nlohmann::json& q = j["quantization_config"];
+        const nlohmann::json m = q.is_object() && q.contains("quant_method") ? q["quant_method"] : nlohmann::json();
+        const std::string method = m.is_string() ? m.get<std::string>() : m.dump();
+        if (method != "mxfp4" || t->arch != Arch::gpt_oss)
+            throw ModelError(source + ": quantization_config quant_method '" + excerpt(method, 40) + "' is not supported" +
+                             (t->arch == Arch::gpt_oss ? " (journey reads mxfp4)" : " for " + std::string(t->name)));
+    }
     ModelConfig c = t->arch == Arch::gpt2      ? gpt2_from_hf(j, source)
                     : t->arch == Arch::gptneox ? gptneox_from_hf(j, *t, source)
                                                : llama_like_from_hf(j, *t, source);

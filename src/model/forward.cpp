@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <numbers>
 #include <stdexcept>
+#include <vector>
 
 #include "journey/kernels/kernels.h"
 #include "journey/model/session.h"
@@ -234,10 +235,18 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const int64_t n = int64_t{T} * c.n_ff;
     s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
-        if (s.tokens)  // several sequences' tokens: each as alone
-            for (int t = 0; t < T; ++t) moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false);
-        else
+        const int E = c.n_expert;
+        std::vector<float> routed;  // the router logits [T, E], kept only for an observer
+        if (s.tokens) {  // several sequences' tokens: each as alone
+            for (int t = 0; t < T; ++t) {
+                moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false);
+                if (s.observer) routed.insert(routed.end(), moe_last_router_logits(), moe_last_router_logits() + E);
+            }
+        } else {
             moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
+            if (s.observer) routed.assign(moe_last_router_logits(), moe_last_router_logits() + int64_t{T} * E);
+        }
+        if (s.observer) s.notify("moe_logits", l, routed.data(), {T, E});
         s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
         s.site("resid_post", l, b.x, {T, C});

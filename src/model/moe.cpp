@@ -182,4 +182,6 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
     }
 }
 
+const float* moe_last_router_logits() { return scratch.logits.data(); }
+
 }  // namespace journey

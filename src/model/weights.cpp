@@ -291,7 +291,7 @@ public:
             if (!pattern) continue;
             const std::string name = with_layer(pattern, layer);
             const int64_t out = size_of(r->out, config_), in = size_of(r->in, config_);
-            const int64_t rows = layout == Layout::Linear ? out : in, cols = layout == Layout::Linear ? in : out;
+            int64_t rows = layout == Layout::Linear ? out : in, cols = layout == Layout::Linear ? in : out;
             const size_t at = name.find("{e}");
             for (int64_t e = 0; e < E; ++e) {
                 if (at != std::string::npos) {  // one tensor per expert
@@ -304,6 +304,12 @@ public:
                 }
                 const TensorInfo* t = find(name);
                 if (!t) fail(name, "is missing");
+                // gpt-oss's MXFP4 checkpoints store the experts [E, out, in] (Linear), where its
+                // dequantized layout is [E, in, out].
+                if (layout == Layout::Conv1D && dtype_block(t->dtype) > 1) {
+                    layout = Layout::Linear;
+                    rows = out, cols = in;
+                }
                 const std::vector<int64_t> want = r->m ? std::vector<int64_t>{E, rows, cols} : std::vector<int64_t>{E, out};
                 if (t->shape != want) fail(t->name, "has shape " + shape_str(t->shape) + ", expected " + shape_str(want));
                 if (r->m) {  // expert e's rows: whole rows of whole blocks, so an offset
@@ -476,13 +482,20 @@ void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
     };
     std::vector<Job> todo;
     const bool vnni = quant_dot_fast_available();
+    // A matrix a reader built in memory (ModelFile::owned: MXFP4 joined from *_blocks and
+    // *_scales) is ours already.
+    auto in_mapping = [&](const Matrix& m, size_t bytes) {
+        for (const auto& f : file.mappings)
+            if (f->data() && m.data >= f->data() && m.data + bytes <= f->data() + f->size()) return true;
+        return false;
+    };
     auto want = [&](Matrix& m) {
         if (!m) return;
         const size_t bytes = static_cast<size_t>(dtype_bytes(m.dtype, uint64_t(m.rows * m.cols)));
         if (vnni && can_pack_rows16(m)) todo.push_back({&m, Kind::rows16, rows16_bytes(m)});
         else if (m.layout == Layout::Conv1D && (m.dtype == DType::F16 || m.dtype == DType::BF16))
             todo.push_back({&m, Kind::transpose, bytes});
-        else if (!in_place) todo.push_back({&m, Kind::copy, bytes});
+        else if (!in_place && in_mapping(m, bytes)) todo.push_back({&m, Kind::copy, bytes});
     };
     for (LayerWeights& l : layers) {
         for (Matrix* m : l.matrices()) want(*m);

@@ -10,6 +10,7 @@
 
 #include "journey/errors.h"
 #include "journey/kernels/kernels.h"
+#include "journey/model/moe.h"
 #include "journey/model/session.h"
 #include "journey/model/unembed.h"
 
@@ -126,6 +127,7 @@ void TraceObserver::observe(const Intermediate& t) {
     else if (n == "mlp_out") layer(t.layer).mlp_out = l2_norm(row(t));
     else if (n == "attn_pattern") observe_pattern(t);
     else if (n == "attn_z") observe_heads(t);
+    else if (n == "moe_logits") observe_moe(t);
     else if (n == "resid_post") {
         layer(t.layer).resid_post = l2_norm(row(t));
         observe_lens(t);
@@ -176,6 +178,25 @@ void TraceObserver::observe_heads(const Intermediate& t) {
     for (int64_t h = 0; h < H; ++h)
         lt.heads[static_cast<size_t>(h)].out_norm = l2_norm({contrib.data() + h * C, static_cast<size_t>(C)});
     if (opts_.attribute) rows_.heads[static_cast<size_t>(t.layer)] = std::move(contrib);
+}
+
+// moe_logits [T, E]: the traced token's experts, as the forward pass's moe_route chose them, and
+// the entropy of the router's distribution over all experts.
+void TraceObserver::observe_moe(const Intermediate& t) {
+    const ModelConfig& c = model_.config();
+    const std::span<const float> logits = row(t);
+    const int K = c.n_expert_used;
+    std::vector<int> ids(static_cast<size_t>(K));
+    std::vector<float> weights(static_cast<size_t>(K));
+    moe_route(logits.data(), c, ids.data(), weights.data());
+    MoeTrace m;
+    for (int j = 0; j < K; ++j) m.experts.push_back({ids[size_t(j)], weights[size_t(j)]});
+    const double lse = log_sum_exp(logits);
+    for (float v : logits) {
+        const double lp = double(v) - lse;
+        m.router_entropy -= std::exp(lp) * lp;
+    }
+    layer(t.layer).moe = std::move(m);
 }
 
 // The target's logit before the final softcap (Gemma 2): the unembedding of the observed final

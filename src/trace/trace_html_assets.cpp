@@ -179,6 +179,33 @@ function renderLens(app, d) {
   app.appendChild(t);
 }
 
+// A mixture of experts: per layer, the experts the traced token went to, shaded by weight.
+function renderExperts(app, d) {
+  if (!d.layers.some(l => l.moe)) return;
+  section(app, 'Experts', 'Per layer, the experts the router sent the traced token to, in the order it chose them, ' +
+          'with their weights (summing to 1), and the entropy (nats) of the router over all experts.');
+  const t = el('table', 'lens');
+  const k = Math.max(...d.layers.map(l => l.moe ? l.moe.experts.length : 0));
+  const head = el('tr');
+  ['layer'].concat(Array.from({length: k}, (_, i) => `#${i + 1}`), ['router entropy']).forEach(h => head.appendChild(el('th', '', h)));
+  t.appendChild(head);
+  d.layers.filter(l => l.moe).forEach(l => {
+    const tr = el('tr');
+    tr.appendChild(el('th', '', `L${l.layer}`));
+    l.moe.experts.forEach(e => {
+      const td = el('td', 'cell', `expert ${e.id}`);
+      td.appendChild(el('small', '', fix(e.weight, 3)));
+      td.style.background = heat(e.weight);
+      td.style.color = ink(e.weight);
+      td.title = `expert ${e.id}, weight ${e.weight}`;
+      tr.appendChild(td);
+    });
+    tr.appendChild(el('td', 'num', fix(l.moe.router_entropy, 3)));
+    t.appendChild(tr);
+  });
+  app.appendChild(t);
+}
+
 // One layer: heads x keys at the traced position, as an SVG heatmap with token labels.
 function renderTracedAttention(app, d) {
   section(app, 'Attention at the traced position', 'Rows: heads; columns: the keys the traced token can see. ' +
@@ -304,6 +331,7 @@ function renderAttribution(app, d) {
   renderPrompt(app, d);
   renderNorms(app, d);
   renderLens(app, d);
+  renderExperts(app, d);
   renderAttribution(app, d);
   renderTracedAttention(app, d);
   renderFullPatterns(app, d);

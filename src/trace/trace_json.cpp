@@ -48,15 +48,21 @@ json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool f
 json layer_json(const Trace& tr, const Tokenizer& tok, const LayerTrace& l, bool full) {
     json heads = json::array();
     for (const HeadTrace& h : l.heads) heads.push_back(head_json(tr, tok, h, full));
-    return {{"layer", l.layer},
-            {"resid_pre", {{"norm", l.resid_pre}}},
-            {"resid_mid", {{"norm", l.resid_mid}}},
-            {"resid_post", {{"norm", l.resid_post}}},
-            {"attn", {{"out_norm", l.attn_out}, {"heads", std::move(heads)}}},
-            {"mlp", {{"out_norm", l.mlp_out}}},
-            {"lens", {{"top", top_json(tok, l.lens.dist)}, {"entropy", l.lens.dist.entropy},
-                      {"kl_to_final", l.lens.kl_to_final}, {"target_rank", l.lens.target_rank},
-                      {"target_prob", l.lens.target_prob}}}};
+    json j = {{"layer", l.layer},
+              {"resid_pre", {{"norm", l.resid_pre}}},
+              {"resid_mid", {{"norm", l.resid_mid}}},
+              {"resid_post", {{"norm", l.resid_post}}},
+              {"attn", {{"out_norm", l.attn_out}, {"heads", std::move(heads)}}},
+              {"mlp", {{"out_norm", l.mlp_out}}},
+              {"lens", {{"top", top_json(tok, l.lens.dist)}, {"entropy", l.lens.dist.entropy},
+                        {"kl_to_final", l.lens.kl_to_final}, {"target_rank", l.lens.target_rank},
+                        {"target_prob", l.lens.target_prob}}}};
+    if (l.moe) {
+        json experts = json::array();
+        for (const MoeTrace::Expert& e : l.moe->experts) experts.push_back({{"id", e.id}, {"weight", e.weight}});
+        j["moe"] = {{"experts", std::move(experts)}, {"router_entropy", l.moe->router_entropy}};
+    }
+    return j;
 }
 
 json embedding_json(const Trace& tr) {

@@ -336,7 +336,8 @@ TEST_CASE("convert: the chat template is the one chat reads from the directory (
 
 TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for byte", "[convert][moe]") {
     // convert_hf_to_gguf.py stacks Qwen3-MoE's per-expert tensors and splits gpt-oss's fused,
-    // interleaved gate|up; llama-quantize keeps the router and raises attention for 8 experts.
+    // interleaved gate|up; llama-quantize keeps the router and raises attention for 8 experts
+    // (MXFP4_MOE: the stacked experts MXFP4, every other matrix Q8_0).
     const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_moe_expect.json"));
     for (const std::string family : {"qwen3moe", "gpt-oss"}) {
         INFO("family " << family);
@@ -358,6 +359,12 @@ TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for
             INFO(q.err);
             REQUIRE(q.exit_code == 0);
             CHECK(fnv1a64(slurp(out)) == fnv.get<std::string>());
+            if (family == "gpt-oss" && type == "MXFP4_MOE") {  // the very file in quant/imatrix/
+                const fs::path fixture = fs::path(data_dir()) / "quant" / "imatrix" / "gpt-oss-MXFP4_MOE.gguf";
+                const bool same_file = slurp(out) == slurp(fixture);
+                CHECK(same_file);
+                if (!same_file) explain_difference(out, fixture);
+            }
             fs::remove(out);
         }
     }
@@ -368,6 +375,93 @@ TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for
     const Gap gap = logprob_gap(*dir_model, *gguf_model, case_ids("qwen3moe"));
     CHECK(gap.all <= 1e-4);
     CHECK(gap.same_top1);
+}
+
+namespace {
+
+// The raw tensors of a safetensors file (name -> dtype, shape, bytes), header parsed here so the
+// MXFP4 halves stay as the checkpoint stores them.
+std::map<std::string, FakeTensor> raw_tensors(const fs::path& p) {
+    const std::string bytes = slurp(p);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+    const auto header = nlohmann::json::parse(bytes.substr(8, n));
+    std::map<std::string, FakeTensor> out;
+    for (const auto& [name, d] : header.items()) {
+        if (name == "__metadata__") continue;
+        const auto b = d["data_offsets"][0].get<size_t>(), e = d["data_offsets"][1].get<size_t>();
+        out[name] = FakeTensor{name, d["dtype"], d["shape"].get<std::vector<int64_t>>(), {}, bytes.substr(8 + n + b, e - b)};
+    }
+    return out;
+}
+
+// gpt-oss as OpenAI publishes it (tests/data/README.md, "gpt-oss MXFP4"): the BF16 stand-in's
+// tensors but its experts, which come as *_blocks / *_scales from mxfp4-experts.safetensors
+// (scripts/make_mxfp4_checkpoint.py), with config-mxfp4.json (quantization_config mxfp4).
+fs::path mxfp4_hf_dir() {
+    const fs::path dir = temp_dir() / "convert-gpt-oss-mxfp4" / "hf";
+    if (fs::exists(dir / "model.safetensors")) return dir;
+    fs::create_directories(dir);
+    const fs::path models = fs::path(data_dir()) / "models" / "gpt-oss";
+    std::vector<FakeTensor> all;
+    for (auto& [name, t] : raw_tensors(models / "hf" / "model.safetensors"))
+        if (!name.ends_with("experts.gate_up_proj") && !name.ends_with("experts.down_proj")) all.push_back(t);
+    for (auto& [name, t] : raw_tensors(models / "mxfp4-experts.safetensors")) all.push_back(t);
+    write_safetensors(dir / "model.safetensors", all);
+    fs::copy_file(models / "config-mxfp4.json", dir / "config.json", fs::copy_options::overwrite_existing);
+    for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "convert" / "gpt-oss"))
+        fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    return dir;
+}
+
+}  // namespace
+
+TEST_CASE("convert: gpt-oss's MXFP4 checkpoint is llama.cpp's file, byte for byte, and runs as its GGUF", "[convert][moe][mxfp4]") {
+    // convert_hf_to_gguf.py (GptOssModel.generate_extra_tensors) repacks the blocks into ggml's
+    // MXFP4, gate_up's even rows as gate, odd as up, and writes them first; the file is MXFP4_MOE.
+    const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_moe_expect.json"))["gpt-oss-mxfp4-dir"];
+    const fs::path dir = mxfp4_hf_dir(), ours = dir.parent_path() / "gpt-oss-mxfp4-f32.gguf";
+    const RunResult r = run_journey({"convert", "-m", dir.string(), "-o", ours.string(), "--type", "f32"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string bytes = slurp(ours);
+    CHECK(bytes.size() == expect["bytes"].get<size_t>());
+    CHECK(fnv1a64(bytes) == expect["f32"].get<std::string>());
+    // Its experts are the blocks llama-quantize's MXFP4_MOE wrote from the same weights (the
+    // script checked its rounding against that file); the experts' bytes here say the same.
+    const ModelFile a = read_gguf(ours), q = read_gguf(fs::path(data_dir()) / "quant" / "imatrix" / "gpt-oss-MXFP4_MOE.gguf");
+    int mxfp4 = 0;
+    for (const auto& [name, t] : q.tensors)
+        if (t.dtype == DType::MXFP4) {
+            INFO(name);
+            REQUIRE(a.find(name));
+            CHECK(a.find(name)->dtype == DType::MXFP4);
+            CHECK(std::equal(t.data, t.data + t.nbytes, a.find(name)->data, a.find(name)->data + a.find(name)->nbytes));
+            ++mxfp4;
+        }
+    CHECK(mxfp4 == 6);
+    // A quantized type would re-encode the experts: refused by name (quantize the file instead).
+    const RunResult q8 = run_journey({"convert", "-m", dir.string(), "-o", (dir.parent_path() / "q8.gguf").string(), "--type", "q8_0"});
+    CHECK(q8.exit_code != 0);
+    CHECK_THAT(q8.err, Catch::Contains("MXFP4"));
+
+    // The directory runs with its experts MXFP4 as read (no float copy), and gives its GGUF's
+    // distributions (the yarn band rounded as GGUF has it: "truncate": true).
+    auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+    config["rope_scaling"]["truncate"] = true;
+    std::ofstream(dir / "config.json") << config.dump();
+    const auto dir_model = Model::load(dir, LoadOptions{.tokenizer = false});
+    const auto gguf_model = Model::load(ours, LoadOptions{.tokenizer = false});
+    for (const LayerWeights& l : dir_model->weights().layers) {
+        REQUIRE(l.experts.gate_up.size() == 8);
+        CHECK(l.experts.gate_up[0].dtype == DType::MXFP4);
+        CHECK(l.experts.down[0].dtype == DType::MXFP4);
+    }
+    const Gap gap = logprob_gap(*dir_model, *gguf_model, case_ids("gpt-oss"));
+    WARN("gpt-oss MXFP4 directory against its GGUF: max |dlogprob| " << gap.all << " (top-20 " << gap.top20 << ")");
+    CHECK(gap.all <= 1e-4);
+    CHECK(gap.same_top1);
+    fs::remove_all(dir.parent_path());
 }
 
 TEST_CASE("convert: a layer missing an expert is refused, naming it", "[convert][moe]") {

@@ -151,6 +151,21 @@ TEST_CASE("families: the observer sees the same named intermediates on every rot
         s.set_observer(&names);
         const std::vector<TokenId> ids = {1, 2, 3};
         s.eval(ids);
+        // A mixture of experts' layer adds its router logits between resid_mid and mlp_out.
+        if (m->config().n_expert > 0) {
+            std::vector<std::string> dense;
+            for (size_t i = 0; i < names.seen.size(); ++i) {
+                const std::string& n = names.seen[i];
+                if (!n.starts_with("moe_logits@")) {
+                    dense.push_back(n);
+                    continue;
+                }
+                REQUIRE(i > 0);
+                CHECK(names.seen[i - 1] == "resid_mid@" + n.substr(n.find('@') + 1));
+            }
+            CHECK(names.seen.size() - dense.size() == size_t(m->config().n_layer));
+            names.seen = dense;
+        }
         if (first.empty()) {
             first = names.seen;
             REQUIRE(first.size() == 2 + 2 * 7 + 2);  // tok_embed, embed; 7 per layer x 2 layers; final_norm, logits

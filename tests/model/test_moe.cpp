@@ -228,7 +228,12 @@ TEST_CASE("moe: what journey does not run is refused by name", "[moe]") {
     refused(base, "decoder_sparse_step", 2, "decoder_sparse_step");
     refused(base, "num_experts_per_tok", 9, "experts used per token");
     const auto oss = nlohmann::json::parse(std::ifstream(dir_of("gpt-oss") + "/hf/config.json"));
-    refused(oss, "quantization_config", {{"quant_method", "mxfp4"}}, "quantization_config");
+    // MXFP4 experts are read (the checkpoint's *_blocks / *_scales); any other method is refused by name.
+    auto mx = oss;
+    mx["quantization_config"] = {{"quant_method", "mxfp4"}};
+    CHECK_NOTHROW(config_from_hf(mx, "config.json"));
+    refused(oss, "quantization_config", {{"quant_method", "gptq"}}, "quant_method 'gptq'");
+    refused(base, "quantization_config", {{"quant_method", "mxfp4"}}, "quant_method 'mxfp4' is not supported for");
     refused(oss, "experts_per_token", 3, "experts_per_token");
     // norm_topk_prob false is a different model, and runs as one.
     auto j = base;

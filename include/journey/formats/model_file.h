@@ -21,6 +21,8 @@ struct ModelFile {
     nlohmann::json metadata;            // config.json, GGUF key/values, or llama2.c header
     std::map<std::string, TensorInfo> tensors;
     std::vector<std::shared_ptr<MappedFile>> mappings;  // keep the tensor data alive
+    // Tensors a reader had to build (MXFP4 blocks joined from a checkpoint's *_blocks and *_scales).
+    std::vector<std::shared_ptr<const std::vector<std::byte>>> owned;
 
     const TensorInfo* find(const std::string& name) const {
         auto it = tensors.find(name);

@@ -12,7 +12,10 @@ namespace journey {
 // `path` is a `*.safetensors` file, or a sharded checkpoint's `*.safetensors.index.json`
 // ({"weight_map": {"tensor": "shard file"}}). Every offset, length, dtype and overlap is
 // checked; problems throw ModelError naming the file and the tensor. Supported dtypes: F32,
-// F16, BF16. The returned ModelFile has format "safetensors" and empty metadata.
+// F16, BF16, and U8 as the halves of an MXFP4 matrix (W_blocks [..., nb, 16] and W_scales
+// [..., nb], gpt-oss's checkpoints), joined into one MXFP4 tensor W [..., nb * 32] in ggml's
+// block layout (ModelFile::owned holds its bytes). The returned ModelFile has format
+// "safetensors" and empty metadata.
 ModelFile read_safetensors(const std::filesystem::path& path);
 
 }  // namespace journey

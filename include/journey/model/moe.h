@@ -18,4 +18,8 @@ void moe_route(const float* logits, const ModelConfig& c, int* ids, float* weigh
 // multiplies each expert's group of tokens as one matrix; a row gets the same bits in any group.
 void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt);
 
+// The router logits [T, n_expert] (bias added) of the calling thread's last moe_ffn: what routed
+// its tokens (forward hands them to the observer as moe_logits). Valid until the next moe_ffn.
+const float* moe_last_router_logits();
+
 }  // namespace journey

@@ -4,7 +4,9 @@
 // Names, in order, with dims (T = tokens in this eval, P = n_past before it, C, H, D, V):
 //   tok_embed [T,C], pos_embed [T,C], embed [T,C]                        layer = -1
 //   per layer: resid_pre [T,C], attn_pattern [H,T,P+T], attn_z [T,H,D],
-//              attn_out [T,C], resid_mid [T,C], mlp_out [T,C], resid_post [T,C]
+//              attn_out [T,C], resid_mid [T,C], moe_logits [T,E] (a mixture of experts'
+//              layer: the router logits, bias added, that chose each token's experts),
+//              mlp_out [T,C], resid_post [T,C]
 //   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
 // (pos_embed only for learned positions.) Data is valid only during the call.
 //

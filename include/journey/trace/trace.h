@@ -7,6 +7,7 @@
 //              per head: the attention row over the keys, its entropy, its top keys, and the
 //              norm of the head's contribution to the residual stream (below);
 //              the norms of attn_out and mlp_out;
+//              a mixture of experts' layer: the experts the token went to, with their weights;
 //              the logit lens: final norm + unembedding (unembed.h) of resid_post;
 //   final      the model's own next-token distribution at the position.
 //
@@ -62,12 +63,24 @@ struct LensTrace {
     double target_prob = 0;
 };
 
+// A mixture-of-experts layer's routing of the traced token (the forward pass's moe_logits, read
+// by the same moe_route that chose its experts).
+struct MoeTrace {
+    struct Expert {
+        int id = 0;
+        float weight = 0;  // its share of the layer's MLP output (the weights sum to 1)
+    };
+    std::vector<Expert> experts;  // the chosen ones, in the order the router chose them
+    double router_entropy = 0;    // nats, of the softmax over every expert's router logit
+};
+
 struct LayerTrace {
     int layer = 0;
     double resid_pre = 0, resid_mid = 0, resid_post = 0;  // L2 norms at the traced position
     double attn_out = 0, mlp_out = 0;
     std::vector<HeadTrace> heads;
     LensTrace lens;
+    std::optional<MoeTrace> moe;  // a mixture-of-experts layer: where the token went
 };
 
 struct EmbeddingTrace {
@@ -117,6 +130,7 @@ private:
     void observe_pattern(const Intermediate& t);
     void observe_heads(const Intermediate& t);
     void observe_lens(const Intermediate& t);
+    void observe_moe(const Intermediate& t);
     void record(std::vector<float>& to, const Intermediate& t) const;
     double raw_logit(TokenId id) const;
 };

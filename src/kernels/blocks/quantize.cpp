@@ -13,6 +13,7 @@
 #include <string>
 
 #include "journey/kernels/half.h"
+#include "iq_grids.h"
 
 namespace journey {
 namespace {
@@ -95,6 +96,31 @@ float signed_absmax(const float* x, int n) {
         }
     }
     return max;
+}
+
+// MXFP4 (17 bytes: E8M0 exponent e, then 16 bytes, element j in the low nibble and j + 16 in the
+// high one): e = floor(log2(amax)) - 2 + 127, so the largest doubled E2M1 value (12) times
+// 2^(e - 128) reaches amax; each element the nearest of the 16 values (the first on a tie), as
+// quantize_row_mxfp4_ref.
+int mxfp4_index(float x, float d) {
+    int best = 0;
+    float best_err = std::fabs(float(kMxfp4Values[0]) * d - x);
+    for (int i = 1; i < 16; ++i) {
+        const float err = std::fabs(float(kMxfp4Values[i]) * d - x);
+        if (err < best_err) best = i, best_err = err;
+    }
+    return best;
+}
+void quantize_mxfp4(const float* x, unsigned char* out, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, x += 32, out += 17) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; ++j)
+            if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
+        const uint8_t e = amax > 0.0f ? uint8_t(std::floor(std::log2(amax)) - 2 + 127) : 0;
+        const float d = e8m0_half(e);
+        out[0] = e;
+        for (int j = 0; j < 16; ++j) out[1 + j] = uint8_t(mxfp4_index(x[j], d) | (mxfp4_index(x[16 + j], d) << 4));
+    }
 }
 
 void quantize_q4_0(const float* x, unsigned char* out, int64_t nb) {
@@ -559,7 +585,7 @@ bool can_quantize(DType t) {
     switch (t) {
         case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
         case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S: case DType::IQ1_M: case DType::TQ1_0:
-        case DType::TQ2_0: case DType::MXFP4: return false;
+        case DType::TQ2_0: return false;
         default: return true;
     }
 }
@@ -594,7 +620,8 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
         case DType::Q6_K: quantize_q6_k(x, out, nb); return;
         case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
         case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S: case DType::IQ1_M: break;
-        case DType::TQ1_0: case DType::TQ2_0: case DType::MXFP4:
+        case DType::MXFP4: quantize_mxfp4(x, out, nb); return;
+        case DType::TQ1_0: case DType::TQ2_0:
             throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) + " yet");
     }
     throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) +

@@ -10,7 +10,7 @@
 namespace journey {
 
 // True when journey can encode rows of type t (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K).
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, MXFP4).
 bool can_quantize(DType t);
 
 // Encodes the n floats at x as type t into dst (dtype_bytes(t, n) bytes). n must be a whole
