@@ -29,9 +29,11 @@ void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std
             const size_t row_bytes = dtype_bytes(t.type, uint64_t(cols));
             if (row_bytes * size_t(rows) != nbytes) throw std::logic_error("write_model: row size mismatch");
             row.resize(size_t(cols));
+            const int64_t n_mat = int64_t(t.imatrix.size()) / cols;
             for (int64_t r = 0; r < rows; ++r) {
                 t.row(r, row.data());
-                quantize_row(t.type, row.data(), dst + size_t(r) * row_bytes, cols);
+                const float* w = n_mat > 0 ? t.imatrix.data() + (r / (rows / n_mat)) * cols : nullptr;
+                quantize_row(t.type, row.data(), dst + size_t(r) * row_bytes, cols, w);
             }
         },
         [&](size_t i) {

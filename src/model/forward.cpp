@@ -53,6 +53,7 @@ struct Pass {
 
     // y[T, n_out] = x · W + b (b may be empty).
     void linear(float* y, const float* x, const Matrix& W, const Vector& b) const {
+        if (observer) observer->product(W, x, T);
         if (tokens) matmul_tokens(y, x, W, T);
         else matmul(y, x, W, T, prompt);
         if (b) add_bias(y, b.data, T, static_cast<int>(W.n_out()));
@@ -235,9 +236,9 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
         if (s.tokens)  // several sequences' tokens: each as alone
-            for (int t = 0; t < T; ++t) moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false);
+            for (int t = 0; t < T; ++t) moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false, s.observer);
         else
-            moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
+            moe_ffn(b.proj, b.xn, w, c, T, s.prompt, s.observer);
         s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
         s.site("resid_post", l, b.x, {T, C});

@@ -74,13 +74,14 @@ void moe_route(const float* logits, const ModelConfig& c, int* ids, float* weigh
     }
 }
 
-void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt) {
+void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt, Observer* observer) {
     const int E = c.n_expert, K = c.n_expert_used, C = c.n_embd, F = c.n_ff_exp;
     const Experts& x = w.experts;
     Scratch& s = scratch;
 
     // Route every token.
     grow(s.logits, int64_t{T} * E);
+    if (observer) observer->product(w.moe_router, xn, T);
     matmul(s.logits.data(), xn, w.moe_router, T, prompt);
     if (w.moe_router_b) add_bias(s.logits.data(), w.moe_router_b.data, T, E);
     s.ids.resize(size_t(T) * size_t(K));
@@ -108,6 +109,7 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
         grow(s.gate, int64_t{n} * 2 * F);
         grow(s.up, int64_t{n} * F);
         if (fused) {  // HF gpt-oss: [n, 2F], gate and up interleaved
+            if (observer) observer->product(x.gate_up[size_t(e)], xe, n);
             matmul(s.gate.data(), xe, x.gate_up[size_t(e)], n, prompt);
             if (!x.gate_up_b.empty()) add_bias(s.gate.data(), x.gate_up_b[size_t(e)].data, n, 2 * F);
             for (int64_t i = 0; i < int64_t{n} * F; ++i) {  // moving down, never over a value still to read
@@ -116,6 +118,10 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
                 s.gate[size_t(i)] = gv;
             }
         } else {
+            if (observer) {
+                observer->product(x.gate[size_t(e)], xe, n);
+                observer->product(x.up[size_t(e)], xe, n);
+            }
             matmul(s.gate.data(), xe, x.gate[size_t(e)], n, prompt);
             matmul(s.up.data(), xe, x.up[size_t(e)], n, prompt);
             if (!x.gate_b.empty()) add_bias(s.gate.data(), x.gate_b[size_t(e)].data, n, F);
@@ -123,6 +129,7 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
         }
         activate(s.up.data(), s.gate.data(), int64_t{n} * F, c);
         grow(s.yg, int64_t{n} * C);
+        if (observer) observer->product(x.down[size_t(e)], s.up.data(), n);
         matmul(s.yg.data(), s.up.data(), x.down[size_t(e)], n, prompt);
         if (!x.down_b.empty()) add_bias(s.yg.data(), x.down_b[size_t(e)].data, n, C);
         for (int i = 0; i < n; ++i) {

@@ -20,6 +20,9 @@ struct OutTensor {
     const std::byte* raw = nullptr;  // when set: the bytes to copy as they are (already of `type`)
     // Otherwise: writes row r (shape.back() floats) to dst.
     std::function<void(int64_t r, float* dst)> row;
+    // An importance matrix's weights, [n_mat][shape.back()] (n_mat: 1, or the experts of a
+    // stacked tensor, whose rows divide evenly among them); empty: none.
+    std::vector<float> imatrix;
 };
 
 // Called after each tensor written: (tensors done, tensors in all).

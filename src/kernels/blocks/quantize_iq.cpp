@@ -1,0 +1,372 @@
+// The i-quant encoders: ggml's grid searches (ggml-quants.c quantize_row_iq*_impl) operation by
+// operation, in float, in the same order, for the same bytes. The searches need, per grid, a map
+// from every point of the small cube of quants to its grid index or to the list of its nearest
+// grid points: built here once from the grid itself (as ggml's iq*_init_impl builds it).
+// Compiled with -ffp-contract=off, as quantize.cpp (CMakeLists.txt).
+#include "quantize_iq.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "iq_grids.h"
+#include "journey/kernels/half.h"
+
+namespace journey {
+namespace {
+
+constexpr int QK_K = 256;
+
+int nearest_int(float v) {
+    const float f = v + 12582912.f;
+    int i;
+    std::memcpy(&i, &f, 4);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+void put_f16(unsigned char* p, float v) {
+    const uint16_t h = fp32_to_fp16(v);
+    std::memcpy(p, &h, 2);
+}
+
+// A grid of D-dimensional points (coordinates 0..7 per dimension as 2l+1, or the IQ2 values),
+// the map of the cube's points to their index (>= 0) or to -(offset + 1) of their neighbour list
+// in `neighbours` ([count, index...]: the grid points at the nwant smallest distances).
+struct GridSearch {
+    std::vector<int8_t> grid;  // [n][dim] the grid's coordinates as the search compares them
+    int dim = 0;
+    std::vector<int> map;
+    std::vector<uint16_t> neighbours;
+};
+
+// ggml's iq3xs_init_impl: dimension 4, coordinates 2l+1 (l in 0..7), map index l0 | l1<<3 | ...
+GridSearch make_iq3_search(const uint32_t* dequant_grid, int grid_size) {
+    GridSearch s;
+    s.dim = 4;
+    const int kmap_size = 4096, nwant = grid_size == 256 ? 2 : 3;
+    s.grid.resize(size_t(grid_size) * 4);
+    for (int k = 0; k < grid_size; ++k)
+        for (int i = 0; i < 4; ++i) s.grid[size_t(k) * 4 + size_t(i)] = int8_t(grid_byte(dequant_grid[k], i) / 4);  // 4(2l+1) -> 2l+1
+    s.map.assign(kmap_size, -1);
+    for (int k = 0; k < grid_size; ++k) {
+        int index = 0;
+        for (int i = 0; i < 4; ++i) index |= ((s.grid[size_t(k) * 4 + size_t(i)] - 1) / 2) << (3 * i);
+        s.map[size_t(index)] = k;
+    }
+    std::vector<std::pair<int, int>> dist2(static_cast<size_t>(grid_size));
+    for (int i = 0; i < kmap_size; ++i) {
+        if (s.map[size_t(i)] >= 0) continue;
+        int8_t pos[4];
+        for (int k = 0; k < 4; ++k) pos[k] = int8_t(2 * ((i >> (3 * k)) & 7) + 1);
+        for (int j = 0; j < grid_size; ++j) {
+            int d2 = 0;
+            for (int k = 0; k < 4; ++k) {
+                const int d = s.grid[size_t(j) * 4 + size_t(k)] - pos[k];
+                d2 += d * d;
+            }
+            dist2[size_t(j)] = {d2, j};
+        }
+        std::sort(dist2.begin(), dist2.end());
+        const size_t start = s.neighbours.size();
+        s.map[size_t(i)] = -int(start + 1);
+        s.neighbours.push_back(0);
+        int d2 = dist2[0].first, nhave = 1, n = 0;
+        for (int j = 0; j < grid_size; ++j) {
+            if (dist2[size_t(j)].first > d2) {
+                if (nhave == nwant) break;
+                d2 = dist2[size_t(j)].first;
+                ++nhave;
+            }
+            s.neighbours.push_back(uint16_t(dist2[size_t(j)].second));
+            ++n;
+        }
+        s.neighbours[start] = uint16_t(n);
+    }
+    return s;
+}
+
+const GridSearch& iq3_search(int grid_size) {
+    static std::once_flag once256, once512;
+    static GridSearch s256, s512;
+    if (grid_size == 256) {
+        std::call_once(once256, [] { s256 = make_iq3_search(kIq3xxsGrid, 256); });
+        return s256;
+    }
+    std::call_once(once512, [] { s512 = make_iq3_search(kIq3sGrid, 512); });
+    return s512;
+}
+
+// ggml's iq3_find_best_neighbour: the neighbour of least weighted distance to scale * point.
+int iq3_best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xval, const float* weight, float scale, int8_t* L) {
+    const int n = nb[0];
+    float best_d2 = FLT_MAX;
+    int grid_index = -1;
+    for (int j = 1; j <= n; ++j) {
+        const int8_t* pg = &s.grid[size_t(nb[j]) * 4];
+        float d2 = 0;
+        for (int i = 0; i < 4; ++i) {
+            const float q = pg[i];
+            const float diff = scale * q - xval[i];
+            d2 += weight[i] * diff * diff;
+        }
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            grid_index = nb[j];
+        }
+    }
+    if (grid_index < 0) throw std::logic_error("iq3: no neighbour");
+    const int8_t* pg = &s.grid[size_t(grid_index) * 4];
+    for (int i = 0; i < 4; ++i) L[i] = int8_t((pg[i] - 1) / 2);
+    return grid_index;
+}
+
+const uint16_t* neighbours_of(const GridSearch& s, int u) { return s.neighbours.data() + (-s.map[size_t(u)] - 1); }
+
+// One group of block_size values (32): the search over 2*15+1 (xxs) or 2*9+1 (s) scales for the
+// grid points of its 4-vectors (ggml's loop body shared by iq3_xxs and iq3_s). Returns the scale;
+// L receives the quants. is_xxs selects the xxs variant's details.
+float iq3_group(const GridSearch& s, const float* xval, const float* weight, const float* waux, int8_t* L, float max,
+                int n_is, bool on_grid_init, bool skip_on_grid) {
+    constexpr int kMaxQ = 8, bs4 = 8;
+    int8_t Laux[32];
+    bool is_on_grid[bs4], is_on_grid_aux[bs4];
+    float best = 0;
+    float scale = max / (2 * kMaxQ - 1);
+    for (bool& b : is_on_grid) b = on_grid_init;
+    for (int is = -n_is; is <= n_is; ++is) {
+        const float id = (2 * kMaxQ - 1 + is * 0.2f) / max;
+        const float this_scale = 1 / id;
+        for (int k = 0; k < bs4; ++k) {
+            for (int i = 0; i < 4; ++i) {
+                const int l = nearest_int(0.5f * (id * xval[4 * k + i] - 1));
+                Laux[4 * k + i] = int8_t(std::max(0, std::min(kMaxQ - 1, l)));
+            }
+            int u = 0;
+            for (int i = 0; i < 4; ++i) u |= Laux[4 * k + i] << (3 * i);
+            is_on_grid_aux[k] = true;
+            if (s.map[size_t(u)] < 0) {
+                is_on_grid_aux[k] = false;
+                iq3_best_neighbour(s, neighbours_of(s, u), xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k);
+            }
+        }
+        float sumqx = 0, sumq2 = 0;
+        for (int i = 0; i < 32; ++i) {
+            const float w = weight[i];
+            const float q = 2 * Laux[i] + 1;
+            sumqx += w * xval[i] * q;
+            sumq2 += w * q * q;
+        }
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            scale = sumqx / sumq2;
+            best = scale * sumqx;
+            std::memcpy(L, Laux, 32);
+            std::memcpy(is_on_grid, is_on_grid_aux, sizeof is_on_grid);
+        }
+    }
+    int n_not_ongrid = 0;
+    for (bool b : is_on_grid) n_not_ongrid += !b;
+    if (n_not_ongrid > 0 && scale > 0) {
+        const float id = 1 / scale;
+        for (int k = 0; k < bs4; ++k) {
+            if (skip_on_grid && is_on_grid[k]) continue;
+            int u = 0;
+            for (int i = 0; i < 4; ++i) {
+                int l = nearest_int(0.5f * (id * xval[4 * k + i] - 1));
+                l = std::max(0, std::min(kMaxQ - 1, l));
+                u |= l << (3 * i);
+            }
+            int grid_index = s.map[size_t(u)];
+            if (grid_index < 0) grid_index = iq3_best_neighbour(s, neighbours_of(s, u), xval + 4 * k, waux + 4 * k, scale, L + 4 * k);
+            const int8_t* pg = &s.grid[size_t(grid_index) * 4];
+            for (int i = 0; i < 4; ++i) L[4 * k + i] = int8_t((pg[i] - 1) / 2);
+        }
+        float sumqx = 0, sumq2 = 0;
+        for (int i = 0; i < 32; ++i) {
+            const float w = weight[i];
+            const float q = 2 * L[i] + 1;
+            sumqx += w * xval[i] * q;
+            sumq2 += w * q * q;
+        }
+        if (sumq2 > 0) scale = sumqx / sumq2;
+    }
+    return scale;
+}
+
+int iq3_index(const GridSearch& s, const int8_t* L) {
+    int u = 0;
+    for (int i = 0; i < 4; ++i) u |= L[i] << (3 * i);
+    const int g = s.map[size_t(u)];
+    if (g < 0) throw std::logic_error("iq3: a point off the grid");
+    return g;
+}
+
+}  // namespace
+
+// IQ3_XXS (98 bytes: f16 d, 64 grid indices, 8 x u32 (4 x 7 sign bits | 4-bit scale << 28)).
+void quantize_iq3_xxs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq3_search(256);
+    float scales[QK_K / 32], weight[32], xval[32], waux[32];
+    int8_t L[32];
+    uint8_t block_signs[4];
+    uint8_t q3[3 * (QK_K / 8) + QK_K / 32];
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 98) {
+        put_f16(out, 0.f);
+        std::memset(q3, 0, sizeof q3);
+        uint32_t scales_and_signs[8] = {};
+        float max_scale = 0;
+        const float* xbl = x + QK_K * ibl;
+        float sumx2 = 0;
+        for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
+        const float sigma2 = 2 * sumx2 / QK_K;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const float* xb = xbl + 32 * ib;
+            if (quant_weights) {
+                const float* qw = quant_weights + QK_K * ibl + 32 * ib;
+                for (int i = 0; i < 32; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            } else {
+                for (int i = 0; i < 32; ++i) weight[i] = xb[i] * xb[i];
+            }
+            for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
+            for (int k = 0; k < 4; ++k) {
+                int nflip = 0;
+                uint8_t sg = 0;
+                for (int i = 0; i < 8; ++i) {
+                    if (xb[8 * k + i] >= 0) {
+                        xval[8 * k + i] = xb[8 * k + i];
+                    } else {
+                        xval[8 * k + i] = -xb[8 * k + i];
+                        ++nflip;
+                        sg = uint8_t(sg | (1 << i));
+                    }
+                }
+                if (nflip % 2) {
+                    int imin = 0;
+                    float min = weight[8 * k + imin] * xb[8 * k + imin] * xb[8 * k + imin];
+                    for (int i = 1; i < 8; ++i) {
+                        const float ax = weight[8 * k + i] * xb[8 * k + i] * xb[8 * k + i];
+                        if (ax < min) {
+                            min = ax;
+                            imin = i;
+                        }
+                    }
+                    xval[8 * k + imin] = -xval[8 * k + imin];
+                    sg = uint8_t(sg ^ (1 << imin));
+                }
+                block_signs[k] = sg & 127;
+            }
+            float max = xval[0];
+            for (int i = 1; i < 32; ++i) max = std::max(max, xval[i]);
+            std::memset(L, 0, 32);
+            if (max < 1e-8f) {
+                scales[ib] = 0;
+                continue;
+            }
+            float scale = iq3_group(s, xval, weight, waux, L, max, 15, true, true);
+            if (scale < 0) {
+                scale = -scale;
+                for (uint8_t& b : block_signs) b = uint8_t(~b & 127);
+            }
+            for (int k = 0; k < 8; ++k) q3[8 * ib + k] = uint8_t(iq3_index(s, L + 4 * k));
+            scales_and_signs[ib] = uint32_t(block_signs[0]) | (uint32_t(block_signs[1]) << 7) | (uint32_t(block_signs[2]) << 14) |
+                                   (uint32_t(block_signs[3]) << 21);
+            scales[ib] = scale;
+            max_scale = std::max(max_scale, scale);
+        }
+        if (!max_scale) {
+            std::memset(out + 2, 0, 96);
+            continue;
+        }
+        const float d = max_scale / 31;
+        put_f16(out, d * 1.0125f);
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            int l = nearest_int(0.5f * (id * scales[ib] - 1));
+            l = std::max(0, std::min(15, l));
+            scales_and_signs[ib] |= uint32_t(l) << 28;
+        }
+        std::memcpy(q3 + QK_K / 4, scales_and_signs, sizeof scales_and_signs);
+        std::memcpy(out + 2, q3, 96);
+    }
+}
+
+// IQ3_S (110 bytes: f16 d, qs[64], qh[8], signs[32], scales[4]).
+void quantize_iq3_s(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq3_search(512);
+    constexpr int block_size = 32, bs4 = 8, bs8 = 4;
+    float scales[QK_K / block_size], weight[block_size], xval[block_size], waux[block_size];
+    int8_t L[block_size];
+    uint8_t block_signs[bs8];
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 110) {
+        std::memset(out, 0, 110);
+        uint8_t* qs = out + 2;
+        uint8_t* qh = out + 66;
+        uint8_t* signs = out + 74;
+        uint8_t* sc = out + 106;
+        float max_scale = 0;
+        const float* xbl = x + QK_K * ibl;
+        float sumx2 = 0;
+        for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
+        const float sigma2 = 2 * sumx2 / QK_K;
+        for (int ib = 0; ib < QK_K / block_size; ++ib) {
+            const float* xb = xbl + block_size * ib;
+            if (quant_weights) {
+                const float* qw = quant_weights + QK_K * ibl + block_size * ib;
+                for (int i = 0; i < block_size; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            } else {
+                for (int i = 0; i < block_size; ++i) weight[i] = xb[i] * xb[i];
+            }
+            for (int i = 0; i < block_size; ++i) waux[i] = std::sqrt(weight[i]);
+            for (int k = 0; k < bs8; ++k) {
+                uint8_t sg = 0;
+                for (int i = 0; i < 8; ++i) {
+                    if (xb[8 * k + i] >= 0) {
+                        xval[8 * k + i] = xb[8 * k + i];
+                    } else {
+                        xval[8 * k + i] = -xb[8 * k + i];
+                        sg = uint8_t(sg | (1 << i));
+                    }
+                }
+                block_signs[k] = sg;
+            }
+            float max = xval[0];
+            for (int i = 1; i < block_size; ++i) max = std::max(max, xval[i]);
+            std::memset(L, 0, block_size);
+            if (!max) {  // ggml leaves qs and signs where they are (the next group writes here)
+                scales[ib] = 0;
+                continue;
+            }
+            float scale = iq3_group(s, xval, weight, waux, L, max, 9, false, false);
+            if (scale < 0) {
+                scale = -scale;
+                for (uint8_t& b : block_signs) b = uint8_t(~b);
+            }
+            for (int k = 0; k < bs4; ++k) {
+                const int grid_index = iq3_index(s, L + 4 * k);
+                qs[k] = uint8_t(grid_index & 255);
+                qh[(ib * bs4 + k) / 8] = uint8_t(qh[(ib * bs4 + k) / 8] | ((grid_index >> 8) << ((ib * bs4 + k) % 8)));
+            }
+            qs += bs4;
+            for (int k = 0; k < bs8; ++k) signs[k] = block_signs[k];
+            signs += bs8;
+            scales[ib] = scale;
+            max_scale = std::max(max_scale, scale);
+        }
+        if (!max_scale) continue;
+        const float d = max_scale / 31;
+        put_f16(out, d * 1.033f);
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / block_size; ib += 2) {
+            int l1 = nearest_int(0.5f * (id * scales[ib + 0] - 1));
+            l1 = std::max(0, std::min(15, l1));
+            int l2 = nearest_int(0.5f * (id * scales[ib + 1] - 1));
+            l2 = std::max(0, std::min(15, l2));
+            sc[ib / 2] = uint8_t(l1 | (l2 << 4));
+        }
+    }
+}
+
+}  // namespace journey
