@@ -838,9 +838,11 @@ void quantize_tq2_0(const float* x, unsigned char* out, int64_t nb) {
 
 }  // namespace
 
+float qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w) { return make_qp_quants(n, nmax, x, L, w); }
+
 bool can_quantize(DType t) {
     switch (t) {
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_S:
         case DType::IQ1_S: case DType::IQ1_M: case DType::MXFP4: return false;
         default: return true;
     }
@@ -887,7 +889,12 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* we
         case DType::TQ2_0: quantize_tq2_0(x, out, nb); return;
         case DType::IQ3_XXS: quantize_iq3_xxs(x, out, nb, weights); return;
         case DType::IQ3_S: quantize_iq3_s(x, out, nb, weights); return;
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
+        case DType::IQ2_XXS: case DType::IQ2_XS:
+            if (!weights) throw std::invalid_argument(std::string(dtype_name(t)) + " needs an importance matrix");
+            if (t == DType::IQ2_XXS) quantize_iq2_xxs(x, out, nb, weights);
+            else quantize_iq2_xs(x, out, nb, weights);
+            return;
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_S:
         case DType::IQ1_S: case DType::IQ1_M: break;
         case DType::MXFP4:
             throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) + " yet");

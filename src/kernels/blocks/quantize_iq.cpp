@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -44,49 +46,82 @@ struct GridSearch {
 };
 
 // ggml's iq3xs_init_impl: dimension 4, coordinates 2l+1 (l in 0..7), map index l0 | l1<<3 | ...
-GridSearch make_iq3_search(const uint32_t* dequant_grid, int grid_size) {
+// ggml's iq2xs_init_impl / iq3xs_init_impl: the grid's points as 2l+1 per coordinate (l in
+// 0..2^bits-1), the map indexed by l0 | l1 << bits | ..., and for every other index of the map its
+// neighbours: the grid points at the nwant smallest squared distances, by distance then index.
+GridSearch make_search(std::vector<int8_t> coords, int dim, int bits, int kmap_size, int nwant) {
     GridSearch s;
-    s.dim = 4;
-    const int kmap_size = 4096, nwant = grid_size == 256 ? 2 : 3;
-    s.grid.resize(size_t(grid_size) * 4);
-    for (int k = 0; k < grid_size; ++k)
-        for (int i = 0; i < 4; ++i) s.grid[size_t(k) * 4 + size_t(i)] = int8_t(grid_byte(dequant_grid[k], i) / 4);  // 4(2l+1) -> 2l+1
-    s.map.assign(kmap_size, -1);
-    for (int k = 0; k < grid_size; ++k) {
+    s.dim = dim;
+    s.grid = std::move(coords);
+    const int n = int(s.grid.size()) / dim;
+    s.map.assign(size_t(kmap_size), -1);
+    for (int k = 0; k < n; ++k) {
         int index = 0;
-        for (int i = 0; i < 4; ++i) index |= ((s.grid[size_t(k) * 4 + size_t(i)] - 1) / 2) << (3 * i);
+        for (int i = 0; i < dim; ++i) index |= ((s.grid[size_t(k * dim + i)] - 1) / 2) << (bits * i);
         s.map[size_t(index)] = k;
     }
-    std::vector<std::pair<int, int>> dist2(static_cast<size_t>(grid_size));
+    std::vector<int> d2s(static_cast<size_t>(n));
+    std::vector<std::pair<int, int>> near;
+    const int mask = (1 << bits) - 1;
     for (int i = 0; i < kmap_size; ++i) {
         if (s.map[size_t(i)] >= 0) continue;
-        int8_t pos[4];
-        for (int k = 0; k < 4; ++k) pos[k] = int8_t(2 * ((i >> (3 * k)) & 7) + 1);
-        for (int j = 0; j < grid_size; ++j) {
+        int8_t pos[8];
+        for (int k = 0; k < dim; ++k) pos[k] = int8_t(2 * ((i >> (bits * k)) & mask) + 1);
+        for (int j = 0; j < n; ++j) {
             int d2 = 0;
-            for (int k = 0; k < 4; ++k) {
-                const int d = s.grid[size_t(j) * 4 + size_t(k)] - pos[k];
+            for (int k = 0; k < dim; ++k) {
+                const int d = s.grid[size_t(j * dim + k)] - pos[k];
                 d2 += d * d;
             }
-            dist2[size_t(j)] = {d2, j};
+            d2s[size_t(j)] = d2;
         }
-        std::sort(dist2.begin(), dist2.end());
+        // the nwant smallest distinct distances; every point at one of them, by (distance, index)
+        int lows[4] = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+        for (int d2 : d2s) {
+            for (int w = 0; w < nwant; ++w) {
+                if (d2 == lows[w]) break;
+                if (d2 < lows[w]) {
+                    for (int v = nwant - 1; v > w; --v) lows[v] = lows[v - 1];
+                    lows[w] = d2;
+                    break;
+                }
+            }
+        }
+        int limit = lows[0];
+        for (int w = 0; w < nwant; ++w)
+            if (lows[w] != INT32_MAX) limit = lows[w];
+        near.clear();
+        for (int j = 0; j < n; ++j)
+            if (d2s[size_t(j)] <= limit) near.emplace_back(d2s[size_t(j)], j);
+        std::sort(near.begin(), near.end());
         const size_t start = s.neighbours.size();
         s.map[size_t(i)] = -int(start + 1);
-        s.neighbours.push_back(0);
-        int d2 = dist2[0].first, nhave = 1, n = 0;
-        for (int j = 0; j < grid_size; ++j) {
-            if (dist2[size_t(j)].first > d2) {
-                if (nhave == nwant) break;
-                d2 = dist2[size_t(j)].first;
-                ++nhave;
-            }
-            s.neighbours.push_back(uint16_t(dist2[size_t(j)].second));
-            ++n;
-        }
-        s.neighbours[start] = uint16_t(n);
+        s.neighbours.push_back(uint16_t(near.size()));
+        for (const auto& pr : near) s.neighbours.push_back(uint16_t(pr.second));
     }
     return s;
+}
+
+// The dequantization grids hold 2l+1 (IQ3_S) or 4, 12, ..., 52, 62 (IQ3_XXS: l = v / 8).
+GridSearch make_iq3_search(const uint32_t* dequant_grid, int grid_size) {
+    std::vector<int8_t> coords(size_t(grid_size) * 4);
+    for (int k = 0; k < grid_size; ++k)
+        for (int i = 0; i < 4; ++i) {
+            const int v = grid_byte(dequant_grid[k], i);
+            coords[size_t(k) * 4 + size_t(i)] = int8_t(grid_size == 256 ? 2 * (v / 8) + 1 : v);
+        }
+    return make_search(std::move(coords), 4, 3, 4096, grid_size == 256 ? 2 : 3);
+}
+
+// IQ2 grids hold 8, 25, 43 (l = v / 17); IQ1's -1, 0, 1 (l = v + 1).
+GridSearch make_iq2_search(const uint64_t* dequant_grid, int grid_size, bool iq1, int nwant) {
+    std::vector<int8_t> coords(size_t(grid_size) * 8);
+    for (int k = 0; k < grid_size; ++k)
+        for (int i = 0; i < 8; ++i) {
+            const int v = iq1 ? int(int8_t(grid_byte(dequant_grid[k], i))) + 1 : grid_byte(dequant_grid[k], i) / 17;
+            coords[size_t(k) * 8 + size_t(i)] = int8_t(2 * v + 1);
+        }
+    return make_search(std::move(coords), 8, 2, 43692, nwant);
 }
 
 const GridSearch& iq3_search(int grid_size) {
@@ -100,15 +135,16 @@ const GridSearch& iq3_search(int grid_size) {
     return s512;
 }
 
-// ggml's iq3_find_best_neighbour: the neighbour of least weighted distance to scale * point.
+// ggml's iq3_find_best_neighbour / iq2_find_best_neighbour: the neighbour of least weighted
+// distance to scale * point.
 int iq3_best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xval, const float* weight, float scale, int8_t* L) {
-    const int n = nb[0];
+    const int n = nb[0], dim = s.dim;
     float best_d2 = FLT_MAX;
     int grid_index = -1;
     for (int j = 1; j <= n; ++j) {
-        const int8_t* pg = &s.grid[size_t(nb[j]) * 4];
+        const int8_t* pg = &s.grid[size_t(nb[j]) * size_t(dim)];
         float d2 = 0;
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < dim; ++i) {
             const float q = pg[i];
             const float diff = scale * q - xval[i];
             d2 += weight[i] * diff * diff;
@@ -118,9 +154,9 @@ int iq3_best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xva
             grid_index = nb[j];
         }
     }
-    if (grid_index < 0) throw std::logic_error("iq3: no neighbour");
-    const int8_t* pg = &s.grid[size_t(grid_index) * 4];
-    for (int i = 0; i < 4; ++i) L[i] = int8_t((pg[i] - 1) / 2);
+    if (grid_index < 0) throw std::logic_error("iq: no neighbour");
+    const int8_t* pg = &s.grid[size_t(grid_index) * size_t(dim)];
+    for (int i = 0; i < dim; ++i) L[i] = int8_t((pg[i] - 1) / 2);
     return grid_index;
 }
 
@@ -204,7 +240,282 @@ int iq3_index(const GridSearch& s, const int8_t* L) {
     return g;
 }
 
+const GridSearch& iq2_search(int which) {  // 0: IQ2_XXS, 1: IQ2_XS
+    static std::once_flag once[2];
+    static GridSearch s[2];
+    std::call_once(once[which], [which] {
+        s[which] = which == 0 ? make_iq2_search(kIq2xxsGrid, 256, false, 2) : make_iq2_search(kIq2xsGrid, 512, false, 2);
+    });
+    return s[which];
+}
+
+int iq2_index(const GridSearch& s, const int8_t* L) {
+    int u = 0;
+    for (int i = 0; i < 8; ++i) u |= L[i] << (2 * i);
+    const int g = s.map[size_t(u)];
+    if (g < 0) throw std::logic_error("iq2: a point off the grid");
+    return g;
+}
+
+// The signs of 8 values with an even count of minus signs (the least important value flipped
+// when odd, as ggml's iq2/iq3_xxs): xval receives |x| (or -|x| there), returns the 7 sign bits.
+uint8_t even_signs(const float* xb, const float* weight, float* xval) {
+    int nflip = 0;
+    uint8_t sg = 0;
+    for (int i = 0; i < 8; ++i) {
+        if (xb[i] >= 0) {
+            xval[i] = xb[i];
+        } else {
+            xval[i] = -xb[i];
+            ++nflip;
+            sg = uint8_t(sg | (1 << i));
+        }
+    }
+    if (nflip % 2) {
+        int imin = 0;
+        float min = weight[imin] * xb[imin] * xb[imin];
+        for (int i = 1; i < 8; ++i) {
+            const float ax = weight[i] * xb[i] * xb[i];
+            if (ax < min) {
+                min = ax;
+                imin = i;
+            }
+        }
+        xval[imin] = -xval[imin];
+        sg = uint8_t(sg ^ (1 << imin));
+    }
+    return sg & 127;
+}
+
 }  // namespace
+
+// IQ2_XXS (66 bytes: f16 d, 8 x (u32 four grid indices, u32 4 x 7 sign bits | scale << 28)).
+void quantize_iq2_xxs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq2_search(0);
+    constexpr int kMaxQ = 3;
+    float scales[QK_K / 32], weight[32], xval[32], waux[32];
+    int8_t L[32], Laux[32];
+    uint8_t block_signs[4];
+    uint32_t q2[2 * (QK_K / 32)];
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 66) {
+        put_f16(out, 0.f);
+        std::memset(q2, 0, sizeof q2);
+        float max_scale = 0;
+        const float* xbl = x + QK_K * ibl;
+        float sumx2 = 0;
+        for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
+        const float sigma2 = sumx2 / QK_K;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            const float* xb = xbl + 32 * ib;
+            const float* qw = quant_weights + QK_K * ibl + 32 * ib;
+            for (int i = 0; i < 32; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            for (int i = 0; i < 32; ++i) waux[i] = std::sqrt(weight[i]);
+            for (int k = 0; k < 4; ++k) block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
+            float max = xval[0];
+            for (int i = 1; i < 32; ++i) max = std::max(max, xval[i]);
+            if (max < 1e-15f) {
+                scales[ib] = 0;
+                std::memset(L, 0, 32);
+                continue;
+            }
+            float scale = qp_quants(32, kMaxQ + 1, xval, reinterpret_cast<uint8_t*>(L), weight);
+            const float eff_max = scale * kMaxQ;
+            if (eff_max <= 0) {
+                scales[ib] = 0;
+                std::memset(L, 0, 32);
+                continue;
+            }
+            float best = 0;
+            for (int is = -6; is <= 6; ++is) {
+                const float id = (2 * kMaxQ - 1 + is * 0.1f) / eff_max;
+                const float this_scale = 1 / id;
+                for (int k = 0; k < 4; ++k) {
+                    for (int i = 0; i < 8; ++i) {
+                        const int l = nearest_int(0.5f * (id * xval[8 * k + i] - 1));
+                        Laux[8 * k + i] = int8_t(std::max(0, std::min(kMaxQ - 1, l)));
+                    }
+                    int u = 0;
+                    for (int i = 0; i < 8; ++i) u |= Laux[8 * k + i] << (2 * i);
+                    if (s.map[size_t(u)] < 0)
+                        iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k);
+                }
+                float sumqx = 0, sumq2 = 0;
+                for (int i = 0; i < 32; ++i) {
+                    const float w = weight[i];
+                    const float q = 2 * Laux[i] + 1;
+                    sumqx += w * xval[i] * q;
+                    sumq2 += w * q * q;
+                }
+                if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+                    scale = sumqx / sumq2;
+                    best = scale * sumqx;
+                    std::memcpy(L, Laux, 32);
+                }
+            }
+            if (scale > 0) {
+                const float id = 1 / scale;
+                for (int k = 0; k < 4; ++k) {
+                    int u = 0;
+                    for (int i = 0; i < 8; ++i) {
+                        int l = nearest_int(0.5f * (id * xval[8 * k + i] - 1));
+                        l = std::max(0, std::min(kMaxQ - 1, l));
+                        u |= l << (2 * i);
+                    }
+                    int grid_index = s.map[size_t(u)];
+                    if (grid_index < 0) grid_index = iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, scale, L + 8 * k);
+                    const int8_t* pg = &s.grid[size_t(grid_index) * 8];
+                    for (int i = 0; i < 8; ++i) L[8 * k + i] = int8_t((pg[i] - 1) / 2);
+                }
+                float sumqx = 0, sumq2 = 0;
+                for (int i = 0; i < 32; ++i) {
+                    const float w = weight[i];
+                    const float q = 2 * L[i] + 1;
+                    sumqx += w * xval[i] * q;
+                    sumq2 += w * q * q;
+                }
+                if (sumq2 > 0) scale = sumqx / sumq2;
+            }
+            if (scale < 0) {
+                scale = -scale;
+                for (uint8_t& b : block_signs) b = uint8_t(~b & 127);
+            }
+            for (int k = 0; k < 4; ++k) {
+                const int grid_index = iq2_index(s, L + 8 * k);
+                q2[2 * ib + 0] |= uint32_t(grid_index) << (8 * k);
+                q2[2 * ib + 1] |= uint32_t(block_signs[k]) << (7 * k);
+            }
+            scales[ib] = scale;
+            max_scale = std::max(max_scale, scale);
+        }
+        if (!max_scale) {
+            std::memset(out + 2, 0, 64);
+            continue;
+        }
+        const float d = max_scale / 31;
+        put_f16(out, d);
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 32; ++ib) {
+            int l = nearest_int(0.5f * (id * scales[ib] - 1));
+            l = std::max(0, std::min(15, l));
+            q2[2 * ib + 1] |= uint32_t(l) << 28;
+        }
+        std::memcpy(out + 2, q2, 64);
+    }
+}
+
+// IQ2_XS (74 bytes: f16 d, 32 x u16 (9-bit grid index | 7 sign bits << 9), scales[8] 2 x 4 bits).
+void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq2_search(1);
+    constexpr int kMaxQ = 3;
+    float scales[QK_K / 16], weight[16], xval[16], waux[16];
+    int8_t L[16], Laux[16];
+    bool is_on_grid[2], is_on_grid_aux[2];
+    uint8_t block_signs[2];
+    uint16_t q2[2 * (QK_K / 16)];
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 74) {
+        put_f16(out, 0.f);
+        std::memset(q2, 0, sizeof q2);
+        uint8_t* sc = out + 66;
+        std::memset(sc, 0, 8);
+        float max_scale = 0;
+        const float* xbl = x + QK_K * ibl;
+        float sumx2 = 0;
+        for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
+        const float sigma2 = sumx2 / QK_K;
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            const float* xb = xbl + 16 * ib;
+            const float* qw = quant_weights + QK_K * ibl + 16 * ib;
+            for (int i = 0; i < 16; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            for (int i = 0; i < 16; ++i) waux[i] = std::sqrt(weight[i]);
+            for (int k = 0; k < 2; ++k) block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
+            float max = xval[0];
+            for (int i = 1; i < 16; ++i) max = std::max(max, xval[i]);
+            std::memset(L, 0, 16);
+            if (max < 1e-15f) {
+                scales[ib] = 0;
+                continue;
+            }
+            float best = 0;
+            float scale = max / (2 * kMaxQ - 1);
+            is_on_grid[0] = is_on_grid[1] = true;
+            for (int is = -9; is <= 9; ++is) {
+                const float id = (2 * kMaxQ - 1 + is * 0.1f) / max;
+                const float this_scale = 1 / id;
+                for (int k = 0; k < 2; ++k) {
+                    for (int i = 0; i < 8; ++i) {
+                        const int l = nearest_int(0.5f * (id * xval[8 * k + i] - 1));
+                        Laux[8 * k + i] = int8_t(std::max(0, std::min(kMaxQ - 1, l)));
+                    }
+                    int u = 0;
+                    for (int i = 0; i < 8; ++i) u |= Laux[8 * k + i] << (2 * i);
+                    is_on_grid_aux[k] = true;
+                    if (s.map[size_t(u)] < 0) {
+                        is_on_grid_aux[k] = false;
+                        iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k);
+                    }
+                }
+                float sumqx = 0, sumq2 = 0;
+                for (int i = 0; i < 16; ++i) {
+                    const float w = weight[i];
+                    const float q = 2 * Laux[i] + 1;
+                    sumqx += w * xval[i] * q;
+                    sumq2 += w * q * q;
+                }
+                if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+                    scale = sumqx / sumq2;
+                    best = scale * sumqx;
+                    std::memcpy(L, Laux, 16);
+                    is_on_grid[0] = is_on_grid_aux[0];
+                    is_on_grid[1] = is_on_grid_aux[1];
+                }
+            }
+            const int n_not_ongrid = !is_on_grid[0] + !is_on_grid[1];
+            if (n_not_ongrid > 0 && scale > 0) {
+                const float id = 1 / scale;
+                for (int k = 0; k < 2; ++k) {
+                    if (is_on_grid[k]) continue;
+                    int u = 0;
+                    for (int i = 0; i < 8; ++i) {
+                        int l = nearest_int(0.5f * (id * xval[8 * k + i] - 1));
+                        l = std::max(0, std::min(kMaxQ - 1, l));
+                        u |= l << (2 * i);
+                        L[8 * k + i] = int8_t(l);
+                    }
+                    if (s.map[size_t(u)] < 0) iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, scale, L + 8 * k);
+                }
+                float sumqx = 0, sumq2 = 0;
+                for (int i = 0; i < 16; ++i) {
+                    const float w = weight[i];
+                    const float q = 2 * L[i] + 1;
+                    sumqx += w * xval[i] * q;
+                    sumq2 += w * q * q;
+                }
+                if (sumq2 > 0) scale = sumqx / sumq2;
+            }
+            if (scale < 0) {
+                scale = -scale;
+                for (uint8_t& b : block_signs) b = uint8_t(~b & 127);
+            }
+            for (int k = 0; k < 2; ++k) q2[2 * ib + k] = uint16_t(iq2_index(s, L + 8 * k) | (block_signs[k] << 9));
+            scales[ib] = scale;
+            max_scale = std::max(max_scale, scale);
+        }
+        if (!max_scale) {
+            std::memset(out + 2, 0, 64);
+            continue;
+        }
+        const float d = max_scale / 31;
+        put_f16(out, d);
+        const float id = 1 / d;
+        for (int ib = 0; ib < QK_K / 16; ++ib) {
+            int l = nearest_int(0.5f * (id * scales[ib] - 1));
+            l = std::max(0, std::min(15, l));
+            if (ib % 2 == 0) sc[ib / 2] = uint8_t(l);
+            else sc[ib / 2] = uint8_t(sc[ib / 2] | (l << 4));
+        }
+        std::memcpy(out + 2, q2, 64);
+    }
+}
 
 // IQ3_XXS (98 bytes: f16 d, 64 grid indices, 8 x u32 (4 x 7 sign bits | 4-bit scale << 28)).
 void quantize_iq3_xxs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
