@@ -6,7 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli_run.h"
 #include "gguf_writer.h"
@@ -51,4 +54,69 @@ TEST_CASE("imatrix: llama-imatrix's importance matrix of base-F32 on the fixture
     CHECK(worst < 2e-4);
     // the layout is llama-imatrix's: the same size less the longer dataset name
     CHECK(fs::file_size(out) - text.size() == fs::file_size(imatrix_dir() / "imatrix.gguf") - std::string("imatrix-text.txt").size());
+}
+
+namespace {
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+std::string fnv1a64(const std::string& bytes) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+// Runs journey in dir (llama-quantize wrote the --imatrix argument, "imatrix.gguf", into its files).
+RunResult run_in(const fs::path& dir, const std::vector<std::string>& args) {
+    const fs::path here = fs::current_path();
+    fs::current_path(dir);
+    RunResult r = run_journey(args);
+    fs::current_path(here);
+    return r;
+}
+}  // namespace
+
+TEST_CASE("quantize --imatrix: llama-quantize's files byte for byte", "[imatrix]") {
+    const auto expect = nlohmann::json::parse(std::ifstream(imatrix_dir() / "quantize_expect.json"));
+    const fs::path dir = temp_dir() / "quantize-imatrix";
+    fs::create_directories(dir);
+    fs::copy_file(imatrix_dir() / "imatrix.gguf", dir / "imatrix.gguf", fs::copy_options::overwrite_existing);
+    for (const auto& [type, want] : expect.items()) {
+        INFO("type " << type);
+        const std::string out = "out-" + type + ".gguf";
+        std::vector<std::string> args = {"quantize", base_f32().string(), out, type};
+        if (want["imatrix"].get<bool>()) args.insert(args.end(), {"--imatrix", "imatrix.gguf"});
+        const RunResult r = run_in(dir, args);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const std::string bytes = slurp(dir / out);
+        CHECK(bytes.size() == want["bytes"].get<size_t>());
+        CHECK(fnv1a64(bytes) == want["file_fnv1a64"].get<std::string>());
+        const fs::path copy = imatrix_dir() / want["file"].get<std::string>();
+        if (fs::exists(copy)) CHECK(bytes == slurp(copy));  // the files kept whole: byte for byte
+        fs::remove(dir / out);
+    }
+}
+
+TEST_CASE("quantize: the types that need an importance matrix are refused without one", "[imatrix]") {
+    for (const char* type : {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M", "Q2_K_S"}) {
+        INFO("type " << type);
+        const fs::path out = temp_dir() / "refused.gguf";
+        const RunResult r = run_journey({"quantize", base_f32().string(), out.string(), type});
+        CHECK(r.exit_code != 0);
+        CHECK(r.err.find("requires an importance matrix") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK(!fs::exists(out));
+    }
+    // A malformed --imatrix: one line naming the file.
+    const fs::path bad = temp_dir() / "bad-imatrix.dat";
+    std::ofstream(bad) << "not an imatrix";
+    const RunResult r = run_journey({"quantize", base_f32().string(), (temp_dir() / "x.gguf").string(), "IQ2_XXS", "--imatrix", bad.string()});
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find(bad.string()) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

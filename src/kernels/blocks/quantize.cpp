@@ -842,8 +842,7 @@ float qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w) { r
 
 bool can_quantize(DType t) {
     switch (t) {
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_S:
-        case DType::IQ1_S: case DType::IQ1_M: case DType::MXFP4: return false;
+        case DType::IQ4_NL: case DType::IQ4_XS: case DType::MXFP4: return false;
         default: return true;
     }
 }
@@ -894,8 +893,13 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* we
             if (t == DType::IQ2_XXS) quantize_iq2_xxs(x, out, nb, weights);
             else quantize_iq2_xs(x, out, nb, weights);
             return;
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_S:
-        case DType::IQ1_S: case DType::IQ1_M: break;
+        case DType::IQ2_S: quantize_iq2_s(x, out, nb, weights); return;
+        case DType::IQ1_S:
+            if (!weights) throw std::invalid_argument("IQ1_S needs an importance matrix");
+            quantize_iq1_s(x, out, nb, weights);
+            return;
+        case DType::IQ1_M: quantize_iq1_m(x, out, nb, weights); return;
+        case DType::IQ4_NL: case DType::IQ4_XS: break;
         case DType::MXFP4:
             throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) + " yet");
     }

@@ -63,21 +63,23 @@ GridSearch make_search(std::vector<int8_t> coords, int dim, int bits, int kmap_s
     std::vector<int> d2s(static_cast<size_t>(n));
     std::vector<std::pair<int, int>> near;
     const int mask = (1 << bits) - 1;
+    // the grid coordinate-major, so that one point's distances to all of it vectorize
+    std::vector<int> cols(size_t(dim) * size_t(n));
+    for (int j = 0; j < n; ++j)
+        for (int k = 0; k < dim; ++k) cols[size_t(k) * size_t(n) + size_t(j)] = s.grid[size_t(j * dim + k)];
     for (int i = 0; i < kmap_size; ++i) {
         if (s.map[size_t(i)] >= 0) continue;
-        int8_t pos[8];
-        for (int k = 0; k < dim; ++k) pos[k] = int8_t(2 * ((i >> (bits * k)) & mask) + 1);
-        for (int j = 0; j < n; ++j) {
-            int d2 = 0;
-            for (int k = 0; k < dim; ++k) {
-                const int d = s.grid[size_t(j * dim + k)] - pos[k];
-                d2 += d * d;
-            }
-            d2s[size_t(j)] = d2;
+        std::fill(d2s.begin(), d2s.end(), 0);
+        for (int k = 0; k < dim; ++k) {
+            const int p = 2 * ((i >> (bits * k)) & mask) + 1;
+            const int* c = cols.data() + size_t(k) * size_t(n);
+            int* d = d2s.data();
+            for (int j = 0; j < n; ++j) d[j] += (c[j] - p) * (c[j] - p);
         }
         // the nwant smallest distinct distances; every point at one of them, by (distance, index)
         int lows[4] = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
         for (int d2 : d2s) {
+            if (d2 > lows[nwant - 1]) continue;
             for (int w = 0; w < nwant; ++w) {
                 if (d2 == lows[w]) break;
                 if (d2 < lows[w]) {
@@ -240,11 +242,14 @@ int iq3_index(const GridSearch& s, const int8_t* L) {
     return g;
 }
 
-const GridSearch& iq2_search(int which) {  // 0: IQ2_XXS, 1: IQ2_XS
-    static std::once_flag once[2];
-    static GridSearch s[2];
+const GridSearch& iq2_search(int which) {  // 0: IQ2_XXS, 1: IQ2_XS, 2: IQ2_S, 3: IQ1_S / IQ1_M
+    static std::once_flag once[4];
+    static GridSearch s[4];
     std::call_once(once[which], [which] {
-        s[which] = which == 0 ? make_iq2_search(kIq2xxsGrid, 256, false, 2) : make_iq2_search(kIq2xsGrid, 512, false, 2);
+        s[which] = which == 0 ? make_iq2_search(kIq2xxsGrid, 256, false, 2)
+                 : which == 1 ? make_iq2_search(kIq2xsGrid, 512, false, 2)
+                 : which == 2 ? make_iq2_search(kIq2sGrid, 1024, false, 1)
+                              : make_iq2_search(kIq1sGrid, 2048, true, 3);
     });
     return s[which];
 }
@@ -287,7 +292,347 @@ uint8_t even_signs(const float* xb, const float* weight, float* xval) {
     return sg & 127;
 }
 
+// ggml's iq1_find_best_neighbour2: the neighbour (xg[l] per coordinate) of least weighted distance.
+int iq1_best_neighbour2(const GridSearch& s, const uint16_t* nb, const float* xval, const float* weight, float scale,
+                        const float* xg, int8_t* L) {
+    const int n = nb[0];
+    float best_score = FLT_MAX;
+    int grid_index = -1;
+    for (int j = 1; j <= n; ++j) {
+        const int8_t* pg = &s.grid[size_t(nb[j]) * 8];
+        float d2 = 0;
+        for (int i = 0; i < 8; ++i) {
+            const float q = xg[(pg[i] - 1) / 2];
+            const float w = weight[i];
+            const float diff = scale * q - xval[i];
+            d2 += w * diff * diff;
+        }
+        if (d2 < best_score) {
+            best_score = d2;
+            grid_index = nb[j];
+        }
+    }
+    if (grid_index < 0) throw std::logic_error("iq1: no grid point");  // (finite weights: a neighbour always wins)
+    const int8_t* pg = &s.grid[size_t(grid_index) * 8];
+    for (int i = 0; i < 8; ++i) L[i] = int8_t((pg[i] - 1) / 2);
+    return grid_index;
+}
+
+// The block's values in ascending order (ggml's qsort of (value, index) pairs, glibc's merge sort:
+// stable).
+void sort_pairs(const float* xb, int n, int* order) {
+    for (int j = 0; j < n; ++j) order[j] = j;
+    std::stable_sort(order, order + n, [xb](int a, int b) { return xb[a] < xb[b]; });
+}
+
 }  // namespace
+
+// IQ1_S (50 bytes: f16 d, qs[32] grid index low bytes, qh[8] u16 (3 x 3 high bits | scale << 12
+// | shift sign << 15)).
+void quantize_iq1_s(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq2_search(3);
+    constexpr int block_size = 32;
+    constexpr float delta = 0.125f;
+    const float x_p[3] = {-1 + delta, delta, 1 + delta};
+    const float x_m[3] = {-1 - delta, -delta, 1 - delta};
+    float scales[QK_K / block_size], weight[block_size], sumx[block_size + 1], sumw[block_size + 1];
+    int8_t L[block_size], shifts[QK_K / block_size];
+    int idx[block_size];
+    uint16_t index[block_size / 8];
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 50) {
+        std::memset(out, 0, 50);
+        uint8_t* qs = out + 2;
+        uint16_t qh[QK_K / 32] = {};
+        float max_scale = 0;
+        const float* xbl = x + QK_K * ibl;
+        float sumx2 = 0;
+        for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
+        const float sigma2 = 2 * sumx2 / QK_K;
+        for (int ib = 0; ib < QK_K / block_size; ++ib) {
+            const float* xb = xbl + block_size * ib;
+            const float* qw = quant_weights + QK_K * ibl + block_size * ib;
+            for (int i = 0; i < block_size; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            float max = std::fabs(xb[0]);
+            for (int i = 1; i < block_size; ++i) max = std::max(max, std::fabs(xb[i]));
+            if (max < 1e-12f) {
+                scales[ib] = 0;
+                shifts[ib] = 1;
+                std::memset(L, 1, block_size);
+                continue;
+            }
+            sort_pairs(xb, block_size, idx);
+            sumx[0] = sumw[0] = 0;
+            for (int j = 0; j < block_size; ++j) {
+                const int i = idx[j];
+                sumx[j + 1] = sumx[j] + weight[i] * xb[i];
+                sumw[j + 1] = sumw[j] + weight[i];
+            }
+            float best_score = -FLT_MAX, scale = max;
+            int besti1 = -1, besti2 = -1, best_shift = 0;
+            for (int i1 = 0; i1 <= block_size; ++i1) {
+                for (int i2 = i1; i2 <= block_size; ++i2) {
+                    float sumqx = (sumx[i1] - sumx[0]) * x_p[0] + (sumx[i2] - sumx[i1]) * x_p[1] + (sumx[block_size] - sumx[i2]) * x_p[2];
+                    float sumq2 = (sumw[i1] - sumw[0]) * x_p[0] * x_p[0] + (sumw[i2] - sumw[i1]) * x_p[1] * x_p[1] +
+                                  (sumw[block_size] - sumw[i2]) * x_p[2] * x_p[2];
+                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                        scale = sumqx / sumq2;
+                        best_score = scale * sumqx;
+                        besti1 = i1;
+                        besti2 = i2;
+                        best_shift = 1;
+                    }
+                    sumqx = (sumx[i1] - sumx[0]) * x_m[0] + (sumx[i2] - sumx[i1]) * x_m[1] + (sumx[block_size] - sumx[i2]) * x_m[2];
+                    sumq2 = (sumw[i1] - sumw[0]) * x_m[0] * x_m[0] + (sumw[i2] - sumw[i1]) * x_m[1] * x_m[1] +
+                            (sumw[block_size] - sumw[i2]) * x_m[2] * x_m[2];
+                    if (sumq2 > 0 && sumqx * sumqx > best_score * sumq2) {
+                        scale = sumqx / sumq2;
+                        best_score = scale * sumqx;
+                        besti1 = i1;
+                        besti2 = i2;
+                        best_shift = -1;
+                    }
+                }
+            }
+            if (besti1 < 0 || besti2 < 0 || best_shift == 0) {
+                scales[ib] = 0;
+                shifts[ib] = 1;
+                std::memset(L, 1, block_size);
+                continue;
+            }
+            for (int j = 0; j < besti1; ++j) L[idx[j]] = 0;
+            for (int j = besti1; j < besti2; ++j) L[idx[j]] = 1;
+            for (int j = besti2; j < block_size; ++j) L[idx[j]] = 2;
+            if (scale < 0) {
+                for (int j = 0; j < block_size; ++j) L[j] = int8_t(2 - L[j]);
+                scale = -scale;
+                best_shift = -best_shift;
+            }
+            bool all_on_grid = true;
+            const float* xx = best_shift == 1 ? x_p : x_m;
+            for (int k = 0; k < block_size / 8; ++k) {
+                int u = 0;
+                for (int j = 0; j < 8; ++j) u |= L[8 * k + j] << (2 * j);
+                int grid_index = s.map[size_t(u)];
+                if (grid_index < 0) {
+                    all_on_grid = false;
+                    grid_index = iq1_best_neighbour2(s, neighbours_of(s, u), xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k);
+                }
+                index[k] = uint16_t(grid_index);
+            }
+            if (!all_on_grid) {
+                float sumqx = 0, sumq2 = 0;
+                for (int k = 0; k < block_size / 8; ++k) {
+                    const int8_t* pg = &s.grid[size_t(index[k]) * 8];
+                    for (int j = 0; j < 8; ++j) {
+                        const float w = weight[8 * k + j];
+                        const float q = xx[(pg[j] - 1) / 2];
+                        sumqx += w * q * xb[8 * k + j];
+                        sumq2 += w * q * q;
+                    }
+                }
+                if (sumqx > 0 && sumq2 > 0) scale = sumqx / sumq2;
+            }
+            uint16_t h = 0;
+            for (int k = 0; k < block_size / 8; ++k) {
+                qs[(block_size / 8) * ib + k] = uint8_t(index[k] & 255);
+                h = uint16_t(h | ((index[k] >> 8) << (3 * k)));
+            }
+            qh[ib] = h;
+            scales[ib] = scale;
+            shifts[ib] = int8_t(best_shift);
+            max_scale = std::max(max_scale, scale);
+        }
+        if (max_scale) {
+            const float d = max_scale / 15;
+            put_f16(out, d * 1.125f);
+            const float id = 1 / d;
+            for (int ib = 0; ib < QK_K / block_size; ++ib) {
+                int l = nearest_int(0.5f * (id * scales[ib] - 1));
+                l = std::max(0, std::min(7, l));
+                if (shifts[ib] == -1) l |= 8;
+                qh[ib] = uint16_t(qh[ib] | (l << 12));
+            }
+        }
+        std::memcpy(out + 34, qh, sizeof qh);
+    }
+}
+
+// IQ1_M (56 bytes: qs[32] grid index low bytes, qh[16] (3 high bits + shift bit per 8), scales[8]:
+// 3-bit scales with the f16 super-scale spread over their top nibbles).
+void quantize_iq1_m(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq2_search(3);
+    constexpr int block_size = 16;
+    constexpr float delta = 0.125f;
+    const float x_p[3] = {-1 + delta, delta, 1 + delta};
+    const float x_m[3] = {-1 - delta, -delta, 1 - delta};
+    const uint8_t masks[4] = {0x00, 0x80, 0x08, 0x88};
+    float scales[QK_K / block_size], weight[block_size], sumqx[4], sumq2[4];
+    int8_t L[block_size], shifts[QK_K / block_size];
+    int idx[block_size];
+    uint16_t index[block_size / 8];
+    const float* xx;
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 56) {
+        std::memset(out, 0, 56);
+        uint8_t* qs = out;
+        uint8_t* qh = out + 32;
+        uint16_t sc[4] = {};
+        float max_scale = 0;
+        const float* xbl = x + QK_K * ibl;
+        float sumx2 = 0;
+        for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
+        const float sigma2 = 2 * sumx2 / QK_K;
+        for (int ib = 0; ib < QK_K / block_size; ++ib) {
+            const float* xb = xbl + block_size * ib;
+            if (quant_weights) {
+                const float* qw = quant_weights + QK_K * ibl + block_size * ib;
+                for (int i = 0; i < block_size; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            } else {
+                for (int i = 0; i < block_size; ++i) weight[i] = xb[i] * xb[i];
+            }
+            float max = std::fabs(xb[0]);
+            for (int i = 1; i < block_size; ++i) max = std::max(max, std::fabs(xb[i]));
+            if (max < 1e-7f) {
+                scales[ib] = 0;
+                shifts[ib] = 0;
+                std::memset(L, 1, block_size);
+                continue;
+            }
+            sort_pairs(xb, block_size, idx);
+            float best_score = -FLT_MAX, scale = max;
+            int besti1 = -1, besti2 = -1, best_k = -1;
+            {
+                float px[2][block_size + 1], pw[2][block_size + 1];
+                px[0][0] = px[1][0] = 0;
+                pw[0][0] = pw[1][0] = 0;
+                for (int j = 0; j < block_size; ++j) {
+                    const int i = idx[j];
+                    const int h = i < block_size / 2 ? 0 : 1;
+                    px[h][j + 1] = px[h][j] + weight[i] * xb[i];
+                    px[1 - h][j + 1] = px[1 - h][j];
+                    pw[h][j + 1] = pw[h][j] + weight[i];
+                    pw[1 - h][j + 1] = pw[1 - h][j];
+                }
+                const float txs[2] = {px[0][block_size], px[1][block_size]};
+                const float tws[2] = {pw[0][block_size], pw[1][block_size]};
+                const float p2 = x_p[2], m2 = x_m[2];
+                const float cp1 = x_p[0] * x_p[0] - x_p[1] * x_p[1];
+                const float cp2 = x_p[1] * x_p[1] - x_p[2] * x_p[2];
+                const float cm1 = x_m[0] * x_m[0] - x_m[1] * x_m[1];
+                const float cm2 = x_m[1] * x_m[1] - x_m[2] * x_m[2];
+                for (int i1 = 0; i1 <= block_size; ++i1) {
+                    for (int i2 = i1; i2 <= block_size; ++i2) {
+                        float qx_p[2], qx_m[2], q2_p[2], q2_m[2];
+                        for (int h = 0; h < 2; ++h) {
+                            const float sx = px[h][i1] + px[h][i2];
+                            qx_p[h] = txs[h] * p2 - sx;
+                            qx_m[h] = txs[h] * m2 - sx;
+                            q2_p[h] = tws[h] * p2 * p2 + pw[h][i1] * cp1 + pw[h][i2] * cp2;
+                            q2_m[h] = tws[h] * m2 * m2 + pw[h][i1] * cm1 + pw[h][i2] * cm2;
+                        }
+                        sumqx[0] = qx_p[0] + qx_p[1];
+                        sumqx[1] = qx_p[0] + qx_m[1];
+                        sumqx[2] = qx_m[0] + qx_p[1];
+                        sumqx[3] = qx_m[0] + qx_m[1];
+                        sumq2[0] = q2_p[0] + q2_p[1];
+                        sumq2[1] = q2_p[0] + q2_m[1];
+                        sumq2[2] = q2_m[0] + q2_p[1];
+                        sumq2[3] = q2_m[0] + q2_m[1];
+                        for (int k = 0; k < 4; ++k) {
+                            if (sumq2[k] > 0 && sumqx[k] * sumqx[k] > best_score * sumq2[k]) {
+                                scale = sumqx[k] / sumq2[k];
+                                best_score = scale * sumqx[k];
+                                besti1 = i1;
+                                besti2 = i2;
+                                best_k = k;
+                            }
+                        }
+                    }
+                }
+            }
+            if (besti1 < 0 || besti2 < 0 || best_k < 0) {
+                scales[ib] = 0;
+                shifts[ib] = 0;
+                std::memset(L, 1, block_size);
+                continue;
+            }
+            for (int j = 0; j < besti1; ++j) L[idx[j]] = 0;
+            for (int j = besti1; j < besti2; ++j) L[idx[j]] = 1;
+            for (int j = besti2; j < block_size; ++j) L[idx[j]] = 2;
+            if (scale < 0) {
+                for (int j = 0; j < block_size; ++j) L[j] = int8_t(2 - L[j]);
+                scale = -scale;
+                best_k = 3 - best_k;
+            }
+            bool all_on_grid = true;
+            for (int k = 0; k < block_size / 8; ++k) {
+                xx = k == 0 ? (best_k < 2 ? x_p : x_m) : (best_k % 2 == 0 ? x_p : x_m);
+                int u = 0;
+                for (int j = 0; j < 8; ++j) u |= L[8 * k + j] << (2 * j);
+                int grid_index = s.map[size_t(u)];
+                if (grid_index < 0) {
+                    all_on_grid = false;
+                    grid_index = iq1_best_neighbour2(s, neighbours_of(s, u), xb + 8 * k, weight + 8 * k, scale, xx, L + 8 * k);
+                }
+                index[k] = uint16_t(grid_index);
+            }
+            if (!all_on_grid) {
+                float sumqx_f = 0, sumq2_f = 0;
+                for (int k = 0; k < block_size / 8; ++k) {
+                    xx = k == 0 ? (best_k < 2 ? x_p : x_m) : (best_k % 2 == 0 ? x_p : x_m);
+                    const int8_t* pg = &s.grid[size_t(index[k]) * 8];
+                    for (int j = 0; j < 8; ++j) {
+                        const float w = weight[8 * k + j];
+                        const float q = xx[(pg[j] - 1) / 2];
+                        sumqx_f += w * q * xb[8 * k + j];
+                        sumq2_f += w * q * q;
+                    }
+                }
+                if (sumqx_f > 0 && sumq2_f > 0) scale = sumqx_f / sumq2_f;
+            }
+            qs[2 * ib + 0] = uint8_t(index[0] & 255);
+            qs[2 * ib + 1] = uint8_t(index[1] & 255);
+            qh[ib] = uint8_t((index[0] >> 8) | ((index[1] >> 8) << 4));
+            scales[ib] = scale;
+            shifts[ib] = int8_t(best_k);
+            max_scale = std::max(max_scale, scale);
+        }
+        if (!max_scale) continue;
+        float d = max_scale / 15;
+        const float id = 1 / d;
+        float sumqx_f = 0, sumq2_f = 0;
+        for (int ib = 0; ib < QK_K / block_size; ++ib) {
+            int l = nearest_int(0.5f * (id * scales[ib + 0] - 1));
+            l = std::max(0, std::min(7, l));
+            sc[ib / 4] = uint16_t(sc[ib / 4] | (l << (3 * (ib % 4))));
+            qh[ib] = uint8_t(qh[ib] | masks[shifts[ib]]);
+            const float* xb = xbl + block_size * ib;
+            if (quant_weights) {
+                const float* qw = quant_weights + QK_K * ibl + block_size * ib;
+                for (int i = 0; i < block_size; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            } else {
+                for (int i = 0; i < block_size; ++i) weight[i] = xb[i] * xb[i];
+            }
+            for (int k = 0; k < block_size / 8; ++k) {
+                xx = k == 0 ? (shifts[ib] < 2 ? x_p : x_m) : (shifts[ib] % 2 == 0 ? x_p : x_m);
+                const int g = qs[2 * ib + k] + ((qh[ib] << (8 - 4 * k)) & 0x700);
+                const int8_t* pg = &s.grid[size_t(g) * 8];
+                for (int j = 0; j < 8; ++j) {
+                    const float w = weight[8 * k + j];
+                    const float q = xx[(pg[j] - 1) / 2] * (2 * l + 1);
+                    sumqx_f += w * q * xb[8 * k + j];
+                    sumq2_f += w * q * q;
+                }
+            }
+        }
+        if (sumq2_f > 0) d = sumqx_f / sumq2_f;
+        const uint16_t u16 = fp32_to_fp16(d * 1.1125f);
+        sc[0] = uint16_t(sc[0] | ((u16 & 0x000f) << 12));
+        sc[1] = uint16_t(sc[1] | ((u16 & 0x00f0) << 8));
+        sc[2] = uint16_t(sc[2] | ((u16 & 0x0f00) << 4));
+        sc[3] = uint16_t(sc[3] | ((u16 & 0xf000) << 0));
+        std::memcpy(out + 48, sc, 8);
+    }
+}
 
 // IQ2_XXS (66 bytes: f16 d, 8 x (u32 four grid indices, u32 4 x 7 sign bits | scale << 28)).
 void quantize_iq2_xxs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
@@ -403,35 +748,54 @@ void quantize_iq2_xxs(const float* x, unsigned char* out, int64_t nb, const floa
     }
 }
 
-// IQ2_XS (74 bytes: f16 d, 32 x u16 (9-bit grid index | 7 sign bits << 9), scales[8] 2 x 4 bits).
-void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
-    const GridSearch& s = iq2_search(1);
+// IQ2_XS (74 bytes: f16 d, 32 x u16 (9-bit grid index | 7 sign bits << 9), scales[8] 2 x 4 bits)
+// and IQ2_S (82 bytes: f16 d, qs[32] grid index low bytes, signs[32], qh[8] 2 high bits each,
+// scales[8]): the same search; IQ2_S keeps all 8 signs, weighs x^2 + sigma^2/4 without an
+// importance matrix and scales d by 0.9875.
+template <bool S>
+void quantize_iq2_xs_s(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    const GridSearch& s = iq2_search(S ? 2 : 1);
+    constexpr size_t block = S ? 82 : 74;
     constexpr int kMaxQ = 3;
     float scales[QK_K / 16], weight[16], xval[16], waux[16];
     int8_t L[16], Laux[16];
     bool is_on_grid[2], is_on_grid_aux[2];
     uint8_t block_signs[2];
     uint16_t q2[2 * (QK_K / 16)];
-    for (int64_t ibl = 0; ibl < nb; ++ibl, out += 74) {
-        put_f16(out, 0.f);
+    for (int64_t ibl = 0; ibl < nb; ++ibl, out += block) {
+        std::memset(out, 0, block);
         std::memset(q2, 0, sizeof q2);
-        uint8_t* sc = out + 66;
-        std::memset(sc, 0, 8);
+        uint8_t* sc = out + (S ? 74 : 66);
         float max_scale = 0;
         const float* xbl = x + QK_K * ibl;
         float sumx2 = 0;
         for (int i = 0; i < QK_K; ++i) sumx2 += xbl[i] * xbl[i];
-        const float sigma2 = sumx2 / QK_K;
+        const float sigma2 = (S ? 2 * sumx2 : sumx2) / QK_K;
         for (int ib = 0; ib < QK_K / 16; ++ib) {
             const float* xb = xbl + 16 * ib;
-            const float* qw = quant_weights + QK_K * ibl + 16 * ib;
-            for (int i = 0; i < 16; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            if (quant_weights) {
+                const float* qw = quant_weights + QK_K * ibl + 16 * ib;
+                for (int i = 0; i < 16; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + xb[i] * xb[i]);
+            } else {
+                for (int i = 0; i < 16; ++i) weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
+            }
             for (int i = 0; i < 16; ++i) waux[i] = std::sqrt(weight[i]);
-            for (int k = 0; k < 2; ++k) block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
+            for (int k = 0; k < 2; ++k) {
+                if constexpr (S) {
+                    uint8_t sg = 0;
+                    for (int i = 0; i < 8; ++i) {
+                        xval[8 * k + i] = std::fabs(xb[8 * k + i]);
+                        if (!(xb[8 * k + i] >= 0)) sg = uint8_t(sg | (1 << i));
+                    }
+                    block_signs[k] = sg;
+                } else {
+                    block_signs[k] = even_signs(xb + 8 * k, weight + 8 * k, xval + 8 * k);
+                }
+            }
             float max = xval[0];
             for (int i = 1; i < 16; ++i) max = std::max(max, xval[i]);
             std::memset(L, 0, 16);
-            if (max < 1e-15f) {
+            if (max < (S ? 1e-8f : 1e-15f)) {
                 scales[ib] = 0;
                 continue;
             }
@@ -494,18 +858,25 @@ void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float
             }
             if (scale < 0) {
                 scale = -scale;
-                for (uint8_t& b : block_signs) b = uint8_t(~b & 127);
+                for (uint8_t& b : block_signs) b = S ? uint8_t(~b) : uint8_t(~b & 127);
             }
-            for (int k = 0; k < 2; ++k) q2[2 * ib + k] = uint16_t(iq2_index(s, L + 8 * k) | (block_signs[k] << 9));
+            for (int k = 0; k < 2; ++k) {
+                const int grid_index = iq2_index(s, L + 8 * k);
+                if constexpr (S) {
+                    const int i8 = 2 * ib + k;
+                    out[2 + i8] = uint8_t(grid_index & 255);
+                    out[66 + i8 / 4] = uint8_t(out[66 + i8 / 4] | ((grid_index >> 8) << (2 * (i8 % 4))));
+                    out[2 + QK_K / 8 + i8] = block_signs[k];
+                } else {
+                    q2[2 * ib + k] = uint16_t(grid_index | (block_signs[k] << 9));
+                }
+            }
             scales[ib] = scale;
             max_scale = std::max(max_scale, scale);
         }
-        if (!max_scale) {
-            std::memset(out + 2, 0, 64);
-            continue;
-        }
+        if (!max_scale) continue;  // all zero (IQ2_XS: its qs too)
         const float d = max_scale / 31;
-        put_f16(out, d);
+        put_f16(out, S ? d * 0.9875f : d);
         const float id = 1 / d;
         for (int ib = 0; ib < QK_K / 16; ++ib) {
             int l = nearest_int(0.5f * (id * scales[ib] - 1));
@@ -513,9 +884,12 @@ void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float
             if (ib % 2 == 0) sc[ib / 2] = uint8_t(l);
             else sc[ib / 2] = uint8_t(sc[ib / 2] | (l << 4));
         }
-        std::memcpy(out + 2, q2, 64);
+        if constexpr (!S) std::memcpy(out + 2, q2, 64);
     }
 }
+
+void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float* qw) { quantize_iq2_xs_s<false>(x, out, nb, qw); }
+void quantize_iq2_s(const float* x, unsigned char* out, int64_t nb, const float* qw) { quantize_iq2_xs_s<true>(x, out, nb, qw); }
 
 // IQ3_XXS (98 bytes: f16 d, 64 grid indices, 8 x u32 (4 x 7 sign bits | 4-bit scale << 28)).
 void quantize_iq3_xxs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
