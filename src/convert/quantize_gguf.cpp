@@ -52,6 +52,7 @@ void quantize_gguf(const std::filesystem::path& in, const std::filesystem::path&
     for (const auto& entry : mf.tensors) {
         const auto& t = entry.second;  // a named reference: clang 14 cannot capture a structured binding
         OutTensor o{t.name, t.shape, t.dtype, t.data, {}};
+        o.rows_in_parallel = true;  // dequantize_row reads the mapping only
         o.row = [&t](int64_t r, float* dst) {
             const int64_t cols = t.shape.back();
             dequantize_row(t.dtype, t.data + size_t(r) * dtype_bytes(t.dtype, uint64_t(cols)), dst, cols);

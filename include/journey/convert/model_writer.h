@@ -23,6 +23,9 @@ struct OutTensor {
     // An importance matrix's weights, [n_mat][shape.back()] (n_mat: 1, or the experts of a
     // stacked tensor, whose rows divide evenly among them); empty: none.
     std::vector<float> imatrix;
+    // `row` may run on several threads at once (reads only): the rows are then encoded in
+    // parallel (the bytes do not depend on it).
+    bool rows_in_parallel = false;
 };
 
 // Called after each tensor written: (tensors done, tensors in all).

@@ -139,14 +139,16 @@ const GridSearch& iq3_search(int grid_size) {
 
 // ggml's iq3_find_best_neighbour / iq2_find_best_neighbour: the neighbour of least weighted
 // distance to scale * point.
-int iq3_best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xval, const float* weight, float scale, int8_t* L) {
-    const int n = nb[0], dim = s.dim;
+template <int Dim>
+int best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xval, const float* weight, float scale, int8_t* L) {
+    const int n = nb[0];
     float best_d2 = FLT_MAX;
     int grid_index = -1;
+    const int8_t* grid = s.grid.data();
     for (int j = 1; j <= n; ++j) {
-        const int8_t* pg = &s.grid[size_t(nb[j]) * size_t(dim)];
+        const int8_t* pg = grid + size_t(nb[j]) * Dim;
         float d2 = 0;
-        for (int i = 0; i < dim; ++i) {
+        for (int i = 0; i < Dim; ++i) {
             const float q = pg[i];
             const float diff = scale * q - xval[i];
             d2 += weight[i] * diff * diff;
@@ -157,9 +159,13 @@ int iq3_best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xva
         }
     }
     if (grid_index < 0) throw std::logic_error("iq: no neighbour");
-    const int8_t* pg = &s.grid[size_t(grid_index) * size_t(dim)];
-    for (int i = 0; i < dim; ++i) L[i] = int8_t((pg[i] - 1) / 2);
+    const int8_t* pg = grid + size_t(grid_index) * Dim;
+    for (int i = 0; i < Dim; ++i) L[i] = int8_t((pg[i] - 1) / 2);
     return grid_index;
+}
+
+int iq3_best_neighbour(const GridSearch& s, const uint16_t* nb, const float* xval, const float* weight, float scale, int8_t* L) {
+    return s.dim == 4 ? best_neighbour<4>(s, nb, xval, weight, scale, L) : best_neighbour<8>(s, nb, xval, weight, scale, L);
 }
 
 const uint16_t* neighbours_of(const GridSearch& s, int u) { return s.neighbours.data() + (-s.map[size_t(u)] - 1); }
