@@ -29,7 +29,7 @@ void run(const ImatrixOptions& o) {
     // llama-imatrix: the whole text with BOS, special tokens not parsed
     const std::vector<TokenId> ids = encode_prompt(model->tokenizer(), text, false);
     const int n = std::min<int>(o.chunks < 0 ? INT32_MAX : o.chunks, int(ids.size() / size_t(chunk)));
-    std::fprintf(stderr, "imatrix: %zu tokens, computing over %d chunks of %d\n", ids.size(), n, chunk);
+    if (n >= 2) std::fprintf(stderr, "imatrix: %zu tokens, computing over %d chunks of %d\n", ids.size(), n, chunk);
     Imatrix m;
     {
         auto bar = progress_bar("imatrix", "chunks");
