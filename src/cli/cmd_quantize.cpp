@@ -1,4 +1,4 @@
-// journey quantize IN.gguf OUT.gguf TYPE: what llama-quantize does without an importance matrix
+// journey quantize IN.gguf OUT.gguf TYPE [--imatrix FILE]: what llama-quantize does
 // (library code in src/convert/; this file holds the arguments and the progress bar).
 #include <memory>
 
@@ -11,7 +11,7 @@ namespace journey::cli {
 namespace {
 
 struct QuantizeOptions {
-    std::string in, out, type;
+    std::string in, out, type, imatrix;
 };
 
 void run(const QuantizeOptions& opt) {
@@ -19,7 +19,7 @@ void run(const QuantizeOptions& opt) {
     if (!target)
         throw UsageError("TYPE: unknown type '" + excerpt(opt.type, 40) + "' (journey quantize writes " +
                          quant_target_names() + ")");
-    quantize_gguf(opt.in, opt.out, *target, progress_bar("quantize", "tensors"));
+    quantize_gguf(opt.in, opt.out, *target, progress_bar("quantize", "tensors"), opt.imatrix);
 }
 
 }  // namespace
@@ -31,6 +31,9 @@ void register_quantize(CLI::App& app) {
     cmd->add_option("OUT", opt->out, "The GGUF file to write (written whole, then renamed into place)")->required();
     cmd->add_option("TYPE", opt->type, "Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q4_0, ... (" + quant_target_names() + ")")
         ->required();
+    cmd->add_option("--imatrix", opt->imatrix,
+                    "An importance matrix (journey imatrix / llama-imatrix: imatrix.gguf, or a legacy .dat) to weigh "
+                    "each column's error by; IQ1_S..IQ2_M, IQ3_XXS and Q2_K_S need one");
     cmd->callback([opt] { run(*opt); });
 }
 

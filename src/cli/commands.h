@@ -17,5 +17,6 @@ void register_template(CLI::App& app);    // a chat template rendered, no model
 void register_chat(CLI::App& app);        // a conversation in the model's chat template
 void register_convert(CLI::App& app);     // a Hugging Face directory -> a GGUF file
 void register_quantize(CLI::App& app);    // a GGUF file -> a GGUF file of another type
+void register_imatrix(CLI::App& app);     // a text through a model -> an importance matrix
 
 }  // namespace journey::cli

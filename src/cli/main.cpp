@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
     journey::cli::register_chat(app);
     journey::cli::register_convert(app);
     journey::cli::register_quantize(app);
+    journey::cli::register_imatrix(app);
 
     // llama.cpp's -np N is --parallel N (CLI11 reads one letter after a single dash: -n p).
     static char parallel_flag[] = "--parallel";

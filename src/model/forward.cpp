@@ -54,6 +54,7 @@ struct Pass {
 
     // y[T, n_out] = x · W + b (b may be empty).
     void linear(float* y, const float* x, const Matrix& W, const Vector& b) const {
+        if (observer) observer->product(W, x, T);
         if (tokens) matmul_tokens(y, x, W, T);
         else matmul(y, x, W, T, prompt);
         if (b) add_bias(y, b.data, T, static_cast<int>(W.n_out()));
@@ -239,11 +240,11 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
         std::vector<float> routed;  // the router logits [T, E], kept only for an observer
         if (s.tokens) {  // several sequences' tokens: each as alone
             for (int t = 0; t < T; ++t) {
-                moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false);
+                moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false, s.observer);
                 if (s.observer) routed.insert(routed.end(), moe_last_router_logits(), moe_last_router_logits() + E);
             }
         } else {
-            moe_ffn(b.proj, b.xn, w, c, T, s.prompt);
+            moe_ffn(b.proj, b.xn, w, c, T, s.prompt, s.observer);
             if (s.observer) routed.assign(moe_last_router_logits(), moe_last_router_logits() + int64_t{T} * E);
         }
         if (s.observer) s.notify("moe_logits", l, routed.data(), {T, E});

@@ -79,13 +79,14 @@ void moe_route(const float* logits, const ModelConfig& c, int* ids, float* weigh
     }
 }
 
-void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt) {
+void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt, Observer* observer) {
     const int E = c.n_expert, K = c.n_expert_used, C = c.n_embd, F = c.n_ff_exp;
     const Experts& x = w.experts;
     Scratch& s = scratch;
 
     // Route every token.
     grow(s.logits, int64_t{T} * E);
+    if (observer) observer->product(w.moe_router, xn, T);
     matmul(s.logits.data(), xn, w.moe_router, T, prompt);
     if (w.moe_router_b) add_bias(s.logits.data(), w.moe_router_b.data, T, E);
     s.ids.resize(size_t(T) * size_t(K));
@@ -129,6 +130,8 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
             s.products.push_back({s.up.data() + r0 * F, x_of(e), &x.up[size_t(e)], n});
         }
     }
+    if (observer)  // llama-imatrix's sums: each expert's product sees its own tokens' rows
+        for (const Product& p : s.products) observer->product(*p.W, p.x, p.T);
     matmul_many(s.products, prompt);
     for (int e = 0; e < E; ++e) {
         const int n = int(s.groups[size_t(e)].size());
@@ -158,6 +161,8 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
         const int64_t r0 = s.offset[size_t(e)];
         s.products.push_back({s.yg.data() + r0 * C, s.up.data() + r0 * F, &x.down[size_t(e)], n});
     }
+    if (observer)
+        for (const Product& p : s.products) observer->product(*p.W, p.x, p.T);
     matmul_many(s.products, prompt);
     for (int e = 0; e < E; ++e) {
         const std::vector<int>& g = s.groups[size_t(e)];

@@ -606,6 +606,30 @@ std::vector<std::span<const std::byte>> Weights::token_reads() const {
     return reads;
 }
 
+std::vector<Weights::NamedMatrix> Weights::named_matrices(const ModelConfig& config) const {
+    const ArchTraits& traits = traits_of(config.arch);
+    std::vector<NamedMatrix> out;
+    for (int l = 0; l < int(layers.size()); ++l) {
+        const LayerWeights& lw = layers[size_t(l)];
+        for (Tensor t : traits.tensors) {
+            if (!config.recurrent_layers.empty() && (config.is_recurrent(l) ? is_attention_tensor(t) : is_recurrent_tensor(t)))
+                continue;
+            if (const ExpertRole* r = expert_role_of(t)) {
+                const GgufTensor* g = find_gguf_tensor(t);
+                if (!r->m || !g) continue;
+                const std::vector<Matrix>& list = lw.experts.*(r->m);
+                for (size_t e = 0; e < list.size(); ++e)
+                    out.push_back({&list[e], with_layer(g->name, l), int(e), int(list.size())});
+                continue;
+            }
+            const Role& role = role_of(t);
+            if (const auto* f = std::get_if<Matrix L::*>(&role.field))
+                if (lw.*(*f)) out.push_back({&(lw.*(*f)), with_layer(gguf_tensor(t).name, l)});
+        }
+    }
+    return out;
+}
+
 int64_t Weights::n_params() const {
     auto m = [](const Matrix& x) { return x.rows * x.cols; };
     auto v = [](const Vector& x) { return x.n; };

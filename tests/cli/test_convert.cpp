@@ -259,7 +259,7 @@ TEST_CASE("convert/quantize: bad input is one line, a non-zero exit and no outpu
     refused({"convert", "-m", temp_dir().string(), "-o", out.string()}, 2, "no config.json");
     refused({"convert", "-m", hf, "-o", out.string(), "--type", "q3_x"}, 1, "--type: unknown type 'q3_x'");
     refused({"convert", "-m", hf, "-o", (temp_dir() / "no-such-dir" / "x.gguf").string()}, 1, "cannot write");
-    refused({"quantize", converted("qwen2", "f32").string(), out.string(), "IQ2_XXS"}, 1, "TYPE: unknown type 'IQ2_XXS'");
+    refused({"quantize", converted("qwen2", "f32").string(), out.string(), "Q7_K"}, 1, "TYPE: unknown type 'Q7_K'");
 
     // A directory journey does not convert: an unknown model_type, and a tokenizer it cannot read.
     const fs::path odd = temp_dir() / "convert-odd" / "hf";

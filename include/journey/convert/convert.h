@@ -17,7 +17,10 @@ void convert_hf_dir(const std::filesystem::path& dir, const std::filesystem::pat
 
 // in: a GGUF file. The metadata is copied with its types; general.file_type and
 // general.quantization_version are set (moved to the end, as llama-quantize leaves them).
+// imatrix (may be empty): an importance matrix (imatrix.gguf or legacy .dat) as llama-quantize
+// --imatrix reads it; its name (as given), first dataset, entry and chunk counts are written as
+// the quantize.imatrix.* keys after general.file_type, as llama-quantize writes them.
 void quantize_gguf(const std::filesystem::path& in, const std::filesystem::path& out, const QuantTarget& target,
-                   const WriteProgress& progress = {});
+                   const WriteProgress& progress = {}, const std::filesystem::path& imatrix = {});
 
 }  // namespace journey

@@ -20,6 +20,12 @@ struct OutTensor {
     const std::byte* raw = nullptr;  // when set: the bytes to copy as they are (already of `type`)
     // Otherwise: writes row r (shape.back() floats) to dst.
     std::function<void(int64_t r, float* dst)> row;
+    // An importance matrix's weights, [n_mat][shape.back()] (n_mat: 1, or the experts of a
+    // stacked tensor, whose rows divide evenly among them); empty: none.
+    std::vector<float> imatrix;
+    // `row` may run on several threads at once (reads only): the rows are then encoded in
+    // parallel (the bytes do not depend on it).
+    bool rows_in_parallel = false;
 };
 
 // Called after each tensor written: (tensors done, tensors in all).

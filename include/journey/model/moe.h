@@ -3,6 +3,7 @@
 // MoeTraits, config.h ModelConfig::moe_*).
 #pragma once
 #include "journey/model/config.h"
+#include "journey/model/observer.h"
 #include "journey/model/weights.h"
 
 namespace journey {
@@ -16,7 +17,9 @@ void moe_route(const float* logits, const ModelConfig& c, int* ids, float* weigh
 // expert(x) = down(act(gate(x), up(x))) with the experts' biases where bound. A token reads only
 // its experts' rows. A prompt (prompt: the prompt kernels) routes every token first, then
 // multiplies each expert's group of tokens as one matrix; a row gets the same bits in any group.
-void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt);
+// observer (may be null) sees each product's input rows (Observer::product).
+void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt,
+             Observer* observer = nullptr);
 
 // The router logits [T, n_expert] (bias added) of the calling thread's last moe_ffn: what routed
 // its tokens (forward hands them to the observer as moe_logits). Valid until the next moe_ffn.

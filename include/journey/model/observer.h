@@ -9,6 +9,9 @@
 //              mlp_out [T,C], resid_post [T,C]
 //   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
 // (pos_embed only for learned positions.) Data is valid only during the call.
+// product(W, x, rows): the input rows [rows, W.n_in()] of every matrix product a block makes
+// (attention, MLP, router, each expert's products with that expert's rows only; not the
+// linear-attention mixer's, not the logits), just before it: what an importance matrix sums.
 //
 // Intervention: the same hook, writable, at the sites an activation-patching experiment
 // changes: embed, resid_pre, attn_z, attn_out, mlp_out, resid_post. It is called just before the
@@ -20,6 +23,8 @@
 #include <string_view>
 
 namespace journey {
+
+struct Matrix;
 
 struct Intermediate {
     std::string_view name;
@@ -33,6 +38,7 @@ class Observer {
 public:
     virtual ~Observer() = default;
     virtual void observe(const Intermediate& t) = 0;
+    virtual void product(const Matrix& /*w*/, const float* /*x*/, int64_t /*rows*/) {}
 };
 
 class Intervention {

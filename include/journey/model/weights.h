@@ -120,6 +120,15 @@ struct Weights {
     // which a token reads one row, and the vectors are left out.
     std::vector<std::span<const std::byte>> token_reads() const;
 
+    // The blocks' matrices with their GGUF names (an expert: its stacked tensor's name, its index
+    // and the experts' count), as llama.cpp names the weights of its products (imatrix).
+    struct NamedMatrix {
+        const Matrix* m;
+        std::string name;
+        int expert = 0, n_expert = 1;
+    };
+    std::vector<NamedMatrix> named_matrices(const ModelConfig& config) const;
+
 private:
     int n_expert_used_ = 0;  // mixture of experts: the experts a token reads (token_reads, n_active_params)
     std::deque<std::vector<float>> converted_;  // F32 copies of small non-F32 vectors

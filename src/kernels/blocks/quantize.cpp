@@ -14,6 +14,7 @@
 
 #include "journey/kernels/half.h"
 #include "iq_grids.h"
+#include "quantize_iq.h"
 
 namespace journey {
 namespace {
@@ -165,8 +166,8 @@ void quantize_q5_0(const float* x, unsigned char* out, int64_t nb) {
 // ---- helpers of the K-quants ---------------------------------------------------------------------
 
 // Symmetric quants in [-nmax, nmax) with a weighted least-squares scale search (rmse_type 1:
-// weights x^2). L receives q + nmax. Returns the scale.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+// weights x^2, or qw when given: an importance matrix). L receives q + nmax. Returns the scale.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, const float* qw = nullptr) {
     const float max = signed_absmax(x, n);
     if (std::fabs(max) < kGroupMaxEps) {
         for (int i = 0; i < n; ++i) L[i] = 0;
@@ -178,7 +179,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
         int l = nearest_int(iscale * x[i]);
         l = std::max(-nmax, std::min(nmax - 1, l));
         L[i] = int8_t(l + nmax);
-        const float w = x[i] * x[i];
+        const float w = qw ? qw[i] : x[i] * x[i];
         sumlx += w * x[i] * l;
         suml2 += w * l * l;
     }
@@ -191,7 +192,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
         for (int i = 0; i < n; ++i) {
             int l = nearest_int(iscale * x[i]);
             l = std::max(-nmax, std::min(nmax - 1, l));
-            const float w = x[i] * x[i];
+            const float w = qw ? qw[i] : x[i] * x[i];
             sumlx += w * x[i] * l;
             suml2 += w * l * l;
         }
@@ -449,6 +450,38 @@ void quantize_q3_k(const float* x, unsigned char* out, int64_t nb) {
     }
 }
 
+// The quants L of a Q4_K / Q5_K block into its bytes (qs; Q5_K: qh, then qs).
+template <int Bits>
+void pack_qk_k(const uint8_t* L, unsigned char* out) {
+    if constexpr (Bits == 4) {
+        uint8_t* q = out + 16;
+        for (int j = 0; j < QK_K; j += 64, q += 32)
+            for (int l = 0; l < 32; ++l) q[l] = uint8_t(L[j + l] | (L[j + l + 32] << 4));
+    } else {
+        uint8_t* qh = out + 16;
+        uint8_t* ql = out + 48;
+        std::memset(qh, 0, QK_K / 8);
+        uint8_t m1 = 1, m2 = 2;
+        for (int n = 0; n < QK_K; n += 64, ql += 32) {
+            for (int j = 0; j < 32; ++j) {
+                int l1 = L[n + j];
+                if (l1 > 15) {
+                    l1 -= 16;
+                    qh[j] = uint8_t(qh[j] | m1);
+                }
+                int l2 = L[n + j + 32];
+                if (l2 > 15) {
+                    l2 -= 16;
+                    qh[j] = uint8_t(qh[j] | m2);
+                }
+                ql[j] = uint8_t(l1 | (l2 << 4));
+            }
+            m1 = uint8_t(m1 << 2);
+            m2 = uint8_t(m2 << 2);
+        }
+    }
+}
+
 // Q4_K (144 bytes: d, dmin, scales[12], qs[128]) and Q5_K (176 bytes: d, dmin, scales[12],
 // qh[32], qs[128]): 8 sub-blocks of 32 with a 6-bit scale and min each.
 template <int Bits>
@@ -502,44 +535,18 @@ void quantize_qk_k(const float* x, unsigned char* out, int64_t nb) {
                 L[32 * j + ii] = uint8_t(std::max(0, std::min(nmax, l)));
             }
         }
-        if constexpr (Bits == 4) {
-            uint8_t* q = out + 16;
-            for (int j = 0; j < QK_K; j += 64, q += 32)
-                for (int l = 0; l < 32; ++l) q[l] = uint8_t(L[j + l] | (L[j + l + 32] << 4));
-        } else {
-            uint8_t* qh = out + 16;
-            uint8_t* ql = out + 48;
-            std::memset(qh, 0, QK_K / 8);
-            uint8_t m1 = 1, m2 = 2;
-            for (int n = 0; n < QK_K; n += 64, ql += 32) {
-                for (int j = 0; j < 32; ++j) {
-                    int l1 = L[n + j];
-                    if (l1 > 15) {
-                        l1 -= 16;
-                        qh[j] = uint8_t(qh[j] | m1);
-                    }
-                    int l2 = L[n + j + 32];
-                    if (l2 > 15) {
-                        l2 -= 16;
-                        qh[j] = uint8_t(qh[j] | m2);
-                    }
-                    ql[j] = uint8_t(l1 | (l2 << 4));
-                }
-                m1 = uint8_t(m1 << 2);
-                m2 = uint8_t(m2 << 2);
-            }
-        }
+        pack_qk_k<Bits>(L, out);
     }
 }
 
 // Q6_K (210 bytes): ql[128], qh[64], int8 scales[16], f16 d.
-void quantize_q6_k(const float* x, unsigned char* out, int64_t nb) {
+void quantize_q6_k(const float* x, unsigned char* out, int64_t nb, const float* qw = nullptr) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
     for (int64_t i = 0; i < nb; ++i, x += QK_K, out += 210) {
         float max_scale = 0, max_abs_scale = 0;
         for (int ib = 0; ib < QK_K / 16; ++ib) {
-            const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+            const float scale = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib, qw ? qw + QK_K * i + 16 * ib : nullptr);
             scales[ib] = scale;
             const float abs_scale = std::fabs(scale);
             if (abs_scale > max_abs_scale) {
@@ -579,18 +586,294 @@ void quantize_q6_k(const float* x, unsigned char* out, int64_t nb) {
     }
 }
 
+// ---- with an importance matrix (ggml's quantize_row_*_impl) ----------------------------------------
+
+// make_qkx2_quants with the weights' fallback x^2 and a scale search of nstep steps (ggml's
+// make_qkx3_quants; weights are never null here).
+float make_qkx3_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                       float rmin, float rdelta, int nstep) {
+    float min = x[0], max = x[0];
+    float sum_w = weights[0];
+    float sum_x = sum_w * x[0];
+    for (int i = 1; i < n; ++i) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        const float w = weights[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max <= min) {
+        for (int i = 0; i < n; ++i) L[i] = 0;
+        *the_min = -min;
+        return 0.f;
+    }
+    float iscale = nmax / (max - min);
+    float scale = 1 / iscale;
+    float best_mad = 0;
+    for (int i = 0; i < n; ++i) {
+        const int l = nearest_int(iscale * (x[i] - min));
+        L[i] = uint8_t(std::max(0, std::min(nmax, l)));
+        float diff = scale * L[i] + min - x[i];
+        diff = diff * diff;
+        best_mad += weights[i] * diff;
+    }
+    for (int is = 0; is <= nstep; ++is) {
+        iscale = (rmin + rdelta * is + nmax) / (max - min);
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+        for (int i = 0; i < n; ++i) {
+            int l = nearest_int(iscale * (x[i] - min));
+            l = std::max(0, std::min(nmax, l));
+            Laux[i] = uint8_t(l);
+            const float w = weights[i];
+            sum_l += w * l;
+            sum_l2 += w * l * l;
+            sum_xl += w * l * x[i];
+        }
+        const float D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+            float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+            if (this_min > 0) {
+                this_min = 0;
+                this_scale = sum_xl / sum_l2;
+            }
+            float mad = 0;
+            for (int i = 0; i < n; ++i) {
+                float diff = this_scale * Laux[i] + this_min - x[i];
+                diff = diff * diff;
+                mad += weights[i] * diff;
+            }
+            if (mad < best_mad) {
+                for (int i = 0; i < n; ++i) L[i] = Laux[i];
+                best_mad = mad;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+// Non-negative quants in [0, nmax] of the sub-block scales, weighted by w (ggml's make_qp_quants).
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w) {
+    float max = 0;
+    for (int i = 0; i < n; ++i) max = std::max(max, x[i]);
+    if (max < kGroupMaxEps) {
+        for (int i = 0; i < n; ++i) L[i] = 0;
+        return 0.f;
+    }
+    float iscale = nmax / max;
+    for (int i = 0; i < n; ++i) L[i] = uint8_t(nearest_int(iscale * x[i]));
+    const float scale = 1 / iscale;
+    float best_mse = 0;
+    for (int i = 0; i < n; ++i) {
+        const float diff = x[i] - scale * L[i];
+        best_mse += w[i] * diff * diff;
+    }
+    for (int is = -4; is <= 4; ++is) {
+        if (is == 0) continue;
+        const float iscale_is = (0.1f * is + nmax) / max;
+        const float scale_is = 1 / iscale_is;
+        float mse = 0;
+        for (int i = 0; i < n; ++i) {
+            int l = nearest_int(iscale_is * x[i]);
+            l = std::min(nmax, l);
+            const float diff = x[i] - scale_is * l;
+            mse += w[i] * diff * diff;
+        }
+        if (mse < best_mse) {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    float sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; ++i) {
+        int l = nearest_int(iscale * x[i]);
+        l = std::min(nmax, l);
+        L[i] = uint8_t(l);
+        sumlx += w[i] * x[i] * l;
+        suml2 += w[i] * l * l;
+    }
+    for (int itry = 0; itry < 5; ++itry) {
+        int n_changed = 0;
+        for (int i = 0; i < n; ++i) {
+            float slx = sumlx - w[i] * x[i] * L[i];
+            float sl2 = suml2 - w[i] * L[i] * L[i];
+            if (slx > 0 && sl2 > 0) {
+                int new_l = nearest_int(x[i] * sl2 / slx);
+                new_l = std::min(nmax, new_l);
+                if (new_l != L[i]) {
+                    slx += w[i] * x[i] * new_l;
+                    sl2 += w[i] * new_l * new_l;
+                    if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                        L[i] = uint8_t(new_l);
+                        sumlx = slx;
+                        suml2 = sl2;
+                        ++n_changed;
+                    }
+                }
+            }
+        }
+        if (!n_changed) break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+// Q2_K with an importance matrix qw (one weight per column of the row).
+void quantize_q2_k_w(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    uint8_t L[QK_K], Laux[16], Ls[QK_K / 16], Lm[QK_K / 16];
+    float mins[QK_K / 16], scales[QK_K / 16], sw[QK_K / 16], weight[16];
+    for (int64_t i = 0; i < nb; ++i, x += QK_K, out += 84) {
+        for (float& v : sw) v = 0;
+        float sumx2 = 0;
+        for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
+        const float sigma2 = sumx2 / QK_K;
+        for (int j = 0; j < QK_K / 16; ++j) {
+            const float* qw = quant_weights + QK_K * i + 16 * j;
+            for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            for (int l = 0; l < QK_K / 16; ++l) sw[j] += weight[l];
+            scales[j] = make_qkx3_quants(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], Laux, -0.9f, 0.05f, 36);
+        }
+        const float dm0 = make_qp_quants(QK_K / 16, 15, scales, Ls, sw);
+        const float mm0 = make_qp_quants(QK_K / 16, 15, mins, Lm, sw);
+        put_f16(out + 80, dm0);
+        put_f16(out + 82, mm0);
+        const float dm = f16_round(dm0), mm = f16_round(mm0);
+        uint8_t* sc = out;
+        uint8_t* qs = out + 16;
+        for (int j = 0; j < QK_K / 16; ++j) sc[j] = uint8_t(Ls[j] | (Lm[j] << 4));
+        for (int j = 0; j < QK_K / 16; ++j) {
+            const float d = dm * (sc[j] & 0xF);
+            if (!d) continue;
+            const float m = mm * (sc[j] >> 4);
+            for (int ii = 0; ii < 16; ++ii) {
+                const int l = nearest_int((x[16 * j + ii] + m) / d);
+                L[16 * j + ii] = uint8_t(std::max(0, std::min(3, l)));
+            }
+        }
+        for (int j = 0; j < QK_K; j += 128)
+            for (int l = 0; l < 32; ++l)
+                qs[j / 4 + l] = uint8_t(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+    }
+}
+
+// Q4_K / Q5_K with an importance matrix.
+template <int Bits>
+void quantize_qk_k_w(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    constexpr int nmax = (1 << Bits) - 1;
+    constexpr size_t block = Bits == 4 ? 144 : 176;
+    uint8_t L[QK_K], Laux[32], Ls[QK_K / 32], Lm[QK_K / 32];
+    float weights[32], sw[QK_K / 32], mins[QK_K / 32], scales[QK_K / 32];
+    for (int64_t i = 0; i < nb; ++i, x += QK_K, out += block) {
+        float sum_x2 = 0;
+        for (int l = 0; l < QK_K; ++l) sum_x2 += x[l] * x[l];
+        const float sigma2 = 2 * sum_x2 / QK_K;
+        for (int j = 0; j < QK_K / 32; ++j) {
+            const float* qw = quant_weights + QK_K * i + 32 * j;
+            for (int l = 0; l < 32; ++l) weights[l] = qw[l] * std::sqrt(sigma2 + x[32 * j + l] * x[32 * j + l]);
+            float sumw = 0;
+            for (int l = 0; l < 32; ++l) sumw += weights[l];
+            sw[j] = sumw;
+            scales[j] = make_qkx3_quants(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -0.9f, 0.05f, 36);
+        }
+        const float d_block = make_qp_quants(QK_K / 32, 63, scales, Ls, sw);
+        const float m_block = make_qp_quants(QK_K / 32, 63, mins, Lm, sw);
+        uint8_t* sc = out + 4;
+        for (int j = 0; j < QK_K / 32; ++j) {
+            uint8_t ls = Ls[j], lm = Lm[j];
+            if constexpr (Bits == 5) {
+                ls = std::min<uint8_t>(63, ls);
+                lm = std::min<uint8_t>(63, lm);
+            }
+            if (j < 4) {
+                sc[j] = ls;
+                sc[j + 4] = lm;
+            } else {
+                sc[j + 4] = uint8_t((ls & 0xF) | ((lm & 0xF) << 4));
+                sc[j - 4] = uint8_t(sc[j - 4] | ((ls >> 4) << 6));
+                sc[j - 0] = uint8_t(sc[j - 0] | ((lm >> 4) << 6));
+            }
+        }
+        put_f16(out, d_block);
+        put_f16(out + 2, m_block);
+        const float dh = f16_round(d_block), dminh = f16_round(m_block);
+        for (int j = 0; j < QK_K / 32; ++j) {
+            uint8_t s, m;
+            get_scale_min_k4(j, sc, &s, &m);
+            const float d = dh * s;
+            if (!d) continue;
+            const float dm = dminh * m;
+            for (int ii = 0; ii < 32; ++ii) {
+                const int l = nearest_int((x[32 * j + ii] + dm) / d);
+                L[32 * j + ii] = uint8_t(std::max(0, std::min(nmax, l)));
+            }
+        }
+        pack_qk_k<Bits>(L, out);
+    }
+}
+
+// TQ1_0 (54 bytes: qs[48] five trits per byte, qh[4] four, f16 d) and TQ2_0 (66 bytes: qs[64]
+// four 2-bit trits per byte, f16 d): ternary values of amax-scaled rows (lroundf, as ggml).
+void quantize_tq1_0(const float* x, unsigned char* out, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, out += 54) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK_K; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax;
+        const float id = d ? 1.0f / d : 0.0f;
+        put_f16(out + 52, d);
+        auto pack = [&](int groups, int stride, unsigned char* dst, bool shift) {
+            for (int m = 0; m < stride; ++m) {
+                uint8_t q = 0;
+                for (int n = 0; n < groups; ++n) {
+                    const int xi = int(std::lround(x[m + n * stride] * id)) + 1;
+                    q = uint8_t(q * 3 + xi);
+                }
+                if (shift) q = uint8_t(q * 3);
+                dst[m] = uint8_t((uint16_t(q) * 256 + (243 - 1)) / 243);
+            }
+            x += groups * stride;
+        };
+        pack(5, 32, out, false);
+        pack(5, 16, out + 32, false);
+        pack(4, 4, out + 48, true);
+    }
+}
+
+void quantize_tq2_0(const float* x, unsigned char* out, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, out += 66) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK_K; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax;
+        const float id = d ? 1.0f / d : 0.0f;
+        put_f16(out + 64, d);
+        for (int j = 0; j < 64; j += 32) {
+            for (int m = 0; m < 32; ++m) {
+                uint8_t q = 0;
+                for (int n = 0; n < 4; ++n) {
+                    const int xi = int(std::lround(x[m + n * 32] * id)) + 1;
+                    q = uint8_t(q + ((xi & 3) << (2 * n)));
+                }
+                out[j + m] = q;
+            }
+            x += 4 * 32;
+        }
+    }
+}
+
 }  // namespace
+
+float qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w) { return make_qp_quants(n, nmax, x, L, w); }
 
 bool can_quantize(DType t) {
     switch (t) {
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
-        case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S: case DType::IQ1_M: case DType::TQ1_0:
-        case DType::TQ2_0: return false;
+        case DType::IQ4_NL: case DType::IQ4_XS: return false;
         default: return true;
     }
 }
 
-void quantize_row(DType t, const float* x, void* dst, int64_t n) {
+void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* weights) {
     const auto block = int64_t(dtype_block(t));
     if (n < 0 || n % block != 0)
         throw std::invalid_argument(std::string(dtype_name(t)) + ": row length " + std::to_string(n) +
@@ -613,15 +896,37 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n) {
         case DType::Q4_1: quantize_min_max<4>(x, out, nb); return;
         case DType::Q5_0: quantize_q5_0(x, out, nb); return;
         case DType::Q5_1: quantize_min_max<5>(x, out, nb); return;
-        case DType::Q2_K: quantize_q2_k(x, out, nb); return;
+        case DType::Q2_K:
+            if (weights) quantize_q2_k_w(x, out, nb, weights);
+            else quantize_q2_k(x, out, nb);
+            return;
         case DType::Q3_K: quantize_q3_k(x, out, nb); return;
-        case DType::Q4_K: quantize_qk_k<4>(x, out, nb); return;
-        case DType::Q5_K: quantize_qk_k<5>(x, out, nb); return;
-        case DType::Q6_K: quantize_q6_k(x, out, nb); return;
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
-        case DType::IQ3_XXS: case DType::IQ3_S: case DType::IQ1_S: case DType::IQ1_M: break;
+        case DType::Q4_K:
+            if (weights) quantize_qk_k_w<4>(x, out, nb, weights);
+            else quantize_qk_k<4>(x, out, nb);
+            return;
+        case DType::Q5_K:
+            if (weights) quantize_qk_k_w<5>(x, out, nb, weights);
+            else quantize_qk_k<5>(x, out, nb);
+            return;
+        case DType::Q6_K: quantize_q6_k(x, out, nb, weights); return;
+        case DType::TQ1_0: quantize_tq1_0(x, out, nb); return;
+        case DType::TQ2_0: quantize_tq2_0(x, out, nb); return;
+        case DType::IQ3_XXS: quantize_iq3_xxs(x, out, nb, weights); return;
+        case DType::IQ3_S: quantize_iq3_s(x, out, nb, weights); return;
+        case DType::IQ2_XXS: case DType::IQ2_XS:
+            if (!weights) throw std::invalid_argument(std::string(dtype_name(t)) + " needs an importance matrix");
+            if (t == DType::IQ2_XXS) quantize_iq2_xxs(x, out, nb, weights);
+            else quantize_iq2_xs(x, out, nb, weights);
+            return;
+        case DType::IQ2_S: quantize_iq2_s(x, out, nb, weights); return;
+        case DType::IQ1_S:
+            if (!weights) throw std::invalid_argument("IQ1_S needs an importance matrix");
+            quantize_iq1_s(x, out, nb, weights);
+            return;
+        case DType::IQ1_M: quantize_iq1_m(x, out, nb, weights); return;
         case DType::MXFP4: quantize_mxfp4(x, out, nb); return;
-        case DType::TQ1_0: case DType::TQ2_0:
+        case DType::IQ4_NL: case DType::IQ4_XS:
             throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) + " yet");
     }
     throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) +

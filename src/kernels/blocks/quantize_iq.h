@@ -1,0 +1,20 @@
+// Private: the i-quant encoders (quantize_iq.cpp), called by quantize_row (quantize.cpp).
+// nb blocks of 256 floats at x into out; qw: the importance matrix's weight per column of the
+// row (may be null where ggml allows it).
+#pragma once
+#include <cstdint>
+
+namespace journey {
+
+void quantize_iq3_xxs(const float* x, unsigned char* out, int64_t nb, const float* qw);
+void quantize_iq3_s(const float* x, unsigned char* out, int64_t nb, const float* qw);
+void quantize_iq2_xxs(const float* x, unsigned char* out, int64_t nb, const float* qw);  // qw required
+void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float* qw);   // qw required
+void quantize_iq2_s(const float* x, unsigned char* out, int64_t nb, const float* qw);
+void quantize_iq1_s(const float* x, unsigned char* out, int64_t nb, const float* qw);  // qw required
+void quantize_iq1_m(const float* x, unsigned char* out, int64_t nb, const float* qw);
+
+// ggml's make_qp_quants (quantize.cpp), shared with the i-quant searches.
+float qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w);
+
+}  // namespace journey
