@@ -6,6 +6,11 @@
 //   per layer: resid_pre [T,C], attn_pattern [H,T,P+T], attn_z [T,H,D],
 //              attn_out [T,C], resid_mid [T,C], mlp_out [T,C], resid_post [T,C]
 //   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
+// Hybrid models (issue 35): a gated attention layer adds attn_gate [T,H,D] (sigmoid(gate), what
+// z is multiplied by) after attn_pattern; a Gated DeltaNet layer has no attn_pattern but
+//   ssm_beta [T,Hv], ssm_decay [T,Hv] (exp(g), the state's decay), ssm_state_norm [T,Hv] (each
+//   head's state's Frobenius norm after the token), then attn_z [T,Hv,S] (the gated-normed output
+//   before out_proj, bound as attn_out).
 // (pos_embed only for learned positions.) Data is valid only during the call.
 //
 // Intervention: the same hook, writable, at the sites an activation-patching experiment
