@@ -68,7 +68,7 @@ void layer_lines(std::vector<std::string>& lines, const Trace& tr, const Tokeniz
                         l.layer, l.resid_pre, l.resid_mid, l.resid_post, l.attn_out, l.mlp_out));
     if (l.recurrent) lines.push_back("  linear attention (Gated DeltaNet): per head beta, decay g, |state| after the token");
     for (const DeltaHeadTrace& d : l.delta_heads)
-        lines.push_back(fmt("  head %-3d beta %5.3f  g %5.3f  |state| %8.3f  |out| %7.3f", d.head, d.beta, d.g, d.state_norm, d.out_norm));
+        lines.push_back(fmt("  head %-3d beta %5.3f  g %9.3g  |state| %8.3f  |out| %7.3f", d.head, d.beta, d.g, d.state_norm, d.out_norm));
     if (l.output_gate_mean) lines.push_back(fmt("  output gate: mean sigmoid(gate) %.3f", *l.output_gate_mean));
     for (const HeadTrace& h : l.heads) {
         std::string line = fmt("  head %-3d H %5.3f  |out| %7.3f  ", h.head, h.entropy, h.out_norm);

@@ -209,10 +209,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     if (!hook) {
         std::string names;
         for (const ArchTraits& t : arch_table())
-            if (const ConverterHook* h = converter_hook(t.arch); h && !h->wrapper)
-                for (const char* n : t.hf_types) names += (names.empty() ? "" : ", ") + std::string(n);
-        for (const ArchTraits& t : arch_table())
-            if (const ConverterHook* h = converter_hook(t.arch); h && h->wrapper)
+            if (converter_hook(t.arch))
                 for (const char* n : t.hf_types) names += (names.empty() ? "" : ", ") + std::string(n);
         bad_config(dir, "model_type '" + excerpt(model_type, 40) + "' is not one journey converts (journey converts " + names + ")");
     }
