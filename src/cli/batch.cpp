@@ -156,8 +156,8 @@ void add_batch_option(CLI::App* cmd, BatchOptions& o) {
 
 void add_parallel_option(CLI::App* cmd, BatchOptions& o) {
     cmd->add_option("--parallel", o.parallel,
-                    "With --batch (-np N as in llama.cpp): generate for N records together (continuous batching: each weight is read once per "
-                    "step for all N); the output is exactly the one-at-a-time output")
+                    "With --batch (-np N as in llama.cpp): N records together (continuous batching: each weight is read once per "
+                    "step for all N sequences' next tokens, and for several short prompts); the output is exactly the one-at-a-time output")
         ->check(CLI::Range(1, 256));
 }
 

@@ -39,7 +39,7 @@ struct BatchOptions {
 };
 
 void add_batch_option(CLI::App* cmd, BatchOptions& opts);
-// --parallel N (generate: sequences decoded together).
+// --parallel N (generate, next, score: records evaluated together).
 void add_parallel_option(CLI::App* cmd, BatchOptions& opts);
 
 // The batch file, read before the model loads, and the output opened (InputError/UsageError

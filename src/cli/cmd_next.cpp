@@ -56,21 +56,25 @@ void run_next(const NextOptions& o) {
     const PromptInput input = o.batch.file.empty() ? read_prompt_input(o.prompt) : PromptInput{};
     BatchInput batch = open_batch(o.batch);
     auto model = load_model(o.model, Placement::in_place);
-    Session session(*model, session_options(o.model));
-    auto one = [&](const PromptInput& prompt) {
+    Batcher batcher;  // --parallel N: N records' prompts evaluated together
+    std::vector<std::unique_ptr<Session>> sessions = batch_sessions(*model, session_options(o.model), o.batch.parallel, batcher);
+    auto one = [&](const PromptInput& prompt, Session& session) {
         const std::vector<TokenId> ids = prompt_ids(*model, prompt, o.truncate, size_t(session.n_ctx()));
         session.reset();
         const auto logits = session.eval(ids);  // matrix-matrix over the prompt; last position's logits
         return std::pair(ids, distribution(logits, o.rows));
     };
     if (!o.batch.file.empty()) {
-        run_batch(batch, [&](const std::string& prompt, int) {
-            const auto [ids, d] = one(PromptInput{prompt, std::nullopt});
-            return next_json(*model, ids, d);
-        });
+        run_batch(
+            batch,
+            [&](const std::string& prompt, int worker) {
+                const auto [ids, d] = one(PromptInput{prompt, std::nullopt}, *sessions[size_t(worker)]);
+                return next_json(*model, ids, d);
+            },
+            o.batch.parallel > 1 ? &batcher : nullptr);
         return;
     }
-    const auto [ids, d] = one(input);
+    const auto [ids, d] = one(input, *sessions[0]);
     if (o.json) out_line(next_json(*model, ids, d).dump());
     else print_table(*model, d);
 }
@@ -86,6 +90,7 @@ void register_next(CLI::App& app) {
     cmd->add_flag("--json", opts->json, "Print one JSON object");
     cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer prompt");
     add_batch_option(cmd, opts->batch);
+    add_parallel_option(cmd, opts->batch);
     cmd->callback([opts] { run_next(*opts); });
 }
 

@@ -78,10 +78,16 @@ void run_score(const ScoreCliOptions& o) {
     BatchInput batch = open_batch(o.batch);
     auto model = load_model(o.model, Placement::in_place);
     const Tokenizer& tok = model->tokenizer();
-    Session session(*model, session_options(o.model));
-    auto one = [&](const std::string& t) { return score(session, score_ids(tok, t, o.bos), o.score); };
+    Batcher batcher;  // --parallel N: N records' windows evaluated together
+    std::vector<std::unique_ptr<Session>> sessions = batch_sessions(*model, session_options(o.model), o.batch.parallel, batcher);
+    Session& session = *sessions[0];
     if (!o.batch.file.empty()) {
-        run_batch(batch, [&](const std::string& t, int) { return score_json(*model, one(t)); });
+        run_batch(
+            batch,
+            [&](const std::string& t, int worker) {
+                return score_json(*model, score(*sessions[size_t(worker)], score_ids(tok, t, o.bos), o.score));
+            },
+            o.batch.parallel > 1 ? &batcher : nullptr);
         return;
     }
     if (input.ids) check_ids(*input.ids, model->config().n_vocab, "--ids");  // rows of the model
@@ -113,6 +119,7 @@ void register_score(CLI::App& app) {
     cmd->add_option("--stride", opts->score.stride, "How far the window slides (default 0 = half the window)")
         ->capture_default_str();
     add_batch_option(cmd, opts->batch);
+    add_parallel_option(cmd, opts->batch);
     cmd->callback([opts] { run_score(*opts); });
 }
 

@@ -47,40 +47,74 @@ void Batcher::run(int workers, const std::function<void(int)>& work) {
     if (first_error) std::rethrow_exception(first_error);
 }
 
-void Batcher::run_round(std::vector<Request*>& round) {
-    std::vector<Session*> sessions;
-    std::vector<TokenId> tokens;
-    std::vector<Request*> batched;
-    for (Request* r : round) {
-        if (r->tokens.size() == 1 && r->which == LogitsFor::last) {
-            sessions.push_back(r->session);
-            tokens.push_back(r->tokens[0]);
-            batched.push_back(r);
-            continue;
+// Runs `group` (requests of one kind) together through `together`, or each alone when it fails
+// (one session's error, a full context, is then its own only).
+template <class Together>
+void Batcher::run_together(std::vector<Request*>& group, Together together) {
+    if (group.empty()) return;
+    ++stats_.passes;
+    if (group.size() > 1) {
+        stats_.batched_tokens += long(group.size());
+        stats_.largest = std::max(stats_.largest, long(group.size()));
+        try {
+            together();
+            return;
+        } catch (...) {
         }
-        try {  // a prompt: alone (the prompt kernels are bound by compute, not by reading weights)
+    }
+    for (Request* r : group) {
+        try {
             r->result = r->session->eval_here(r->tokens, r->which);
         } catch (...) {
             r->error = std::current_exception();
         }
-        ++stats_.passes;
     }
-    if (batched.empty()) return;
-    ++stats_.passes;
-    stats_.batched_tokens += long(batched.size());
-    stats_.largest = std::max(stats_.largest, long(batched.size()));
-    try {
-        const std::vector<std::span<const float>> out = Session::eval_tokens(sessions, tokens);
-        for (size_t i = 0; i < batched.size(); ++i) batched[i]->result = out[i];
-    } catch (...) {  // one session's error (a full context): each alone, so only its own fails
-        for (Request* r : batched) {
-            try {
-                r->result = r->session->eval_here(r->tokens, r->which);
-            } catch (...) {
-                r->error = std::current_exception();
-            }
+}
+
+void Batcher::run_round(std::vector<Request*>& round) {
+    // One-token evals: all in one pass. Prompts: short ones together, up to a prompt piece of
+    // rows per pass (several records' prompts read the weights once); long ones alone (bound by
+    // compute, not by reading weights).
+    std::vector<Request*> tokens, prompts[2];
+    for (Request* r : round) {
+        if (r->tokens.size() == 1 && r->which == LogitsFor::last) tokens.push_back(r);
+        else if (r->tokens.size() >= 2 && r->tokens.size() <= size_t(kPromptPiece) / 2)
+            prompts[r->which == LogitsFor::all].push_back(r);
+        else {
+            std::vector<Request*> alone{r};
+            run_together(alone, [] {});
         }
     }
+    for (auto& group : prompts) {
+        for (size_t at = 0; at < group.size();) {
+            std::vector<Request*> pass;
+            size_t rows = 0;
+            for (; at < group.size() && rows + group[at]->tokens.size() <= size_t(kPromptPiece); ++at) {
+                pass.push_back(group[at]);
+                rows += group[at]->tokens.size();
+            }
+            run_together(pass, [&] {
+                std::vector<Session*> sessions;
+                std::vector<std::span<const TokenId>> each;
+                for (Request* r : pass) {
+                    sessions.push_back(r->session);
+                    each.push_back(r->tokens);
+                }
+                const auto out = Session::eval_prompts(sessions, each, pass[0]->which);
+                for (size_t i = 0; i < pass.size(); ++i) pass[i]->result = out[i];
+            });
+        }
+    }
+    run_together(tokens, [&] {
+        std::vector<Session*> sessions;
+        std::vector<TokenId> ids;
+        for (Request* r : tokens) {
+            sessions.push_back(r->session);
+            ids.push_back(r->tokens[0]);
+        }
+        const auto out = Session::eval_tokens(sessions, ids);
+        for (size_t i = 0; i < tokens.size(); ++i) tokens[i]->result = out[i];
+    });
 }
 
 std::span<const float> Batcher::eval(Session& s, std::span<const TokenId> tokens, LogitsFor which) {

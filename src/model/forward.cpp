@@ -280,23 +280,33 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
 }  // namespace
 
 // One pass over the rows of one or several sessions: sessions[i] runs tokens[i] (several
-// sessions: one token each, each row as if alone). Logits go to each session's logits_.
-void Session::forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits) {
+// sessions: one token each, each row as if alone), or its next rows[i] tokens (several sessions'
+// prompts: the prompt kernels, whose rows get the same bits in any product). Logits go to each
+// session's logits_.
+void Session::forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits,
+                      std::span<const int> rows_of) {
     Session& first = *sessions[0];
     const Model& model = first.model_;
     const ModelConfig& c = model.config();
     const Weights& w = model.weights();
-    const bool many = sessions.size() > 1;
+    const bool many = sessions.size() > 1, prompts = many && !rows_of.empty();
     const int T = static_cast<int>(tokens.size()), C = c.n_embd, V = c.n_vocab;
     int P = first.n_past_;
     for (const Session* q : sessions) P = std::max(P, q->n_past_);  // sizes the attention's scratch
-    Pass s{c, model, first.n_ctx_, first.observer_, many ? nullptr : first.intervention_, T, P, T > 1 && !many};
-    s.tokens = many;
+    // Each sequence's first row in this pass, and each row's position.
+    std::vector<int> row0(sessions.size() + 1, 0), pos(static_cast<size_t>(T));
+    for (size_t i = 0; i < sessions.size(); ++i) {
+        const int n = many ? (prompts ? rows_of[i] : 1) : T;
+        row0[i + 1] = row0[i] + n;
+        for (int k = 0; k < n; ++k) pos[static_cast<size_t>(row0[i] + k)] = sessions[i]->n_past_ + k;
+    }
+    if (row0.back() != T) throw std::logic_error("forward: rows do not add up to the tokens");
+    Pass s{c, model, first.n_ctx_, first.observer_, many ? nullptr : first.intervention_, T, P, (T > 1 && !many) || prompts};
+    s.tokens = many && !prompts;
     LineVector<float>& work = first.work_;
     work.resize(Buffers::floats(c, T, P));
     Buffers b(work.data(), c, T, P);
-    // Row t's position: the sequence's next one, or the prompt's t-th.
-    auto position = [&](int t) { return many ? sessions[size_t(t)]->n_past_ : P + t; };
+    auto position = [&](int t) { return pos[static_cast<size_t>(t)]; };
 
     // Embedding: token vector, plus a position vector for learned positions (rotary ones act in attention).
     for (int t = 0; t < T; ++t) embedding_row(b.x + int64_t{t} * C, w.tok_embd, tokens[static_cast<size_t>(t)]);
@@ -346,7 +356,7 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
         }
         for (size_t i = 0; i < sessions.size(); ++i) {
             Session& q = *sessions[i];
-            const int n = many ? 1 : T, Pq = q.n_past_;
+            const int n = row0[i + 1] - row0[i], Pq = q.n_past_;
             const int64_t cache_layer = int64_t{q.n_ctx_} * KD;
             const int64_t kv_at = q.kv_slot_[static_cast<size_t>(l)] * cache_layer;
             KvLayer& kv = kvs[i];
@@ -360,7 +370,7 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
                     kv.v[e] = static_cast<float>(kv.v16[e]);
                 }
             }
-            kv.row0 = many ? static_cast<int>(i) : 0;
+            kv.row0 = row0[i];
             kv.T = n;
             kv.P = Pq;
         }
@@ -382,10 +392,22 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
     // The same two functions serve the logit lens (unembed.h).
     final_norm(model, b.x, s.T, b.xn);
     s.notify("final_norm", -1, b.xn, {s.T, C});
-    if (many) {  // each sequence's row, as if alone
+    if (prompts && which == LogitsFor::all) {  // each sequence's rows, as alone
+        for (size_t i = 0; i < sessions.size(); ++i) {
+            const int n = row0[i + 1] - row0[i];
+            sessions[i]->logits_.resize(static_cast<size_t>(n) * static_cast<size_t>(V));
+            project_to_vocab(model, b.xn + int64_t{row0[i]} * C, n, sessions[i]->logits_.data());
+        }
+        return;
+    }
+    if (many) {  // each sequence's (last) row, as if alone
+        if (prompts)  // the last rows together
+            for (size_t i = 0; i < sessions.size(); ++i)
+                std::memmove(b.xn + int64_t(i) * C, b.xn + int64_t{row0[i + 1] - 1} * C, sizeof(float) * size_t(C));
+        const int n = static_cast<int>(sessions.size());
         thread_local std::vector<float> rows;
-        rows.resize(static_cast<size_t>(T) * static_cast<size_t>(V));
-        project_to_vocab(model, b.xn, T, rows.data(), true);
+        rows.resize(static_cast<size_t>(n) * static_cast<size_t>(V));
+        project_to_vocab(model, b.xn, n, rows.data(), true);
         for (size_t i = 0; i < sessions.size(); ++i)
             sessions[i]->logits_.assign(rows.begin() + std::ptrdiff_t(i * size_t(V)), rows.begin() + std::ptrdiff_t((i + 1) * size_t(V)));
         return;

@@ -112,28 +112,59 @@ std::vector<std::span<const float>> Session::eval_tokens(std::span<Session* cons
         for (size_t i = 0; i < sessions.size(); ++i) out.push_back(sessions[i]->eval_here(tokens.subspan(i, 1)));
         return out;
     }
-    if (sessions.size() == 1) {
-        out.push_back(sessions[0]->eval_here(tokens));
-        return out;
+    const std::vector<int> ones(sessions.size(), 1);
+    check_together(sessions, tokens, ones);
+    forward(sessions, tokens, LogitsFor::last, true);
+    for (Session* q : sessions) q->check_finite(q->logits_, q->n_past_, 1);  // before any session moves on
+    for (Session* q : sessions) {
+        ++q->n_past_;
+        out.emplace_back(q->logits_);
     }
+    return out;
+}
+
+void Session::check_together(std::span<Session* const> sessions, std::span<const TokenId> tokens, std::span<const int> n) {
+    size_t at = 0;
     for (size_t i = 0; i < sessions.size(); ++i) {
         const Session& q = *sessions[i];
         if (&q.model_ != &sessions[0]->model_ || q.n_ctx_ != sessions[0]->n_ctx_ || q.observer_ || q.intervention_)
             throw std::logic_error("eval_tokens: sessions of one model and context, without observers or interventions");
         for (size_t j = 0; j < i; ++j)
             if (sessions[j] == sessions[i]) throw std::logic_error("eval_tokens: a session twice");
-        if (q.n_past_ + 1 > q.n_ctx_)
-            throw InputError("context full: " + std::to_string(q.n_past_) + " + 1 tokens exceed the context of " +
-                             std::to_string(q.n_ctx_));
-        if (tokens[i] < 0 || tokens[i] >= q.n_vocab())
-            throw InputError("token id " + std::to_string(tokens[i]) + " is outside the vocabulary [0, " +
-                             std::to_string(q.n_vocab()) + ")");
+        if (int64_t{q.n_past_} + n[i] > q.n_ctx_)
+            throw InputError("context full: " + std::to_string(q.n_past_) + " + " + std::to_string(n[i]) +
+                             " tokens exceed the context of " + std::to_string(q.n_ctx_));
+        for (int k = 0; k < n[i]; ++k, ++at)
+            if (tokens[at] < 0 || tokens[at] >= q.n_vocab())
+                throw InputError("token id " + std::to_string(tokens[at]) + " is outside the vocabulary [0, " +
+                                 std::to_string(q.n_vocab()) + ")");
     }
-    forward(sessions, tokens, LogitsFor::last, true);
-    for (Session* q : sessions) q->check_finite(q->logits_, q->n_past_, 1);  // before any session moves on
-    for (Session* q : sessions) {
-        ++q->n_past_;
-        out.emplace_back(q->logits_);
+}
+
+std::vector<std::span<const float>> Session::eval_prompts(std::span<Session* const> sessions,
+                                                          std::span<const std::span<const TokenId>> prompts,
+                                                          LogitsFor which) {
+    if (sessions.size() != prompts.size()) throw std::logic_error("eval_prompts: one prompt per session");
+    std::vector<std::span<const float>> out;
+    if (sessions.size() == 1 || sessions[0]->has_state()) {  // a hybrid's recurrent state: each alone
+        for (size_t i = 0; i < sessions.size(); ++i) out.push_back(sessions[i]->eval_here(prompts[i], which));
+        return out;
+    }
+    std::vector<int> rows;
+    std::vector<TokenId> tokens;
+    for (const auto& p : prompts) {
+        if (p.size() < 2) throw std::logic_error("eval_prompts: a prompt of one token is eval_tokens' work");
+        rows.push_back(static_cast<int>(p.size()));
+        tokens.insert(tokens.end(), p.begin(), p.end());
+    }
+    if (tokens.size() > size_t(kPromptPiece)) throw std::logic_error("eval_prompts: more than one piece of prompts");
+    check_together(sessions, tokens, rows);
+    forward(sessions, tokens, which, true, rows);
+    for (size_t i = 0; i < sessions.size(); ++i)  // before any session moves on
+        sessions[i]->check_finite(sessions[i]->logits_, sessions[i]->n_past_, prompts[i].size());
+    for (size_t i = 0; i < sessions.size(); ++i) {
+        sessions[i]->n_past_ += rows[i];
+        out.emplace_back(sessions[i]->logits_);
     }
     return out;
 }

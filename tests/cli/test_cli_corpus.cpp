@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli_run.h"
+#include "files.h"
 
 using namespace journey::test;
 using Catch::Matchers::Contains;
@@ -16,23 +17,6 @@ using Catch::Matchers::Contains;
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Dir {
-    fs::path path;
-    Dir() {
-        char tmpl[] = "/tmp/journey-corpus-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~Dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
 
 // Prompts of different lengths, a JSON line, an empty one and one that fails (not a "prompt").
 const char* const kPrompts =
@@ -51,7 +35,7 @@ std::vector<std::string> gen(const std::string& file) {
 }  // namespace
 
 TEST_CASE("--shard K/N splits a batch; the shards sorted by line are the one-process output", "[cli][batch][corpus]") {
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt";
     std::ofstream(in) << kPrompts;
     const auto whole = run_journey(gen(in));
@@ -72,7 +56,7 @@ TEST_CASE("--shard K/N splits a batch; the shards sorted by line are the one-pro
 }
 
 TEST_CASE("-o FILE --resume: a killed run's half line is cut off and only the missing records run", "[cli][batch][corpus]") {
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt", out = d / "out.jsonl";
     std::ofstream(in) << kPrompts;
     auto args = gen(in);
@@ -100,7 +84,7 @@ TEST_CASE("-o FILE --resume: a killed run's half line is cut off and only the mi
 }
 
 TEST_CASE("corpus flags refuse what they cannot do, before anything is written", "[cli][batch][corpus]") {
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt";
     std::ofstream(in) << kPrompts;
     CHECK_THAT(run_journey({"generate", "-p", "x", "--shard", "1/2"}).err, Contains("--shard: only with --batch"));
@@ -132,7 +116,7 @@ TEST_CASE("the GNU parallel recipe (scripts/shard_run.sh) merges 3 shards into t
         WARN("GNU parallel is not installed (apt-get install parallel): the recipe test is skipped");
         return;
     }
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt", out = d / "merged.jsonl";
     std::ofstream(in) << kPrompts;
     const auto whole = run_journey(gen(in));

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli_run.h"
+#include "files.h"
 
 using namespace journey::test;
 using Catch::Matchers::Contains;
@@ -17,23 +18,6 @@ using Catch::Matchers::Contains;
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Dir {
-    fs::path path;
-    Dir() {
-        char tmpl[] = "/tmp/journey-parallel-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~Dir() { fs::remove_all(path); }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
 
 // Prompts of different lengths (one token to a dozen), a JSON line, an empty line and a line
 // that fails: the sequences start at different positions and end at different steps (stop
@@ -58,16 +42,17 @@ std::vector<std::string> gen(const std::string& file, std::vector<std::string> e
 
 std::string model_path(const std::string& rel) { return std::string(JOURNEY_TEST_DATA) + "/" + rel; }
 
+struct Model {
+    const char* name;
+    std::vector<std::string> args;
+};
+
 }  // namespace
 
 TEST_CASE("--parallel N writes exactly the one-at-a-time output", "[cli][batch][parallel]") {
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt";
     std::ofstream(in) << kPrompts;
-    struct Model {
-        const char* name;
-        std::vector<std::string> args;
-    };
     const Model models[] = {
         {"default model, greedy", {}},
         {"default model, sampled", {"--temp", "0.9", "--top-k", "40"}},
@@ -94,7 +79,7 @@ TEST_CASE("--parallel N writes exactly the one-at-a-time output", "[cli][batch][
 }
 
 TEST_CASE("--parallel: -np as in llama.cpp, the caches stated, refusals", "[cli][batch][parallel]") {
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt";
     std::ofstream(in) << "In the beginning\nBlessed are\n";
     auto r = run_journey({"generate", "--batch", in, "-n", "3", "-np", "2"});
@@ -112,7 +97,7 @@ TEST_CASE("--parallel: -np as in llama.cpp, the caches stated, refusals", "[cli]
 }
 
 TEST_CASE("--parallel with -o --resume: a killed run's records are kept, the rest run together", "[cli][batch][parallel]") {
-    Dir d;
+    TempDir d;
     const std::string in = d / "prompts.txt", out = d / "out.jsonl";
     std::ofstream(in) << kPrompts;
     auto args = gen(in, {"-o", out});
@@ -128,4 +113,37 @@ TEST_CASE("--parallel with -o --resume: a killed run's records are kept, the res
     INFO(r.err);
     CHECK(r.exit_code == 3);
     CHECK(slurp(out) == expected);
+}
+
+// next and score: several records' prompts in one pass (Session::eval_prompts), every byte the
+// one-at-a-time output; prompts of one token and long ones run as before, beside them.
+TEST_CASE("next and score --parallel N write exactly the one-at-a-time output", "[cli][batch][parallel]") {
+    TempDir d;
+    const std::string in = d / "prompts.txt";
+    std::ofstream(in) << kPrompts;
+    const Model models[] = {
+        {"default model", {}},
+        {"default model, F16 KV cache", {"--kv-type", "f16"}},
+        {"Q4_K_M GGUF", {"-m", model_path("quant/tinyllama-Q4_K_M.gguf")}},
+        {"mixture of experts", {"-m", model_path("models/qwen3moe/qwen3moe-F32.gguf")}},
+    };
+    for (const char* command : {"next", "score"}) {
+        for (const Model& m : models) {
+            INFO(command << ": " << m.name);
+            std::vector<std::string> base = {"-q", command, "--batch", in, "--no-timings"};
+            base.insert(base.end(), m.args.begin(), m.args.end());
+            const auto one = run_journey(base);
+            INFO(one.err);
+            REQUIRE(one.exit_code == 3);  // the {"text": 1} line fails, the others run
+            REQUIRE(std::count(one.out.begin(), one.out.end(), '\n') == 9);
+            for (const char* n : {"3", "16"}) {
+                auto args = base;
+                args.insert(args.end(), {"--parallel", n});
+                const auto r = run_journey(args);
+                INFO("--parallel " << n << "\n" << r.err);
+                CHECK(r.exit_code == 3);
+                CHECK(r.out == one.out);
+            }
+        }
+    }
 }

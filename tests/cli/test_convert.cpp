@@ -13,6 +13,7 @@
 
 #include "log_softmax.h"
 #include "cli_run.h"
+#include "files.h"
 #include "gguf_writer.h"
 #include "safetensors_writer.h"
 #include "journey/formats/safetensors_reader.h"
@@ -30,13 +31,6 @@ namespace {
 
 // (qwen35: Qwen3_5ForConditionalGeneration, its text model and MTP head; issue 35)
 const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2", "qwen35"};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 std::string fnv1a64(const std::string& bytes) {
     uint64_t h = 0xcbf29ce484222325ull;

@@ -21,6 +21,7 @@
 
 #include "asan.h"
 #include "cli_run.h"
+#include "files.h"
 #include "safetensors_writer.h"
 
 using namespace journey::test;
@@ -33,12 +34,6 @@ const fs::path kHostile = fs::path(JOURNEY_TEST_DATA) / "hostile";
 constexpr long kLimitMib = 2048;
 constexpr long kCpuSeconds = 20;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
 void check_refused(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "cli_run.h"
+#include "files.h"
 #include "gguf_writer.h"
 #include "journey/errors.h"
 #include "journey/formats/llama2c_reader.h"
@@ -15,11 +16,6 @@ using namespace journey;
 namespace {
 
 const std::string kStories = journey::test::data_dir() + "/models/stories260K/stories260K.bin";
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
 
 }  // namespace
 
@@ -61,7 +57,7 @@ TEST_CASE("llama2.c: stories260K is read under GGUF names", "[llama2c]") {
 }
 
 TEST_CASE("llama2.c: an unshared classifier becomes output.weight", "[llama2c]") {
-    std::string bytes = slurp(kStories);
+    std::string bytes = journey::test::slurp(kStories);
     int32_t vocab = -512;
     std::memcpy(bytes.data() + 20, &vocab, 4);
     bytes += std::string(512 * 64 * 4, '\0');
@@ -71,7 +67,7 @@ TEST_CASE("llama2.c: an unshared classifier becomes output.weight", "[llama2c]")
 }
 
 TEST_CASE("llama2.c: damaged checkpoints are refused naming the file", "[llama2c]") {
-    const std::string good = slurp(kStories);
+    const std::string good = journey::test::slurp(kStories);
     auto refused = [](const std::string& name, const std::string& bytes, const std::string& problem) {
         const auto path = journey::test::write_temp(name, bytes);
         try {

@@ -11,13 +11,9 @@
 // Under AddressSanitizer an address-space limit would stop the shadow memory itself: the child's
 // memory is bounded through ASan's own limits instead (asan.h).
 #include "asan.h"
+#include "files.h"
 
 namespace journey::test {
-
-static std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 namespace {
 

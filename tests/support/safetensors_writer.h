@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "files.h"
+
 namespace journey::test {
 
 struct FakeTensor {
@@ -50,16 +52,5 @@ inline void write_safetensors(const std::filesystem::path& p, const std::vector<
     auto [h, data] = layout(ts);
     write_safetensors(p, h.dump(), data);
 }
-
-// A fresh temporary directory, removed with its contents at scope exit.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "journey-st-XXXXXX").string();
-        path = mkdtemp(t.data());
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::filesystem::path operator/(const std::string& s) const { return path / s; }
-};
 
 }  // namespace journey::test

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "files.h"
 #include "journey/trace/trace_html.h"
 
 using namespace journey::test;
@@ -19,11 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kChromium = "/usr/bin/chromium";
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // Runs headless Chromium on `page` with `mode` (--screenshot=... or --dump-dom); returns stderr
 // (its log, where every console message appears as a CONSOLE line) and writes stdout to `out`.

@@ -2,9 +2,9 @@
 // ordinary loop (generate(), a batch record) on a worker thread of its own; its session's eval()
 // (Session::set_batcher) hands the work to the batcher and waits. The batcher's thread, the one
 // that called run(), waits until every worker at work has handed in an eval, then runs them:
-// several tokens (a prompt) one session at a time, the one-token evals of all the others in one
-// pass (Session::eval_tokens: each weight read once for all of them, every session's logits the
-// bits it gets alone). Nothing runs at the same time as anything else: a worker holds the
+// the one-token evals in one pass (Session::eval_tokens: each weight read once for all of them,
+// every session's logits the bits it gets alone), short prompts together up to a prompt piece of
+// rows (Session::eval_prompts), long prompts alone. Nothing runs at the same time as anything else: a worker holds the
 // batcher's turn while it works and gives it up only while it waits, and the batcher holds it
 // while it runs a pass; so the loops need no locks of their own, and every sequence's results
 // are exactly those it gets when the sequences run one after another.
@@ -66,6 +66,8 @@ private:
     Stats stats_;
 
     void run_round(std::vector<Request*>& round);
+    template <class Together>
+    void run_together(std::vector<Request*>& group, Together together);
 };
 
 }  // namespace journey

@@ -60,6 +60,15 @@ public:
     // Returns the logits of each, in order ([n_vocab] each, valid until that session's next eval).
     static std::vector<std::span<const float>> eval_tokens(std::span<Session* const> sessions,
                                                            std::span<const TokenId> tokens);
+    // Several sessions' prompts in one pass (next/score --parallel: short prompts read the
+    // weights once for all): sessions[i] runs prompts[i] (at least 2 tokens each, together at most
+    // kPromptPiece) at its next positions. Every session gets exactly the logits and cache that
+    // eval(prompts[i], which) gives it alone: the prompt kernels give a row the same bits in any
+    // product, and each sequence's attention runs over its own cache. Same conditions as
+    // eval_tokens. Returns each session's logits ([n_vocab], or [T_i, n_vocab] with LogitsFor::all).
+    static std::vector<std::span<const float>> eval_prompts(std::span<Session* const> sessions,
+                                                            std::span<const std::span<const TokenId>> prompts,
+                                                            LogitsFor which);
     // With a batcher, eval() from a worker thread hands the work to the batcher's thread and
     // waits (batcher.h); nullptr: eval runs here.
     void set_batcher(Batcher* b) { batcher_ = b; }
@@ -124,8 +133,13 @@ private:
         Session* self = this;
         forward(std::span<Session* const>(&self, 1), tokens, which, logits);
     }
-    // sessions[i] runs tokens[i] (several sessions: one token each); see forward.cpp.
-    static void forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits);
+    // sessions[i] runs tokens[i] (several sessions: one token each), or with `rows` the next
+    // rows[i] tokens (several sessions' prompts, each at least 2); see forward.cpp.
+    static void forward(std::span<Session* const> sessions, std::span<const TokenId> tokens, LogitsFor which, bool logits,
+                        std::span<const int> rows = {});
+    // eval_tokens' and eval_prompts' checks: one model and context, no observer, distinct, room
+    // in each context for n[i] more tokens, ids in the vocabulary.
+    static void check_together(std::span<Session* const> sessions, std::span<const TokenId> tokens, std::span<const int> n);
     // Throws ModelError naming the model and the first position whose logits are NaN or Inf.
     void check_finite(const std::vector<float>& logits, int start, size_t n_tokens) const;
 };
