@@ -66,8 +66,13 @@ void wrap(std::vector<std::string>& lines, std::string line, const std::vector<s
 void layer_lines(std::vector<std::string>& lines, const Trace& tr, const Tokenizer& tok, const LayerTrace& l) {
     lines.push_back(fmt("layer %-3d |resid| pre %.3f  mid %.3f  post %.3f   |attn_out| %.3f  |mlp_out| %.3f",
                         l.layer, l.resid_pre, l.resid_mid, l.resid_post, l.attn_out, l.mlp_out));
+    if (l.recurrent) lines.push_back("  linear attention (Gated DeltaNet): per head beta, decay g, |state| after the token");
+    for (const DeltaHeadTrace& d : l.delta_heads)
+        lines.push_back(fmt("  head %-3d beta %5.3f  g %9.3g  |state| %8.3f  |out| %7.3f", d.head, d.beta, d.g, d.state_norm, d.out_norm));
+    if (l.output_gate_mean) lines.push_back(fmt("  output gate: mean sigmoid(gate) %.3f", *l.output_gate_mean));
     for (const HeadTrace& h : l.heads) {
         std::string line = fmt("  head %-3d H %5.3f  |out| %7.3f  ", h.head, h.entropy, h.out_norm);
+        if (h.gate_mean) line += fmt("gate %.3f  ", *h.gate_mean);
         for (size_t i = 0; i < h.top_keys.size(); ++i) {
             const int k = h.top_keys[i];
             const std::string item = fmt("%s%d:", i ? "  " : "", k) +

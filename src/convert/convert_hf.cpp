@@ -94,12 +94,14 @@ OutTensor make_out(const std::string& name, DType type, const Source& s) {
         };
         return o;
     }
-    const bool plus_one = s.plus_one;
-    o.row = [t, cols, esize, map, plus_one](int64_t r, float* dst) {
+    const bool plus_one = s.plus_one, neg_exp = s.neg_exp;
+    o.row = [t, cols, esize, map, plus_one, neg_exp](int64_t r, float* dst) {
         const int64_t src = map ? map(r) : r;
         to_float(dst, t->dtype, t->data + size_t(src * cols) * esize, cols);
         if (plus_one)
             for (int64_t c = 0; c < cols; ++c) dst[c] += 1.0f;
+        if (neg_exp)
+            for (int64_t c = 0; c < cols; ++c) dst[c] = -std::exp(dst[c]);
     };
     return o;
 }
@@ -190,13 +192,20 @@ void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_
 void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget& target, const WriteProgress& progress) {
     check_output_path(out, {dir});  // before any work: never the model's own files, a device or a FIFO
     if (!fs::is_regular_file(dir / "config.json")) throw ModelError(dir.string() + ": no config.json (not a Hugging Face model directory)");
-    const json config = read_json_file(dir / "config.json");
-    if (!config.is_object()) bad_config(dir, "is not a JSON object");
-    const std::string model_type = config.value("model_type", json()).is_string() ? config["model_type"].get<std::string>() : "";
+    const json file_config = read_json_file(dir / "config.json");
+    if (!file_config.is_object()) bad_config(dir, "is not a JSON object");
+    const std::string model_type = file_config.value("model_type", json()).is_string() ? file_config["model_type"].get<std::string>() : "";
     const ArchTraits* traits = find_hf_arch(model_type);
-    // A family converts when it has a converter hook; Gemma 3's multimodal checkpoint (model_type
-    // gemma3) is refused with its text model.
+    // A family converts when it has a converter hook; a multimodal wrapper (arch.h's HfWrapper)
+    // when its text model's hook says so (Qwen3.5; Gemma 3's model_type gemma3 is refused).
+    const HfWrapper* wrapper = find_hf_wrapper(model_type);
+    if (wrapper && converter_hook(wrapper->arch) && converter_hook(wrapper->arch)->wrapper) traits = &traits_of(wrapper->arch);
+    else wrapper = nullptr;
     const ConverterHook* hook = traits ? converter_hook(traits->arch) : nullptr;
+    // The keys as llama.cpp's converter reads them: a wrapper's text_config over its top level.
+    json config = file_config;
+    if (wrapper && file_config.contains(wrapper->text_config) && file_config[wrapper->text_config].is_object())
+        for (const auto& [k, v] : file_config[wrapper->text_config].items()) config[k] = v;
     if (!hook) {
         std::string names;
         for (const ArchTraits& t : arch_table())
@@ -234,7 +243,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         rope_type != "longrope" && rope_type != "su")
         bad_config(dir, "rope_scaling type '" + excerpt(rope_type, 30) + "' is not one journey converts");
     // The values, as the runtime reads the directory.
-    const ModelConfig c = config_from_hf(config, (dir / "config.json").string());
+    const ModelConfig c = config_from_hf(file_config, (dir / "config.json").string());
     const HfModel hf{dir, weights, config, c, dense_ftype};
     // What the rope_scaling check above cannot see (transformers 5's rope_parameters).
     // Linear: TextModel's keys (the hooks that write them); longrope: Phi3MiniModel's factor tensors.
@@ -317,6 +326,28 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         std::string name = hf_name;
         if (name.starts_with(hf_optional_prefix)) name = name.substr(hf_optional_prefix.size());
         if (hf_tensor_ignorable(name)) continue;
+        // A wrapper's text tensors by their text model's names; its other parts (vision) left out.
+        std::string direct;  // a GGUF name the hook gives (a tensor with no role in the row)
+        if (wrapper)
+            for (const HfRename& r : wrapper->renames)
+                if (name.starts_with(r.from)) {
+                    name = r.to + name.substr(std::string_view(r.from).size());
+                    break;
+                }
+        if (hook->rename) direct = hook->rename(hf, name);
+        if (!direct.empty()) {
+            Source s;
+            s.t = &t;
+            s.shape = t.shape;
+            s.plus_one = traits->hf_norm_plus_one && direct.ends_with("norm.weight");  // (llama.cpp: its renamed *norm.weight)
+            add(make_out(direct, s.shape.size() <= 1 ? DType::F32 : dense, s));
+            continue;
+        }
+        if (wrapper) {
+            bool unused = false;
+            for (const char* p : wrapper->unused) unused = unused || name.starts_with(p);
+            if (unused) continue;
+        }
         Match m = match_hf(*traits, name);
         if (lm_head_only && m.hf && m.hf->tensor == Tensor::output) m.hf = hf_embd;
         if (m.hf && m.hf->tensor != Tensor::output &&
@@ -326,7 +357,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
             unknown.push_back(hf_name);
             continue;
         }
-        if (m.layer >= c.n_layer)
+        if (m.layer >= c.n_layer + (hook->rename ? c.n_nextn : 0))  // (MTP layers: after the blocks)
             throw ModelError(weights.string() + ": tensor '" + hf_name + "' is in layer " + std::to_string(m.layer) + " of a " +
                              std::to_string(c.n_layer) + "-layer model");
         if (experts.take(*m.hf, m.layer, m.expert, hf_name, t)) continue;
@@ -343,7 +374,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
         // tensors stay F32; other weights take the output type.
         const std::string gguf = gguf_tensor_name(m.hf->tensor, m.layer);
         const bool keep_f32 = s.shape.size() <= 1 || is_norm(m.hf->tensor) || m.hf->tensor == Tensor::pos_embd ||
-                              !gguf.ends_with(".weight");
+                              m.hf->tensor == Tensor::ssm_conv1d || !gguf.ends_with(".weight");
         add(make_out(gguf, keep_f32 ? DType::F32 : dense, s));
         // GPT-2 checkpoints have no lm_head: llama.cpp's converter leaves output tied.
     }
@@ -371,7 +402,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     write_naming(w, dir, config, total_params, label);
     hook->set_gguf_parameters(keys, hf);
     w.set_u32("general.quantization_version", 2);
-    convert_vocab(w, dir, model_type, config);
+    convert_vocab(w, dir, model_type, config);  // (a wrapper's: with text_config's vocab_size)
     if (hook->set_vocab_extra) hook->set_vocab_extra(w);
 
     if (!quantized) {
@@ -380,7 +411,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     }
     // llama-quantize of that F32 file: its key order, tensor order and type choices.
     set_file_type(w, target);
-    write_model(w, plan_quantized(tensors, target, {arch, c.n_layer, c.n_head, c.n_kv_head, c.n_expert}), out, progress);
+    write_model(w, plan_quantized(tensors, target, {arch, c.n_layer + c.n_nextn, c.n_head, c.n_kv_head, c.n_expert}), out, progress);
 }
 
 }  // namespace journey

@@ -158,7 +158,13 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
         }
     }
     if (auto cj = read_if(dir / "config.json"))
-        for (const std::string& typ : types) set_id(typ, cj->value(typ + "_token_id", json()));
+        for (const std::string& typ : types) {
+            json id = cj->is_object() ? cj->value(typ + "_token_id", json()) : json();
+            // not at the root: text_config's (a multimodal wrapper's, as gguf-py's SpecialVocab)
+            if (id.is_null() && cj->is_object() && cj->contains("text_config") && (*cj)["text_config"].is_object())
+                id = (*cj)["text_config"].value(typ + "_token_id", json());
+            set_id(typ, id);
+        }
     if (load_merges && merges.empty() && fs::is_regular_file(dir / "merges.txt")) {
         MappedFile f(dir / "merges.txt");
         std::string text(reinterpret_cast<const char*>(f.data()), f.size());

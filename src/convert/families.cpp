@@ -193,6 +193,85 @@ void gptneox_qkv(Tensor t, const std::string&, const HfModel& hf, Source& s) {
 }
 // ---- end of issue 36's hooks
 
+// ---- issue 35: the hybrid families
+// Qwen3_5TextModel.set_gguf_parameters (through Qwen3NextModel, _QwenMtpMixin, Qwen2MoeModel and
+// TextModel): block_count counts the MTP layers; the rope keys come from rope_parameters.
+void qwen35_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    if (c.rope_scaling != RopeScaling::none) hf.refuse("Qwen3.5 rope scaling is not converted by journey");
+    if (c.ssm_k_heads != c.ssm_v_heads)
+        hf.refuse("linear_num_value_heads other than linear_num_key_heads is not converted by journey (llama.cpp's converter "
+                  "reorders the value heads)");
+    if (c.n_nextn <= 0) hf.refuse("no mtp_num_hidden_layers: journey converts Qwen3.5 with its MTP head's count");
+    w.u32(K::block_count, c.n_layer + c.n_nextn);
+    for (Key k : {K::context_length, K::embedding_length, K::feed_forward_length, K::head_count}) w.field(k, c);
+    if (hf.has("num_key_value_heads")) w.field(K::head_count_kv, c);
+    const nlohmann::json rp = hf.json.contains("rope_parameters") && hf.json["rope_parameters"].is_object() ? hf.json["rope_parameters"]
+                                                                                                          : nlohmann::json::object();
+    std::vector<int32_t> sections(c.rope_sections.begin(), c.rope_sections.end());
+    const bool has_sections = rp.contains("mrope_section");
+    if (has_sections) {
+        while (sections.size() < 4) sections.push_back(0);
+        sections.resize(4);
+        w.writer().set_i32s(key_of(w.arch(), K::rope_dimension_sections), sections);
+    }
+    if (rp.contains("rope_theta") || hf.has_number("rope_theta")) w.field(K::rope_freq_base, c);
+    w.field(K::layer_norm_rms_epsilon, c);
+    if (hf.has_integer("num_local_experts") || hf.has_integer("num_experts")) w.field(K::expert_count, c);
+    if (hf.has_integer("num_experts_per_tok") || hf.has_integer("num_experts_per_token")) w.field(K::expert_used_count, c);
+    if (hf.has_integer("head_dim")) {
+        w.field(K::key_length, c);
+        w.field(K::value_length, c);
+    }
+    w.file_type(hf.file_type);
+    if (hf.has_integer("moe_intermediate_size")) w.field(K::expert_feed_forward_length, c);
+    if (hf.has("shared_expert_intermediate_size")) hf.refuse("shared experts (shared_expert_intermediate_size) are not converted by journey");
+    w.u32(K::nextn_predict_layers, c.n_nextn);
+    for (Key k : {K::ssm_conv_kernel, K::ssm_state_size, K::ssm_group_count, K::ssm_time_step_rank}) w.field(k, c);
+    w.u32(K::ssm_inner_size, int64_t{c.ssm_v_heads} * c.ssm_head_dim);
+    if (hf.has("layer_types")) {
+        std::vector<bool> recurrent(c.recurrent_layers.begin(), c.recurrent_layers.end());
+        recurrent.resize(size_t(c.n_layer + c.n_nextn), false);
+        w.writer().set_bools(key_of(w.arch(), K::recurrent_layers), recurrent);
+    }  // (without layer_types llama.cpp's loader makes every full_attention_interval-th layer full, as journey)
+    w.u32(K::full_attention_interval, hf.has_integer("full_attention_interval") ? hf.json["full_attention_interval"].get<int64_t>() : 4);
+    w.field(K::rope_dimension_count, c);
+    if (!has_sections) w.writer().set_i32s(key_of(w.arch(), K::rope_dimension_sections), {11, 11, 10, 0});
+}
+
+// Qwen3NextModel.modify_tensors: A_log -> -exp(A_log), the conv's [CH, 1, K] as [CH, K]. (The
+// norms' +1 is the row's hf_norm_plus_one, dt_bias is named ssm_dt.bias by the table.)
+void qwen35_tensor(Tensor t, const std::string&, const HfModel&, Source& s) {
+    if (t == Tensor::ssm_a) s.neg_exp = true;
+    if (t == Tensor::ssm_conv1d && s.shape.size() == 3 && s.shape[1] == 1) s.shape = {s.shape[0], s.shape[2]};
+}
+
+// _QwenMtpMixin.filter_tensors: the MTP head's decoder layers become layers n_layer + i; its own
+// tensors blk.<n_layer>.nextn.* (the names llama.cpp's tensor map gives them).
+std::string qwen35_rename(const HfModel& hf, std::string& name) {
+    if (!name.starts_with("mtp.")) return "";
+    const std::string n = std::to_string(hf.config.n_layer);
+    static const std::pair<const char*, const char*> own[] = {{"mtp.fc.weight", "nextn.eh_proj.weight"},
+                                                              {"mtp.pre_fc_norm_embedding.weight", "nextn.enorm.weight"},
+                                                              {"mtp.pre_fc_norm_hidden.weight", "nextn.hnorm.weight"},
+                                                              {"mtp.norm.weight", "nextn.shared_head_norm.weight"}};
+    for (const auto& [from, to] : own)
+        if (name == from) return "blk." + n + "." + to;
+    size_t i = 11, j = i;  // "mtp.layers.<i>."
+    if (name.starts_with("mtp.layers.")) {
+        while (j < name.size() && j - i < 3 && name[j] >= '0' && name[j] <= '9') ++j;
+        if (j > i && j < name.size() && name[j] == '.') {
+            const int layer = std::stoi(name.substr(i, j - i));
+            if (layer < hf.config.n_nextn) {
+                name = "model.layers." + std::to_string(hf.config.n_layer + layer) + name.substr(j);
+                return "";
+            }
+        }
+    }
+    throw ModelError(hf.weights.string() + ": tensor '" + name + "' is not part of Qwen3.5's MTP head as journey converts it");
+}
+// ---- end of issue 35's hooks
+
 void gemma2_vocab(GgufWriter& w) { w.set_bool("tokenizer.ggml.add_space_prefix", false); }  // Gemma2Model.set_vocab
 
 const ConverterHook hooks[] = {
@@ -208,6 +287,8 @@ const ConverterHook hooks[] = {
     {Arch::gptneox, gptneox_keys, gptneox_qkv},
     // issue 36: SmolLM3Model is LlamaModel (llama.cpp hard-codes its NoPE step: convert_hf.cpp checks it)
     {Arch::smollm3, llama_keys, llama_permute_qk, nullptr, false, true},
+    // issue 35: Qwen3_5TextModel, from its Qwen3_5ForConditionalGeneration checkpoint (MTP head included)
+    {Arch::qwen35, qwen35_keys, qwen35_tensor, nullptr, false, false, qwen35_rename, true},
 };
 
 }  // namespace

@@ -58,6 +58,7 @@ struct Source {
     bool transpose = false;                      // HF [in, out] (GPT-2's Conv1D) -> [out, in]
     std::function<int64_t(int64_t)> row_map;     // output row -> source row
     bool plus_one = false;
+    bool neg_exp = false;                        // -exp(w) (Qwen3.5's A_log -> A)
     // > 0: a 1-D tensor read in chunks of this many values, output chunk i from source chunk
     // row_map(i) (GPT-NeoX's per-head qkv bias).
     int64_t chunk = 0;
@@ -75,6 +76,15 @@ struct ConverterHook {
     bool yarn = false;
     // The hook writes linear rope scaling (TextModel.set_gguf_parameters' rope keys).
     bool linear = false;
+    // Optional: renames a checkpoint tensor before it is matched against the family's HF names
+    // (Qwen3.5's MTP head: mtp.layers.<i>.* -> model.layers.<n_layer + i>.*). Returns the GGUF
+    // name itself for a tensor that has no role in the family's row (the MTP head's own
+    // projection and norms), else "" (name matched as usual).
+    std::string (*rename)(const HfModel& hf, std::string& name) = nullptr;
+    // The family's multimodal wrapper checkpoint (arch.h's HfWrapper: Qwen3_5ForConditionalGeneration)
+    // converts as its text model, as llama.cpp's converter does: text_config's keys over the top
+    // level's, the text tensors renamed, the other parts' tensors (vision tower) left out.
+    bool wrapper = false;
 };
 
 // The hook of a family, or nullptr when journey does not convert it.

@@ -55,6 +55,7 @@ bool quantizable(const PlanTensor& t) {
     if (has(n, "_norm.weight")) return false;
     if (n == "position_embd.weight" || n == "token_types.weight") return false;
     if (has(n, "ffn_gate_inp.weight")) return false;  // the experts' router
+    if (has(n, "ssm_conv1d")) return false;            // a linear-attention layer's small conv (Qwen3.5, Mamba)
     return true;
 }
 

@@ -165,6 +165,13 @@ void GgufWriter::set_i32s(const std::string& key, const std::vector<int32_t>& v)
     put_raw(s, v.data(), v.size() * 4);
     set({key, ValueType::ARRAY, s});
 }
+void GgufWriter::set_bools(const std::string& key, const std::vector<bool>& v) {
+    std::string s;
+    put(s, uint32_t(ValueType::BOOL));
+    put<uint64_t>(s, v.size());
+    for (bool x : v) s.push_back(x ? '\1' : '\0');
+    set({key, ValueType::ARRAY, s});
+}
 
 void GgufWriter::add_tensor(const std::string& name, DType type, const std::vector<int64_t>& shape) {
     if (shape.empty() || shape.size() > gguf::kMaxDims) throw std::invalid_argument("tensor '" + name + "': bad rank");

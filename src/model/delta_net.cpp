@@ -61,7 +61,10 @@ struct Head {
     int Hv;
     float* o;                // output row t at + t * ostride
     int64_t ostride;
+    float* state_norm = nullptr;  // traced: the state's Frobenius norm after token t at + t * Hv
 };
+
+float frobenius(const float* state, int S) { return std::sqrt(dot(state, state, S * S)); }
 
 // One token at a time: state = exp(g) state; d = beta (v - state k); state += d kᵀ; o = state q.
 void recurrent(const Head& h, int T, int S, float* state) {
@@ -82,6 +85,7 @@ void recurrent(const Head& h, int T, int S, float* state) {
             for (int i = 0; i < S; ++i) row[i] += d[size_t(j)] * k[i];
             o[j] = dot(row, q, S);
         }
+        if (h.state_norm) h.state_norm[int64_t{t} * h.Hv] = frobenius(state, S);
     }
 }
 
@@ -131,6 +135,21 @@ void chunked(const Head& h, int T, int S, float* state) {
                 const float c = std::exp(gc[size_t(t)] - gc[size_t(s)]) * kq[size_t(t) * CS + size_t(s)];
                 const float* u = U.data() + size_t(s) * SS;
                 for (int j = 0; j < S; ++j) o[j] += c * u[j];
+            }
+        }
+        // traced: the state after each token of the chunk, state_s = exp(g_s) state_{s-1} + u_s k_sᵀ
+        // from the chunk's own u (its norm only; the pass goes on from the closed form below)
+        if (h.state_norm) {
+            std::vector<float> m(state, state + SS * SS);
+            for (int s = 0; s < n; ++s) {
+                const float decay = std::exp(h.g[int64_t{t0 + s} * h.Hv]);
+                const float* u = U.data() + size_t(s) * SS;
+                for (int j = 0; j < S; ++j)
+                    for (int i = 0; i < S; ++i) {
+                        float& x = m[size_t(j) * SS + size_t(i)];
+                        x = x * decay + u[j] * k(s)[i];
+                    }
+                h.state_norm[int64_t{t0 + s} * h.Hv] = frobenius(m.data(), S);
             }
         }
         // the state at the chunk's end
@@ -187,7 +206,7 @@ void gated_delta_net(float* out, const float* xn, const LayerWeights& w, const M
             const int kh = c.ssm_v_tiled ? h % Hk : h / per_k;
             const Head head{qkv.data() + int64_t{kh} * S, qkv.data() + int64_t{Hk + kh} * S,
                             qkv.data() + int64_t{2 * Hk} * S + int64_t{h} * S, CH, g.data() + h, beta.data() + h, Hv,
-                            out + int64_t{h} * S, VD};
+                            out + int64_t{h} * S, VD, trace.state_norm ? trace.state_norm + h : nullptr};
             float* state = st.ssm + int64_t{h} * S * S;
             if (use_chunks) chunked(head, T, S, state);
             else recurrent(head, T, S, state);

@@ -195,9 +195,16 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             attention(b.z + t0 * HD, b.att, q, kv.k, kv.v, n, P, H, Hkv, D, ao);
     }
     s.notify("attn_pattern", l, b.att, {H, T, s.P + T});
-    if (c.attn_output_gate)  // z * sigmoid(gate), per head
+    if (c.attn_output_gate) {  // z * sigmoid(gate), per head
+        std::vector<float> seen(s.observer ? size_t(int64_t{T} * HD) : 0);  // traced: the gate values
         for (int64_t r = 0; r < int64_t{T} * H; ++r)
-            for (int i = 0; i < D; ++i) b.z[r * D + i] *= 1.0f / (1.0f + std::exp(-b.qg[r * 2 * D + D + i]));
+            for (int i = 0; i < D; ++i) {
+                const float g = 1.0f / (1.0f + std::exp(-b.qg[r * 2 * D + D + i]));
+                b.z[r * D + i] *= g;
+                if (!seen.empty()) seen[size_t(r * D + i)] = g;
+            }
+        s.notify("attn_gate", l, seen.data(), {T, H, D});
+    }
     s.site("attn_z", l, b.z, {T, H, D});
 }
 
@@ -336,7 +343,16 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
             const int slot = first.rec_slot_[static_cast<size_t>(l)];
             const RecurrentState st{first.conv_state_.data() + slot * c.conv_state_floats(), first.ssm_state_.data() + slot * c.ssm_state_floats()};
             s.norm(b.xn, b.x, lw.attn_norm_w, lw.attn_norm_b);
-            gated_delta_net(b.z, b.xn, lw, c, T, s.prompt, st, first.delta_form_);
+            std::vector<float> seen(s.observer ? size_t(3 * int64_t{T} * c.ssm_v_heads) : 0);  // traced: beta, g, state norms
+            const int64_t TH = int64_t{T} * c.ssm_v_heads;
+            const DeltaTrace dt = s.observer ? DeltaTrace{seen.data(), seen.data() + TH, seen.data() + 2 * TH} : DeltaTrace{};
+            gated_delta_net(b.z, b.xn, lw, c, T, s.prompt, st, first.delta_form_, dt);
+            if (s.observer) {
+                for (int64_t i = TH; i < 2 * TH; ++i) seen[size_t(i)] = std::exp(seen[size_t(i)]);  // g -> the decay exp(g)
+                s.notify("ssm_beta", l, seen.data(), {T, c.ssm_v_heads});
+                s.notify("ssm_decay", l, seen.data() + TH, {T, c.ssm_v_heads});
+                s.notify("ssm_state_norm", l, seen.data() + 2 * TH, {T, c.ssm_v_heads});
+            }
             s.site("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
             if (narrow && l == c.n_layer - 1) {
                 b.x += int64_t{T - 1} * C;

@@ -381,6 +381,8 @@ struct HfPreSignature {
 const HfPreSignature hf_pre_signatures[] = {
     {"smollm", {"\"Digits\"", "\"individual_digits\":true", "\"ByteLevel\""}, {}},
     {"llama-bpe", {"\\\\p{N}{1,3}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {}},
+    // Qwen3.5: letters with their combining marks ([\p{L}\p{M}]+), llama.cpp's "qwen35"
+    {"qwen35", {"[\\\\p{L}\\\\p{M}]+", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen3_5", "qwen3_5_moe"}},
     {"qwen2", {"\\\\p{N}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen2", "qwen3", "qwen3_moe"}},
     // o200k (gpt-oss's o200k_harmony, Phi-4-mini's o200k_base): case-split words with their contractions, digits by three.
     {"gpt-4o", {"\\\\p{Lu}\\\\p{Lt}\\\\p{Lm}\\\\p{Lo}\\\\p{M}", "'s|'S|'t|'T|'re|'rE|'Re|'RE", "\\\\p{N}{1,3}"}, {"gpt_oss", "phi3"}},
@@ -403,7 +405,7 @@ std::string gguf_pre_of_tokenizer_json(const json& tj, std::string_view family, 
         if (all && family_ok) found = s.pre;
     }
     if (found.empty())
-        throw ModelError(file + ": its BPE pre-tokenizer is not one journey recognises (journey converts GPT-2, Llama 3, Qwen2/3, SmolLM and gpt-oss (o200k) ones)");
+        throw ModelError(file + ": its BPE pre-tokenizer is not one journey recognises (journey converts GPT-2, Llama 3, Qwen2/3, Qwen3.5, SmolLM and gpt-oss (o200k) ones)");
     pre_tokenizer_set(found, file);  // a value the reader knows
     return found;
 }

@@ -87,8 +87,8 @@ Attribution attribute(const Model& m, const AttributionRows& rows, TokenId targe
         a.position_embed = f(rows.pos_embed);
         a.sum += *a.position_embed;
     }
-    const int H = c.n_head;
     for (int l = 0; l < c.n_layer; ++l) {
+        const int H = c.is_recurrent(l) ? c.ssm_v_heads : c.n_head;  // a hybrid's linear-attention layer: its delta heads
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
         LayerAttribution la;
         la.layer = l;

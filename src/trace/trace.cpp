@@ -84,6 +84,12 @@ TraceObserver::TraceObserver(const Model& m, std::span<const TokenId> tokens, co
     for (int l = 0; l < c.n_layer; ++l) {
         LayerTrace& lt = trace_.layers[static_cast<size_t>(l)];
         lt.layer = l;
+        if (c.is_recurrent(l)) {  // a hybrid's linear-attention layer: Gated DeltaNet heads
+            lt.recurrent = true;
+            lt.delta_heads.resize(static_cast<size_t>(c.ssm_v_heads));
+            for (int h = 0; h < c.ssm_v_heads; ++h) lt.delta_heads[static_cast<size_t>(h)].head = h;
+            continue;
+        }
         lt.heads.resize(static_cast<size_t>(c.n_head));
         for (int h = 0; h < c.n_head; ++h) lt.heads[static_cast<size_t>(h)].head = h;
     }
@@ -128,6 +134,8 @@ void TraceObserver::observe(const Intermediate& t) {
     else if (n == "attn_pattern") observe_pattern(t);
     else if (n == "attn_z") observe_heads(t);
     else if (n == "moe_logits") observe_moe(t);
+    else if (n == "ssm_beta" || n == "ssm_decay" || n == "ssm_state_norm") observe_delta(t);
+    else if (n == "attn_gate") observe_gate(t);
     else if (n == "resid_post") {
         layer(t.layer).resid_post = l2_norm(row(t));
         observe_lens(t);
@@ -175,8 +183,11 @@ void TraceObserver::observe_heads(const Intermediate& t) {
     std::vector<float> contrib(static_cast<size_t>(H * C));  // [H, C]
     matmul(contrib.data(), masked.data(), model_.weights().layers[static_cast<size_t>(t.layer)].attn_out,
            static_cast<int>(H));
-    for (int64_t h = 0; h < H; ++h)
-        lt.heads[static_cast<size_t>(h)].out_norm = l2_norm({contrib.data() + h * C, static_cast<size_t>(C)});
+    for (int64_t h = 0; h < H; ++h) {
+        const double norm = l2_norm({contrib.data() + h * C, static_cast<size_t>(C)});
+        if (lt.recurrent) lt.delta_heads.at(static_cast<size_t>(h)).out_norm = norm;
+        else lt.heads.at(static_cast<size_t>(h)).out_norm = norm;
+    }
     if (opts_.attribute) rows_.heads[static_cast<size_t>(t.layer)] = std::move(contrib);
 }
 
@@ -197,6 +208,32 @@ void TraceObserver::observe_moe(const Intermediate& t) {
         m.router_entropy -= std::exp(lp) * lp;
     }
     layer(t.layer).moe = std::move(m);
+}
+
+// ssm_beta / ssm_decay / ssm_state_norm [T, Hv]: a Gated DeltaNet layer's heads at the traced token.
+void TraceObserver::observe_delta(const Intermediate& t) {
+    LayerTrace& lt = layer(t.layer);
+    const std::span<const float> r = row(t);
+    if (r.size() != lt.delta_heads.size()) throw std::logic_error("trace: Gated DeltaNet heads differ from the model's");
+    for (size_t h = 0; h < r.size(); ++h) {
+        DeltaHeadTrace& d = lt.delta_heads[h];
+        (t.name == "ssm_beta" ? d.beta : t.name == "ssm_decay" ? d.g : d.state_norm) = r[h];
+    }
+}
+
+// attn_gate [T, H, D]: the gated attention's sigmoid(gate) at the traced token, per head and overall.
+void TraceObserver::observe_gate(const Intermediate& t) {
+    LayerTrace& lt = layer(t.layer);
+    const int64_t H = t.dims[1], D = t.dims[2];
+    const std::span<const float> r = row(t);
+    double all = 0;
+    for (int64_t h = 0; h < H; ++h) {
+        double sum = 0;
+        for (int64_t i = 0; i < D; ++i) sum += r[size_t(h * D + i)];
+        lt.heads.at(size_t(h)).gate_mean = sum / double(D);
+        all += sum;
+    }
+    lt.output_gate_mean = all / double(H * D);
 }
 
 // The target's logit before the final softcap (Gemma 2): the unembedding of the observed final

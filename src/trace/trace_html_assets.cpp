@@ -213,10 +213,27 @@ function renderTracedAttention(app, d) {
   const n = d.position + 1, cw = Math.max(10, Math.min(30, Math.floor(560 / n))), ch = 16;
   const grid = el('div', 'heads');
   d.layers.forEach(l => {
+    if (l.attn.mixer === 'gated_delta_net') {  // a hybrid's linear-attention layer: its heads' gates and state
+      const box = el('div', 'layer-att');
+      box.appendChild(el('h3', '', `Layer ${l.layer}  \u00b7  Gated DeltaNet  \u00b7  |attn_out| ${fix(l.attn.out_norm, 3)}`));
+      const t = el('table', '');
+      const hr = el('tr', '');
+      ['head', 'beta', 'decay g', '|state|', '|out|'].forEach(x => hr.appendChild(el('th', '', x)));
+      t.appendChild(hr);
+      l.attn.delta_heads.forEach(h => {
+        const r = el('tr', '');
+        [`h${h.head}`, fix(h.beta, 3), fix(h.g, 3), fix(h.state_norm, 3), fix(h.out_norm, 3)].forEach(x => r.appendChild(el('td', '', x)));
+        t.appendChild(r);
+      });
+      box.appendChild(t);
+      grid.appendChild(box);
+      return;
+    }
     const H = l.attn.heads.length, left = 44, top = 18, bottom = 70, right = 110;
     const W = left + n * cw + right, Ht = top + H * ch + bottom, x0 = left + n * cw + 8;
     const box = el('div', 'layer-att');
-    box.appendChild(el('h3', '', `Layer ${l.layer}  \u00b7  |attn_out| ${fix(l.attn.out_norm, 3)}`));
+    box.appendChild(el('h3', '', `Layer ${l.layer}  \u00b7  |attn_out| ${fix(l.attn.out_norm, 3)}` +
+                       (l.attn.output_gate_mean !== undefined ? `  \u00b7  output gate ${fix(l.attn.output_gate_mean, 3)}` : '')));
     const s = svgEl('svg', {width: W, height: Ht, viewBox: `0 0 ${W} ${Ht}`});
     s.appendChild(svgEl('text', {x: x0, y: top - 5}, 'H'));
     s.appendChild(svgEl('text', {x: x0 + 44, y: top - 5}, '|out|'));
@@ -245,11 +262,13 @@ function renderTracedAttention(app, d) {
 
 // Every head's whole pattern (queries down, keys across), the traced query marked in red.
 function renderFullPatterns(app, d) {
-  if (!d.layers.length || !d.layers[0].attn.heads.length || !d.layers[0].attn.heads[0].full_pattern) return;
+  const first = d.layers.find(l => l.attn.heads.length);  // (a hybrid's linear-attention layers have none)
+  if (!first || !first.attn.heads[0].full_pattern) return;
   section(app, 'Full attention patterns', 'Each head\u2019s [T\u00d7T] pattern: row = query, column = key; ' +
           'the traced query\u2019s row is marked in red.');
   const T = d.tokens.length, s = Math.max(1, Math.floor(150 / T)), size = T * s;
   d.layers.forEach(l => {
+    if (!l.attn.heads.length) return;
     app.appendChild(el('h3', '', `Layer ${l.layer}`));
     const heads = el('div', 'heads');
     l.attn.heads.forEach(h => {

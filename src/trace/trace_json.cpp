@@ -32,6 +32,7 @@ json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool f
     }
     json j = {{"head", h.head}, {"pattern", h.pattern}, {"top_keys", std::move(keys)},
               {"entropy", h.entropy}, {"out_norm", h.out_norm}};
+    if (h.gate_mean) j["gate_mean"] = *h.gate_mean;
     if (full && !h.full.empty()) {
         const size_t T = tr.tokens.size();
         json rows = json::array();
@@ -48,15 +49,24 @@ json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool f
 json layer_json(const Trace& tr, const Tokenizer& tok, const LayerTrace& l, bool full) {
     json heads = json::array();
     for (const HeadTrace& h : l.heads) heads.push_back(head_json(tr, tok, h, full));
+    json attn = {{"out_norm", l.attn_out}, {"heads", std::move(heads)}};
+    if (l.recurrent) {  // a hybrid's linear-attention layer
+        json delta = json::array();
+        for (const DeltaHeadTrace& d : l.delta_heads)
+            delta.push_back({{"head", d.head}, {"beta", d.beta}, {"g", d.g}, {"state_norm", d.state_norm}, {"out_norm", d.out_norm}});
+        attn["mixer"] = "gated_delta_net";
+        attn["delta_heads"] = std::move(delta);
+    }
+    if (l.output_gate_mean) attn["output_gate_mean"] = *l.output_gate_mean;
     json j = {{"layer", l.layer},
-              {"resid_pre", {{"norm", l.resid_pre}}},
-              {"resid_mid", {{"norm", l.resid_mid}}},
-              {"resid_post", {{"norm", l.resid_post}}},
-              {"attn", {{"out_norm", l.attn_out}, {"heads", std::move(heads)}}},
-              {"mlp", {{"out_norm", l.mlp_out}}},
-              {"lens", {{"top", top_json(tok, l.lens.dist)}, {"entropy", l.lens.dist.entropy},
-                        {"kl_to_final", l.lens.kl_to_final}, {"target_rank", l.lens.target_rank},
-                        {"target_prob", l.lens.target_prob}}}};
+            {"resid_pre", {{"norm", l.resid_pre}}},
+            {"resid_mid", {{"norm", l.resid_mid}}},
+            {"resid_post", {{"norm", l.resid_post}}},
+            {"attn", std::move(attn)},
+            {"mlp", {{"out_norm", l.mlp_out}}},
+            {"lens", {{"top", top_json(tok, l.lens.dist)}, {"entropy", l.lens.dist.entropy},
+                      {"kl_to_final", l.lens.kl_to_final}, {"target_rank", l.lens.target_rank},
+                      {"target_prob", l.lens.target_prob}}}};
     if (l.moe) {
         json experts = json::array();
         for (const MoeTrace::Expert& e : l.moe->experts) experts.push_back({{"id", e.id}, {"weight", e.weight}});

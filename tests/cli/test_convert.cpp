@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2"};
+// (qwen35: Qwen3_5ForConditionalGeneration, its text model and MTP head; issue 35)
+const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2", "qwen35"};
 
 std::string fnv1a64(const std::string& bytes) {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -176,10 +177,15 @@ TEST_CASE("convert: the tokenizer of a converted file loads and encodes as the d
 }
 
 TEST_CASE("quantize: base-F32 gives llama-quantize's files byte for byte, type choices included", "[convert]") {
-    const fs::path base = fs::path(data_dir()) / "convert" / "base-F32.gguf";
-    const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_expect.json"));
+    // TinyLlama's shape (every type), and the hybrid qwen35 (Q8_0, Q4_K_M: its MTP layer counted
+    // among the layers, the conv kept F32, rows of 128 falling back from the K-quants).
+    const fs::path data = data_dir();
+    for (const auto& [base, expect_file] : {std::pair{data / "convert" / "base-F32.gguf", data / "convert" / "quantize_expect.json"},
+                                            std::pair{data / "models" / "qwen35" / "qwen35-F32.gguf",
+                                                      data / "convert" / "quantize_qwen35_expect.json"}}) {
+    const auto expect = nlohmann::json::parse(std::ifstream(expect_file));
     for (const auto& [type, want] : expect.items()) {
-        INFO("type " << type);
+        INFO("base " << base << " type " << type);
         const fs::path out = temp_dir() / ("quantize-" + type + ".gguf");
         const RunResult r = run_journey({"quantize", base.string(), out.string(), type});
         INFO(r.err);
@@ -198,6 +204,7 @@ TEST_CASE("quantize: base-F32 gives llama-quantize's files byte for byte, type c
             CHECK(fnv1a64(std::string(reinterpret_cast<const char*>(got->data), got->nbytes)) == t["fnv1a64"].get<std::string>());
         }
         fs::remove(out);
+    }
     }
 }
 

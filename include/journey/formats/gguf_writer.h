@@ -37,6 +37,7 @@ public:
     void set_strs(const std::string& key, const std::vector<std::string>& v);
     void set_f32s(const std::string& key, const std::vector<float>& v);
     void set_i32s(const std::string& key, const std::vector<int32_t>& v);
+    void set_bools(const std::string& key, const std::vector<bool>& v);
     void set(GgufKv kv);
     void remove(const std::string& key);
     bool has(const std::string& key) const;

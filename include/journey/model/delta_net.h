@@ -26,6 +26,7 @@ constexpr int kDeltaChunk = 64;
 struct DeltaTrace {
     float* beta = nullptr;  // [T, Hv] sigmoid(b)
     float* gate = nullptr;  // [T, Hv] g = A * softplus(a + dt_bias) (the state decays by exp(g))
+    float* state_norm = nullptr;  // [T, Hv] each head's state's Frobenius norm after the token
 };
 
 // out[T, Hv*S] = the mixer's output before out_proj, from xn[T, C] (the layer's normed input):

@@ -8,6 +8,11 @@
 //              layer: the router logits, bias added, that chose each token's experts),
 //              mlp_out [T,C], resid_post [T,C]
 //   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
+// Hybrid models (issue 35): a gated attention layer adds attn_gate [T,H,D] (sigmoid(gate), what
+// z is multiplied by) after attn_pattern; a Gated DeltaNet layer has no attn_pattern but
+//   ssm_beta [T,Hv], ssm_decay [T,Hv] (exp(g), the state's decay), ssm_state_norm [T,Hv] (each
+//   head's state's Frobenius norm after the token), then attn_z [T,Hv,S] (the gated-normed output
+//   before out_proj, bound as attn_out).
 // (pos_embed only for learned positions.) Data is valid only during the call.
 // product(W, x, rows): the input rows [rows, W.n_in()] of every matrix product a block makes
 // (attention, MLP, router, each expert's products with that expert's rows only; not the

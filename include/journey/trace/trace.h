@@ -8,6 +8,8 @@
 //              norm of the head's contribution to the residual stream (below);
 //              the norms of attn_out and mlp_out;
 //              a mixture of experts' layer: the experts the token went to, with their weights;
+//              hybrid models: a linear-attention layer's Gated DeltaNet heads (beta, the decay g,
+//              the state's norm, the contribution), a gated attention layer's output gate mean;
 //              the logit lens: final norm + unembedding (unembed.h) of resid_post;
 //   final      the model's own next-token distribution at the position.
 //
@@ -54,6 +56,17 @@ struct HeadTrace {
     double out_norm = 0;         // ‖z_h · W_O[rows of h]‖
     std::vector<int> top_keys;   // the most-attended key positions, heaviest first
     std::vector<float> full;     // [T, T] every query's row, when full_patterns
+    std::optional<double> gate_mean;  // gated attention (Qwen3.5): mean of sigmoid(gate) over the head's D values
+};
+
+// A Gated DeltaNet head (hybrid models' linear-attention layers) at the traced token: its gates
+// and its fixed-size state (delta_net.h), from the pass's own values (Observer: ssm_*).
+struct DeltaHeadTrace {
+    int head = 0;
+    double beta = 0;        // sigmoid(b): how much of the new value is written
+    double g = 0;           // exp(A softplus(a + dt_bias)) in (0, 1]: the state's decay
+    double state_norm = 0;  // Frobenius norm of the head's S x S state after the token
+    double out_norm = 0;    // ‖o_h · W_out[rows of h]‖, as a head's out_norm
 };
 
 struct LensTrace {
@@ -81,6 +94,11 @@ struct LayerTrace {
     std::vector<HeadTrace> heads;
     LensTrace lens;
     std::optional<MoeTrace> moe;  // a mixture-of-experts layer: where the token went
+    // Hybrid models: a linear-attention layer has no attention heads but Gated DeltaNet heads;
+    // a gated full-attention layer the mean of its output gate over heads and values.
+    bool recurrent = false;
+    std::vector<DeltaHeadTrace> delta_heads;
+    std::optional<double> output_gate_mean;
 };
 
 struct EmbeddingTrace {
@@ -129,6 +147,8 @@ private:
     LayerTrace& layer(int l);
     void observe_pattern(const Intermediate& t);
     void observe_heads(const Intermediate& t);
+    void observe_delta(const Intermediate& t);  // ssm_beta / ssm_decay / ssm_state_norm
+    void observe_gate(const Intermediate& t);   // attn_gate
     void observe_lens(const Intermediate& t);
     void observe_moe(const Intermediate& t);
     void record(std::vector<float>& to, const Intermediate& t) const;
