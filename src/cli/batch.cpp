@@ -314,8 +314,7 @@ std::vector<std::unique_ptr<Session>> batch_sessions(const Model& model, const S
     if (parallel <= 1) return sessions;
     const Session& one = *sessions[0];
     const ModelConfig& c = model.config();
-    const double mib = 2.0 * double(c.n_layer) * double(one.n_ctx()) * double(c.n_kv_head) * double(c.head_dim) *
-                       (one.kv_type() == KvType::f16 ? 2.0 : 4.0) / (1024.0 * 1024.0);
+    const double mib = double(one.kv_bytes_per_token()) * double(one.n_ctx()) / (1024.0 * 1024.0);
     const double need = mib * (parallel - 1);
     const double avail = double(available_memory()) / (1024.0 * 1024.0);
     if (avail > 0 && need > avail * 0.9)

@@ -95,6 +95,18 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
     }
     if (c.n_nextn > 0) n.push_back("MTP head (" + std::to_string(c.n_nextn) + " layer): not run (normal decoding skips it, as llama.cpp)");
     if (c.final_softcap > 0) n.push_back("final logit soft-cap " + std::to_string(c.final_softcap));
+    if (c.head_dim_swa > 0 && c.head_dim_swa != c.head_dim)  // Gemma 4
+        n.push_back("sliding layers: head_dim " + std::to_string(c.head_dim_swa) + " (the others " + std::to_string(c.head_dim) + ")");
+    if (c.n_kv_shared > 0) {
+        std::string reads;
+        for (int l = c.n_layer - c.n_kv_shared; l < c.n_layer; ++l)
+            reads += (reads.empty() ? "" : ", ") + std::to_string(l) + "->" + std::to_string(c.kv_source(l));
+        n.push_back("KV-shared layers (read another layer's keys and values, store none): " + reads);
+    }
+    if (!c.n_ff_layers.empty() && c.n_ff_layers.front() != c.n_ff)
+        n.push_back("MLP width per layer: " + std::to_string(c.n_ff_layers.front()) + ", " + std::to_string(c.n_ff) + " on the widest (double-wide MLP)");
+    if (c.n_embd_per_layer > 0)
+        n.push_back("per-layer embeddings: " + std::to_string(c.n_embd_per_layer) + " values per layer per token");
     return n;
 }
 
@@ -169,6 +181,10 @@ void run_info(const InfoOptions& o) {
                   "; routing: " + std::string(j["moe_routing"]) + ")";
     }
     std::string layer_kinds;
+    if (c.n_kv_shared > 0 || c.head_dim_swa > 0) {  // Gemma 4: the real cache per token (shared layers store none)
+        j["kv_bytes_per_token"] = session.kv_bytes_per_token();
+        j["n_kv_shared"] = c.n_kv_shared;
+    }
     if (c.n_recurrent() > 0) {
         for (int l = 0; l < c.n_layer; ++l) layer_kinds += c.is_recurrent(l) ? 'L' : 'A';
         j["layer_kinds"] = layer_kinds;  // L: linear attention (Gated DeltaNet), A: full attention
@@ -189,6 +205,9 @@ void run_info(const InfoOptions& o) {
         row("memory", std::to_string(session.kv_bytes_per_token()) + " bytes per token (KV cache) + " +
                           std::to_string(session.state_bytes()) + " bytes of recurrent state (fixed)");
     }
+    if (layer_kinds.empty() && j.contains("kv_bytes_per_token"))
+        row("memory", std::to_string(session.kv_bytes_per_token()) + " bytes per token (KV cache of the " +
+                          std::to_string(c.n_layer - c.n_kv_shared) + " layers computing keys and values)");
     char kv[64];
     std::snprintf(kv, sizeof kv, "%.1f MiB", kv_mib);
     row("context", std::to_string(c.n_ctx) + " (in use: " + std::to_string(session.n_ctx()) + ", KV cache " +

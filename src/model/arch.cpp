@@ -181,6 +181,38 @@ const MoeTraits gpt_oss_moe = {MoeGating::topk_softmax, false, nullptr};
 // ---- The dense families of issue 36 ----
 // SmolLM3: Llama's block and names, with no rope on every 4th layer (NoPE; config.cpp reads which).
 const char* const smollm3_types[] = {"smollm3"};
+// Gemma 4 (the dense text models: E2B, E4B, 31B): Gemma 3's sandwich block and q/k norms, norms
+// used as stored (no 1 + w), a weightless RMSNorm on v, attention scale 1, sliding layers with
+// their own head width and rope base, full layers with proportional rope; per-layer embeddings
+// (PLE) added after each layer's MLP, each layer's output times its layer_scalar; the last
+// num_kv_shared_layers layers read an earlier layer's keys and values (their k/v weights unread,
+// as in llama.cpp) and may have a double-wide MLP. config.cpp reads the keys.
+const char* const gemma4_types[] = {"gemma4_text"};
+const Tensor gemma4_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm,
+                                 attn_out, attn_post_norm, ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm,
+                                 per_layer_tok_embd, per_layer_model_proj, per_layer_proj_norm, per_layer_inp_gate,
+                                 per_layer_proj, per_layer_post_norm, layer_out_scale};
+const HfName gemma4_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"},
+    {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {attn_post_norm, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_norm, "model.layers.{}.pre_feedforward_layernorm.weight"},
+    {ffn_gate, "model.layers.{}.mlp.gate_proj.weight"}, {ffn_up, "model.layers.{}.mlp.up_proj.weight"},
+    {ffn_down, "model.layers.{}.mlp.down_proj.weight"},
+    {ffn_post_norm, "model.layers.{}.post_feedforward_layernorm.weight"},
+    {per_layer_tok_embd, "model.embed_tokens_per_layer.weight"},
+    {per_layer_model_proj, "model.per_layer_model_projection.weight"},
+    {per_layer_proj_norm, "model.per_layer_projection_norm.weight"},
+    {per_layer_inp_gate, "model.layers.{}.per_layer_input_gate.weight"},
+    {per_layer_proj, "model.layers.{}.per_layer_projection.weight"},
+    {per_layer_post_norm, "model.layers.{}.post_per_layer_input_norm.weight"},
+    {layer_out_scale, "model.layers.{}.layer_scalar"},
+};
 // ---- end of issue 36's families ----
 // ---- Hybrid families (issue 35; src/model/delta_net.cpp runs the linear-attention mixer) ----
 // Qwen3.5: three of every four layers Gated DeltaNet (linear_attn.*), every fourth full
@@ -228,6 +260,7 @@ const ArchTraits table[] = {
     {Arch::qwen3moe, "qwen3moe", qwen3moe_types, NK::rmsnorm, AK::swiglu,   PK::rope,    RP::half,        false, false, false, false, qwen3moe_tensors, qwen3moe_hf, nullptr, &qwen3moe_moe},
     {Arch::gpt_oss, "gpt-oss", gpt_oss_types, NK::rmsnorm,   AK::swiglu_oai, PK::rope,    RP::half,        false, false, false, false, gpt_oss_gguf_tensors, gpt_oss_hf, nullptr, &gpt_oss_moe},
     {Arch::smollm3, "smollm3", smollm3_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, true,  false, llama_tensors,   llama_hf},
+    {Arch::gemma4,  "gemma4",  gemma4_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        false, true,  true,  false, gemma4_tensors,  gemma4_hf},
     {Arch::qwen35,  "qwen35",  qwen35_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        true,  false, false, false, qwen35_tensors, qwen35_hf, nullptr, nullptr, &qwen35_hybrid},
 };
 
@@ -246,9 +279,14 @@ const char* const gemma3_unused[] = {"vision_tower.", "multi_modal_projector.", 
 // (mtp.*, a draft head normal decoding does not run, as llama.cpp) set aside.
 const HfRename qwen35_renames[] = {{"model.language_model.", "model."}, {"lm_head.", "lm_head."}};
 const char* const qwen35_unused[] = {"model.visual.", "mtp."};
+// Gemma4ForConditionalGeneration (every Gemma 4 checkpoint): the text model under text_config,
+// its tensors as model.language_model.*; the vision and audio towers and their embedders set
+// aside (journey takes text only).
+const char* const gemma4_unused[] = {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.", "model.embed_audio."};
 const HfWrapper wrappers[] = {
     {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
     {"qwen3_5", Arch::qwen35, "text_config", "qwen3_5_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
+    {"gemma4", Arch::gemma4, "text_config", "gemma4_text", qwen35_renames, gemma4_unused, "vision and audio towers"},
 };
 
 // llama.cpp's LLM_TENSOR_* names and the shapes journey binds them with.
@@ -307,6 +345,14 @@ const GgufTensor gguf_tensors[] = {
     {ssm_a, "blk.{}.ssm_a", Dim::HV},
     {ssm_norm, "blk.{}.ssm_norm.weight", Dim::DV},
     {ssm_out, "blk.{}.ssm_out.weight", Dim::C, Dim::SV},
+    // Gemma 4's per-layer embeddings and layer scalar.
+    {per_layer_tok_embd, "per_layer_token_embd.weight", Dim::V, Dim::LP},
+    {per_layer_model_proj, "per_layer_model_proj.weight", Dim::LP, Dim::C},
+    {per_layer_proj_norm, "per_layer_proj_norm.weight", Dim::PL},
+    {per_layer_inp_gate, "blk.{}.inp_gate.weight", Dim::PL, Dim::C},
+    {per_layer_proj, "blk.{}.proj.weight", Dim::C, Dim::PL},
+    {per_layer_post_norm, "blk.{}.post_norm.weight", Dim::C},
+    {layer_out_scale, "blk.{}.layer_output_scale.weight", Dim::One},
 };
 
 std::string join(auto names) {
@@ -345,7 +391,8 @@ bool hf_tensor_ignorable(std::string_view name) {
 
 bool is_norm(Tensor t) {
     return t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm || t == ffn_post_norm ||
-           t == attn_q_norm || t == attn_k_norm || t == ffn_norm_post_attn;
+           t == attn_q_norm || t == attn_k_norm || t == ffn_norm_post_attn || t == per_layer_proj_norm ||
+           t == per_layer_post_norm;
 }
 
 bool is_recurrent_tensor(Tensor t) {

@@ -86,6 +86,19 @@ void ModelConfig::validate(const std::string& source) const {
     }
     if (activation == ActivationKind::swiglu_oai)
         need(std::isfinite(swiglu_limit) && swiglu_limit > 0.0f && std::isfinite(swiglu_alpha), "swiglu_limit must be positive");
+    if (head_dim_swa > 0 || n_kv_shared > 0 || n_embd_per_layer > 0 || !n_ff_layers.empty()) {  // Gemma 4
+        need(head_dim_swa >= 0 && head_dim_swa % 2 == 0 && n_rot_swa >= 0 && n_rot_swa <= head_dim_swa && n_rot_swa % 2 == 0,
+             "the sliding layers' head width and rotary dimensions must be even, rotary at most the head width");
+        need(int64_t{n_head} * head_dim_swa <= (1 << 30), "heads x head_dim must not exceed 2^30");
+        need(head_dim_swa <= head_dim, "the sliding layers' head width must not exceed the full layers'");
+        need(n_kv_shared >= 0 && n_kv_shared < n_layer, "KV-shared layers must leave a layer computing keys and values");
+        need(n_embd_per_layer >= 0 && int64_t{n_embd_per_layer} * n_layer <= (1 << 30), "per-layer embedding width out of range");
+        need(n_ff_layers.empty() || n_ff_layers.size() == size_t(n_layer), "per-layer MLP widths must cover every layer");
+        for (int f : n_ff_layers) need(f > 0 && f <= n_ff, "per-layer MLP widths must be positive and at most feed_forward_length's largest");
+        for (int l = 0; l < n_layer; ++l)
+            need(kv_source(l) == l || (kv_source(l) < n_layer - n_kv_shared && head_dim_of(kv_source(l)) == head_dim_of(l)),
+                 "KV-shared layer " + std::to_string(l) + " has no earlier layer of its kind to read");
+    }
     if (rope_scaling == RopeScaling::yarn) {
         need(rope_original_ctx > 0, "yarn needs original_max_position_embeddings");
         need(std::isfinite(rope_beta_fast) && std::isfinite(rope_beta_slow) && rope_beta_fast > 0.0f && rope_beta_slow > 0.0f,
@@ -370,6 +383,80 @@ void read_no_rope(ModelConfig& c, const nlohmann::json& j, const std::string& so
     const int interval = present(j, "no_rope_layer_interval") ? get_int(j, "no_rope_layer_interval", source) : 4;
     for (int l = 0; l < c.n_layer; ++l) c.no_rope_layers[size_t(l)] = (l + 1) % interval == 0;
 }
+// Gemma 4 (Gemma4TextConfig): head_dim is the sliding layers' width, global_head_dim the full
+// layers'; rope_parameters holds one object per layer type (sliding: default, full:
+// proportional with partial_rotary_factor, as llama.cpp's converter writes rope_freqs: 1 for the
+// rotated pairs, 1e30 for the rest); per-layer embeddings, KV sharing, double-wide MLP; attention
+// scale 1, the final soft-cap. Keys of the parts journey does not run are refused by name.
+void read_gemma4(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    for (const char* key : {"attention_k_eq_v", "enable_moe_block"})
+        if (json_value(j, key, false, source)) throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for gemma4");
+    for (const char* key : {"num_experts", "top_k_experts", "expert_intermediate_size", "moe_intermediate_size",
+                            "attn_logit_softcapping", "query_pre_attn_scalar", "per_layer_config"})
+        if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for gemma4");
+    if (present(j, "num_global_key_value_heads") && get_int(j, "num_global_key_value_heads", source) != c.n_kv_head)
+        throw ModelError(source + ": \"num_global_key_value_heads\" other than num_key_value_heads is not supported for gemma4");
+    if (!present(j, "sliding_window")) throw ModelError(source + ": missing \"sliding_window\" (journey does not guess it for gemma4)");
+    if (!present(j, "layer_types")) throw ModelError(source + ": missing \"layer_types\" (journey does not guess them for gemma4)");
+    c.head_dim_swa = c.head_dim;
+    c.head_dim = present(j, "global_head_dim") ? get_int(j, "global_head_dim", source) : c.head_dim;
+    c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
+    c.attn_scale = 1.0f;
+    c.v_norm = true;
+    c.final_softcap = get_float(j, "final_logit_softcapping", 0.0f, source);
+    c.n_kv_shared = present(j, "num_kv_shared_layers") && j["num_kv_shared_layers"] != 0 ? get_int(j, "num_kv_shared_layers", source) : 0;
+    if (c.n_kv_shared >= c.n_layer) throw ModelError(source + ": \"num_kv_shared_layers\" leaves no layer computing keys and values");
+    c.n_embd_per_layer = present(j, "hidden_size_per_layer_input") && j["hidden_size_per_layer_input"] != 0
+                             ? get_int(j, "hidden_size_per_layer_input", source) : 0;
+    if (c.n_embd_per_layer > 0 && present(j, "vocab_size_per_layer_input") && get_int(j, "vocab_size_per_layer_input", source) != c.n_vocab)
+        throw ModelError(source + ": \"vocab_size_per_layer_input\" other than vocab_size is not supported for gemma4");
+    if (json_value(j, "use_double_wide_mlp", false, source) && c.n_kv_shared > 0) {
+        for (int l = 0; l < c.n_layer; ++l) c.n_ff_layers.push_back(l < c.n_layer - c.n_kv_shared ? c.n_ff : 2 * c.n_ff);
+        c.n_ff *= 2;  // the widest
+    }
+    // rope_parameters: {sliding_attention: default, full_attention: proportional (or default)}.
+    const std::string where = source + ": rope_parameters";
+    if (!present(j, "rope_parameters") || !j["rope_parameters"].is_object())
+        throw ModelError(where + " is missing (gemma4 needs one object per layer type)");
+    const nlohmann::json& r = j["rope_parameters"];
+    for (auto it = r.begin(); it != r.end(); ++it)
+        if (it.key() != "full_attention" && it.key() != "sliding_attention")
+            throw ModelError(where + ": unknown layer type \"" + excerpt(it.key(), 40) + "\"");
+    auto one = [&](const char* kind, int D, float& theta) {
+        const std::string w = where + "." + kind;
+        if (!r.contains(kind) || !r[kind].is_object()) throw ModelError(w + " is missing");
+        const nlohmann::json& o = r[kind];
+        const std::string type = json_value(o, "rope_type", std::string("default"), w);
+        if (type != "default" && type != "proportional")
+            throw ModelError(w + ": rope type \"" + excerpt(type, 40) + "\" is not supported for gemma4 (default, proportional)");
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (it.key() != "rope_type" && it.key() != "rope_theta" && it.key() != "partial_rotary_factor" && !it->is_null())
+                throw ModelError(w + ": \"" + excerpt(it.key(), 40) + "\" is not supported for gemma4");
+        if (!present(o, "rope_theta")) throw ModelError(w + ": missing \"rope_theta\"");
+        theta = get_float(o, "rope_theta", 0.0f, w);
+        const float pct = get_float(o, "partial_rotary_factor", 1.0f, w);
+        if (!(pct > 0.0f && pct <= 1.0f)) throw ModelError(w + ": partial_rotary_factor must be in (0, 1]");
+        if (type == "default") {  // rotates int(D * pct) dims
+            const int n = static_cast<int>(float(D) * pct);
+            if (n % 2 != 0 || n == 0) throw ModelError(w + ": partial_rotary_factor gives an odd or zero rotary width");
+            return std::pair{n, std::vector<float>{}};
+        }
+        // proportional: every pair of the head takes part (NEOX pairing over D); the first
+        // int(D * pct / 2) pairs turn, the others are held still (divisor 1e30, as llama.cpp's rope_freqs).
+        const int turning = static_cast<int>(float(D) * pct / 2.0f);
+        std::vector<float> f(size_t(D / 2), 1e30f);
+        for (int i = 0; i < turning; ++i) f[size_t(i)] = 1.0f;
+        return std::pair{D, f};
+    };
+    float theta_swa = 0.0f;
+    const auto [n_rot_swa, f_swa] = one("sliding_attention", c.head_dim_swa, theta_swa);
+    if (!f_swa.empty()) throw ModelError(where + ".sliding_attention: proportional rope on sliding layers is not supported");
+    c.n_rot_swa = n_rot_swa;
+    c.rope_local_theta = theta_swa;
+    auto [n_rot, f_full] = one("full_attention", c.head_dim, c.rope_theta);
+    c.n_rot = n_rot;
+    c.rope_freq_factors = std::move(f_full);
+}
 // ---- end of issue 36's families
 
 // ---- Hybrid (Qwen3.5's text_config): which layers are Gated DeltaNet (layer_types, else every
@@ -449,7 +536,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
     c.norm_eps = get_float(j, "rms_norm_eps", 1e-6f, source);
     c.tied_output = json_value(j, "tie_word_embeddings", t.hf_tied_default, source);
     if (t.arch == Arch::gemma3) c.rope_local_theta = get_float(j, "rope_local_base_freq", 0.0f, source);
-    read_rope(c, j, source);
+    if (t.arch != Arch::gemma4) read_rope(c, j, source);  // gemma4: read_gemma4
 
     // Gemma 2 names its activation hidden_activation; the others hidden_act.
     const char* act_key = present(j, "hidden_activation") ? "hidden_activation" : "hidden_act";
@@ -461,7 +548,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
     for (const char* key : {"attention_bias", "mlp_bias", "use_bidirectional_attention", "lm_head_bias"})
         if (json_value(j, key, false, source) && !(t.arch == Arch::gpt_oss && key == std::string("attention_bias")))  // gpt-oss: its row's biases
             throw ModelError(source + ": \"" + std::string(key) + "\": true is not supported for " + t.name);
-    if (!t.hybrid) read_partial_rotary(c, j, source);  // a hybrid reads its own (read_hybrid)
+    if (!t.hybrid && t.arch != Arch::gemma4) read_partial_rotary(c, j, source);  // a hybrid reads its own (read_hybrid)
     if (t.arch == Arch::smollm3) read_no_rope(c, j, source);
     for (const char* key : {"no_rope_layers", "no_rope_layer_interval"})
         if (present(j, key) && t.arch != Arch::smollm3) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
@@ -478,6 +565,8 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
         // Gemma 3 has no attention soft-cap (llama.cpp's converter asserts it is null).
         if (t.arch == Arch::gemma3 && c.attn_softcap != 0.0f)
             throw ModelError(source + ": \"attn_logit_softcapping\" is not supported for gemma3");
+    } else if (t.arch == Arch::gemma4) {
+        // read after the sliding layers (below): which layers share and which head width they have
     } else {
         for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"})
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
@@ -486,6 +575,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
         for (const char* key : {"rope_local_base_freq", "sliding_window_pattern"})
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     read_sliding(c, j, source);
+    if (t.arch == Arch::gemma4) read_gemma4(c, j, source);
     read_moe(c, j, t, source);
     read_hybrid(c, j, t, source);
     return c;

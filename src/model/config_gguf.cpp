@@ -1,5 +1,6 @@
 // A ModelConfig from GGUF-style metadata: general.architecture picks the row of the
 // architecture table, and "<arch>.<key>" gives each hyperparameter (llama.cpp's key names).
+#include <algorithm>
 #include <cmath>
 
 #include "journey/model/config.h"
@@ -72,6 +73,46 @@ bool is_hybrid_key(Key key) {
            key == Key::ssm_inner_size || key == Key::recurrent_layers || key == Key::full_attention_interval;
 }
 
+bool is_gemma4_key(Key key) {
+    return key == Key::key_length_swa || key == Key::value_length_swa || key == Key::rope_dimension_count_swa ||
+           key == Key::shared_kv_layers || key == Key::embedding_length_per_layer_input;
+}
+
+// Gemma 4 (llama.cpp's gemma4): feed_forward_length may be one width per layer (the double-wide
+// MLP of the KV-shared layers); the sliding layers' head width and rotary dims; the KV-shared
+// layers; the per-layer embedding width (0: none); values normed without weight, scale 1.
+void read_gemma4(ModelConfig& c, const Keys& k) {
+    if (const nlohmann::json* f = k.raw(Key::feed_forward_length); f && f->is_array()) {
+        if (f->size() != size_t(c.n_layer)) k.fail(Key::feed_forward_length, "must hold one width per layer");
+        c.n_ff = 0;
+        for (const auto& x : *f) {
+            if (!x.is_number_integer() || x.get<int64_t>() <= 0 || x.get<int64_t>() > (1 << 30))
+                k.fail(Key::feed_forward_length, "must hold positive integers");
+            c.n_ff_layers.push_back(x.get<int>());
+            c.n_ff = std::max(c.n_ff, x.get<int>());
+        }
+    }
+    c.head_dim_swa = k.integer(Key::key_length_swa, c.head_dim);
+    if (k.integer(Key::value_length_swa, c.head_dim_swa) != c.head_dim_swa)
+        k.fail(Key::value_length_swa, "differs from attention.key_length_swa (not supported)");
+    c.n_rot_swa = k.integer(Key::rope_dimension_count_swa, c.head_dim_swa);
+    if (c.n_rot_swa != c.head_dim_swa) k.fail(Key::rope_dimension_count_swa, "differs from attention.key_length_swa (not supported)");
+    const nlohmann::json* shared = k.raw(Key::shared_kv_layers);
+    c.n_kv_shared = shared && *shared != 0 ? k.integer(Key::shared_kv_layers) : 0;
+    const nlohmann::json* ple = k.raw(Key::embedding_length_per_layer_input);
+    c.n_embd_per_layer = ple && *ple != 0 ? k.integer(Key::embedding_length_per_layer_input) : 0;
+    c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
+    c.attn_scale = 1.0f;
+    c.v_norm = true;
+    c.rope_local_theta = k.number(Key::rope_freq_base_swa, 10000.0f);
+    // llama.cpp: the KV-shared sliding layers read layer n_kv - 2, the full ones n_kv - 1 (n_kv: the
+    // layers computing keys and values); journey reads the last earlier layer of the same kind,
+    // which is the same when those two layers are [sliding, full], as in every Gemma 4.
+    const int n_kv = c.n_layer - c.n_kv_shared;
+    if (c.n_kv_shared > 0 && (n_kv < 2 || !c.window_of_layer(n_kv - 2) || c.window_of_layer(n_kv - 1)))
+        k.fail(Key::shared_kv_layers, "needs the last two layers before the shared ones to be [sliding, full] (as llama.cpp assumes)");
+}
+
 // Any "<arch>." key outside gguf_keys.h's table may change the math and is refused by name.
 void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const Keys& k) {
     const std::string prefix = arch + ".";
@@ -92,6 +133,7 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
             const ArchTraits* t = find_arch(arch);
             known = t && t->hybrid;
         }
+        if (const GgufKey* g = find_key(rest); g && is_gemma4_key(g->key)) known = arch == "gemma4";
         if (!known) k.fail(rest, "is not supported (it may change the math; journey refuses rather than ignore it)");
     }
 }
@@ -241,7 +283,8 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     refuse_unknown_keys(file, arch, k);
     c.n_embd = k.integer(Key::embedding_length);
     c.n_layer = k.integer(Key::block_count);
-    c.n_ff = k.integer(Key::feed_forward_length);
+    const nlohmann::json* ff = k.raw(Key::feed_forward_length);
+    c.n_ff = ff && ff->is_array() && c.arch == Arch::gemma4 ? 1 : k.integer(Key::feed_forward_length);  // gemma4: per layer (read_gemma4)
     c.n_ctx = k.integer(Key::context_length);
     c.n_head = k.integer(Key::head_count);
     c.n_kv_head = k.integer(Key::head_count_kv, c.n_head);
@@ -257,6 +300,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         c.rope_theta = k.number(Key::rope_freq_base, 10000.0f);
         c.n_rot = k.integer(Key::rope_dimension_count, c.head_dim);
         // GPT-NeoX, Phi-3 (Phi-4-mini) and Qwen3.5 rotate a part of each head; the other families all of it.
+        // Gemma 4's full layers rotate all of the head, holding pairs still with rope_freqs.
         const bool partial = c.arch == Arch::gptneox || c.arch == Arch::phi3 || c.arch == Arch::qwen35;
         if (c.n_rot != c.head_dim && (!partial || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
             k.fail(Key::rope_dimension_count, "differs from head_dim " + std::to_string(c.head_dim) +
@@ -271,14 +315,15 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     if (c.parallel_residual && c.arch != Arch::gptneox) k.fail(Key::use_parallel_residual, "is not supported for " + arch);
     if (c.arch == Arch::gptneox && !file.metadata.contains(key_of(arch, Key::use_parallel_residual)))
         k.fail(Key::use_parallel_residual, "is missing (llama.cpp requires it for gptneox)");
-    if (k.raw(Key::rope_freq_base_swa) && c.arch != Arch::gemma3) k.fail(Key::rope_freq_base_swa, "is not supported for " + arch);
-    if (k.raw(Key::sliding_window_pattern) && c.arch != Arch::gemma3)
+    const bool gemma34 = c.arch == Arch::gemma3 || c.arch == Arch::gemma4;
+    if (k.raw(Key::rope_freq_base_swa) && !gemma34) k.fail(Key::rope_freq_base_swa, "is not supported for " + arch);
+    if (k.raw(Key::sliding_window_pattern) && !gemma34)
         k.fail(Key::sliding_window_pattern, "is not supported for " + arch);
     c.attn_softcap = k.number(Key::attn_logit_softcapping, 0.0f);
     c.final_softcap = k.number(Key::final_logit_softcapping, 0.0f);
     // Gemma 2 caps both; llama.cpp's Gemma 3 reads only the final cap.
     if (c.arch != Arch::gemma2 && c.attn_softcap != 0.0f) k.fail(Key::attn_logit_softcapping, "is not supported for " + arch);
-    if (c.arch != Arch::gemma2 && c.arch != Arch::gemma3 && c.final_softcap != 0.0f)
+    if (c.arch != Arch::gemma2 && !gemma34 && c.final_softcap != 0.0f)
         k.fail(Key::final_logit_softcapping, "is not supported for " + arch);
     c.sliding_window = k.integer(Key::sliding_window, 0);
     if (c.sliding_window > 0) {
@@ -287,7 +332,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         c.sliding_layers.assign(size_t(c.n_layer), true);
         if (c.arch == Arch::gemma2)
             for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % 2 == 0;
-        else if (c.arch == Arch::gemma3)
+        else if (gemma34)
             gemma3_sliding(c, k);
         else if (c.arch == Arch::gpt_oss)  // llama.cpp: swa pattern 2, the even layers slide
             for (int l = 0; l < c.n_layer; ++l) c.sliding_layers[size_t(l)] = l % 2 == 0;
@@ -309,6 +354,10 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         throw ModelError(source + ": tensor 'token_embd.weight' is missing or not a matrix (it gives the vocabulary size)");
     c.n_vocab = static_cast<int>(embd->shape[0]);
     c.tied_output = file.find(gguf_tensor_name(Tensor::output)) == nullptr;
+    if (c.arch == Arch::gemma4) {
+        if (c.sliding_window <= 0) k.fail(Key::sliding_window, "is missing (gemma4 needs it)");
+        read_gemma4(c, k);
+    }
     read_moe(c, *traits, k);
     read_hybrid(c, *traits, k);
     c.validate(source);

@@ -33,6 +33,13 @@ struct Pass {
     bool prompt;  // this eval has several tokens: products use the prompt kernels, even on one row
     bool tokens = false;  // rows of several sequences, one token each: each row as if alone (matmul_tokens)
 
+    // The same pass over one block whose shapes are `layer` (Gemma 4's differ per layer).
+    Pass with(const ModelConfig& layer) const {
+        Pass p{layer, model, n_ctx, observer, intervention, T, P, prompt};
+        p.tokens = tokens;
+        return p;
+    }
+
     // Hands a named intermediate to the observer; one branch when there is none.
     void notify(const char* name, int layer, const float* data, std::initializer_list<int64_t> dims) const {
         if (!observer) return;
@@ -66,6 +73,7 @@ struct Pass {
 // costs two.
 struct Buffers {
     float *x, *xn, *qkv, *q, *z, *att, *proj, *ff, *gate, *x0, *k, *v, *qg;
+    float *ple, *ple_row, *ple_gate, *ple_in;  // Gemma 4's per-layer embeddings: [T, L*P], one token's row, [T, P] x2
     static size_t floats(const ModelConfig& c, int T, int P) {
         size_t n = 0;
         Buffers sizing;
@@ -91,6 +99,8 @@ private:
         k = take(t * kvd); v = take(t * kvd);  // several sequences: the new keys and values before their caches
         ff = take(t * F); gate = take(t * 2 * F);  // 2F: Phi-3's fused gate|up
         att = take(int64_t{c.n_head} * t * (P + T));
+        const int64_t LP = int64_t{c.n_layer} * c.n_embd_per_layer, PL = c.n_embd_per_layer;
+        ple = take(t * LP); ple_row = take(LP); ple_gate = take(t * PL); ple_in = take(t * PL);
     }
 };
 
@@ -123,12 +133,26 @@ void rotate(float* x, int T, int heads, const ModelConfig& c, int P, const float
     rope(x, T, heads, c.head_dim, P, inv_freq, c.rope_pairing, c.rot_dims(), mscale);
 }
 
+// RMSNorm without a weight over rows of n values (Gemma 4's values), as llama.cpp's ggml_rms_norm.
+void unit_rmsnorm(float* x, int64_t rows, int n, float eps) {
+    for (int64_t r = 0; r < rows; ++r) {
+        float* v = x + r * n;
+        float ss = 0.0f;
+        for (int i = 0; i < n; ++i) ss += v[i] * v[i];
+        ss = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+        for (int i = 0; i < n; ++i) v[i] *= ss;
+    }
+}
+
 // Attention sub-block, first half: the heads' output b.z = attn(norm(resid)). Writes this eval's
 // keys/values into the cache.
 void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, std::span<const KvLayer> seqs) {
     const ModelConfig& c = s.c;
     const int T = s.T, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim;
     const int64_t HD = int64_t{H} * D, KD = int64_t{Hkv} * D;
+    // A KV-shared layer (Gemma 4) computes queries only: its keys and values are those its
+    // source layer stored in this pass and before (the same cache slot).
+    const bool shares = c.kv_source(l) != l;
     // One sequence: keys and values go straight into its cache rows; several: into b.k, b.v,
     // then each sequence's rows into its own cache.
     const bool one = seqs.size() == 1;
@@ -164,20 +188,23 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
         } else {
             s.linear(b.q, b.xn, w.attn_q, w.attn_q_b);
         }
-        s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
-        s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
+        if (!shares) {
+            s.linear(k_new, b.xn, w.attn_k, w.attn_k_b);
+            s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
+        }
     }
     if (w.attn_q_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's D values of q and k, before rope
         rmsnorm(b.q, b.q, w.attn_q_norm.data, T * H, D, c.norm_eps);
-        rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
+        if (!shares) rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
     }
+    if (c.v_norm && !shares) unit_rmsnorm(v_new, int64_t{T} * Hkv, D, c.norm_eps);  // Gemma 4: no weight
     const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l), w.attn_sinks.data};  // sinks: gpt-oss
     static_assert(sizeof(KvHalf) == sizeof(uint16_t));
     for (const KvLayer& kv : seqs) {  // each sequence over its own cache, at its own positions
         const int t0 = kv.row0, n = kv.T, P = kv.P;
         float* q = b.q + t0 * HD;
         float* k_rows = kv.k + P * KD;
-        if (!one) {
+        if (!one && !shares) {
             std::memcpy(k_rows, k_new + t0 * KD, sizeof(float) * static_cast<size_t>(n * KD));
             std::memcpy(kv.v + P * KD, v_new + t0 * KD, sizeof(float) * static_cast<size_t>(n * KD));
         }
@@ -185,9 +212,9 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             const float* inv_freq = s.model.rope_inv_freq(l, s.n_ctx);
             const float mscale = s.model.rope_mscale(l);
             rotate(q, n, H, c, P, inv_freq, mscale);
-            rotate(k_rows, n, Hkv, c, P, inv_freq, mscale);
+            if (!shares) rotate(k_rows, n, Hkv, c, P, inv_freq, mscale);
         }
-        kv.store_new(P, n, KD);
+        if (!shares) kv.store_new(P, n, KD);
         if (kv.k16 && n == 1)
             attention_f16_cache(b.z + t0 * HD, b.att, q, reinterpret_cast<const uint16_t*>(kv.k16),
                                 reinterpret_cast<const uint16_t*>(kv.v16), P, H, Hkv, D, ao);
@@ -235,6 +262,45 @@ void gate_and_up(const Pass& s, const LayerWeights& w, Buffers& b) {
     }
 }
 
+// Gemma 4's per-layer inputs, once per pass: for each token and layer, P values:
+// (rmsnorm_P(proj(x) / sqrt(C)) + ple_embd[token] * sqrt(P)) / sqrt(2), x the scaled embedding.
+void per_layer_inputs(const Pass& s, const Weights& w, std::span<const TokenId> tokens, Buffers& b) {
+    const ModelConfig& c = s.c;
+    const int T = s.T, PL = c.n_embd_per_layer;
+    const int64_t LP = int64_t{c.n_layer} * PL;
+    s.linear(b.ple, b.x, w.ple_model_proj, {});
+    const float proj_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd));
+    for (int64_t i = 0; i < T * LP; ++i) b.ple[i] *= proj_scale;
+    rmsnorm(b.ple, b.ple, w.ple_proj_norm.data, T * c.n_layer, PL, c.norm_eps);
+    const float embd_scale = std::sqrt(static_cast<float>(PL)), half = 1.0f / std::sqrt(2.0f);
+    for (int t = 0; t < T; ++t) {
+        embedding_row(b.ple_row, w.ple_embd, tokens[static_cast<size_t>(t)]);
+        float* r = b.ple + t * LP;
+        for (int64_t i = 0; i < LP; ++i) r[i] = (r[i] + b.ple_row[i] * embd_scale) * half;
+    }
+    s.notify("per_layer_inputs", -1, b.ple, {T, c.n_layer, PL});
+}
+
+// The end of a layer after its MLP (Gemma 4): resid += post_norm(proj(gelu(gate(resid)) * the
+// layer's per-layer input)), then resid *= the layer's scalar.
+void layer_tail(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
+    const ModelConfig& c = s.c;
+    const int T = s.T, C = c.n_embd, PL = c.n_embd_per_layer;
+    if (w.ple_gate) {
+        const int64_t LP = int64_t{c.n_layer} * PL;
+        s.linear(b.ple_gate, b.x, w.ple_gate, {});
+        for (int t = 0; t < T; ++t)
+            std::memcpy(b.ple_in + int64_t{t} * PL, b.ple + t * LP + int64_t{l} * PL, sizeof(float) * size_t(PL));
+        geglu_tanh(b.ple_in, b.ple_gate, int64_t{T} * PL);
+        s.linear(b.proj, b.ple_in, w.ple_proj, {});
+        s.norm(b.proj, b.proj, w.ple_post_norm, {});
+        s.site("ple_out", l, b.proj, {T, C});
+        add(b.x, b.proj, int64_t{T} * C);
+    }
+    if (w.out_scale)
+        for (int64_t i = 0; i < int64_t{T} * C; ++i) b.x[i] *= w.out_scale.data[0];
+}
+
 // MLP sub-block: resid += down(act(up(norm(resid)))) (Gemma 2/3: then a post-norm; GPT-NeoX's
 // parallel residual: the norm reads the layer's input b.x0, not resid_mid).
 void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
@@ -257,6 +323,7 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
         if (s.observer) s.notify("moe_logits", l, routed.data(), {T, E});
         s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
+        layer_tail(s, w, l, b);
         s.site("resid_post", l, b.x, {T, C});
         return;
     }
@@ -283,6 +350,7 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     if (w.mlp_post_norm) s.norm(b.proj, b.proj, w.mlp_post_norm, {});
     s.site("mlp_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
+    layer_tail(s, w, l, b);
     s.site("resid_post", l, b.x, {T, C});
 }
 
@@ -328,53 +396,59 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
         add(b.x, b.xn, int64_t{T} * C);
     }
     s.site("embed", -1, b.x, {T, C});
+    if (c.n_embd_per_layer > 0) per_layer_inputs(s, w, tokens, b);
 
     // The blocks. When only the last token's logits are wanted and nothing observes the pass, the
     // other tokens' rows of the last block after attention lead nowhere: the pass narrows to the
     // last token there (as llama.cpp does), saving about 1/n_layer of a prompt. Its row is still
     // computed by the prompt kernels, so it gets the same bits as in the full pass.
     const bool narrow = which == LogitsFor::last && !first.observer_ && !first.intervention_ && T > 1 && !many;
-    const int64_t KD = int64_t{c.n_kv_head} * c.head_dim;
     std::vector<KvLayer> kvs(sessions.size());
     for (int l = 0; l < c.n_layer; ++l) {
-        s.site("resid_pre", l, b.x, {T, C});
+        // The layer's own shapes (Gemma 4: head width, rotated dims, MLP width per layer).
+        Pass ls = s.with(model.layer_config(l));
+        ls.T = s.T;
+        const int64_t KD = int64_t{c.n_kv_head} * ls.c.head_dim;
+        ls.site("resid_pre", l, b.x, {T, C});
         const LayerWeights& lw = w.layers[static_cast<size_t>(l)];
         if (c.is_recurrent(l)) {  // a hybrid's linear-attention layer (delta_net.cpp): its state, not a cache
             const int slot = first.rec_slot_[static_cast<size_t>(l)];
             const RecurrentState st{first.conv_state_.data() + slot * c.conv_state_floats(), first.ssm_state_.data() + slot * c.ssm_state_floats()};
-            s.norm(b.xn, b.x, lw.attn_norm_w, lw.attn_norm_b);
-            std::vector<float> seen(s.observer ? size_t(3 * int64_t{T} * c.ssm_v_heads) : 0);  // traced: beta, g, state norms
+            ls.norm(b.xn, b.x, lw.attn_norm_w, lw.attn_norm_b);
+            std::vector<float> seen(ls.observer ? size_t(3 * int64_t{T} * c.ssm_v_heads) : 0);  // traced: beta, g, state norms
             const int64_t TH = int64_t{T} * c.ssm_v_heads;
-            const DeltaTrace dt = s.observer ? DeltaTrace{seen.data(), seen.data() + TH, seen.data() + 2 * TH} : DeltaTrace{};
-            gated_delta_net(b.z, b.xn, lw, c, T, s.prompt, st, first.delta_form_, dt);
-            if (s.observer) {
+            const DeltaTrace dt = ls.observer ? DeltaTrace{seen.data(), seen.data() + TH, seen.data() + 2 * TH} : DeltaTrace{};
+            gated_delta_net(b.z, b.xn, lw, c, T, ls.prompt, st, first.delta_form_, dt);
+            if (ls.observer) {
                 for (int64_t i = TH; i < 2 * TH; ++i) seen[size_t(i)] = std::exp(seen[size_t(i)]);  // g -> the decay exp(g)
-                s.notify("ssm_beta", l, seen.data(), {T, c.ssm_v_heads});
-                s.notify("ssm_decay", l, seen.data() + TH, {T, c.ssm_v_heads});
-                s.notify("ssm_state_norm", l, seen.data() + 2 * TH, {T, c.ssm_v_heads});
+                ls.notify("ssm_beta", l, seen.data(), {T, c.ssm_v_heads});
+                ls.notify("ssm_decay", l, seen.data() + TH, {T, c.ssm_v_heads});
+                ls.notify("ssm_state_norm", l, seen.data() + 2 * TH, {T, c.ssm_v_heads});
             }
-            s.site("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
+            ls.site("attn_z", l, b.z, {T, c.ssm_v_heads, c.ssm_head_dim});
             if (narrow && l == c.n_layer - 1) {
                 b.x += int64_t{T - 1} * C;
                 b.z += int64_t{T - 1} * c.ssm_v_heads * c.ssm_head_dim;
-                s.T = 1;
+                ls.T = s.T = 1;
             }
-            attention_out(s, lw, l, b);
-            mlp_block(s, lw, l, b);
+            attention_out(ls, lw, l, b);
+            mlp_block(ls, lw, l, b);
             continue;
         }
         for (size_t i = 0; i < sessions.size(); ++i) {
             Session& q = *sessions[i];
             const int n = row0[i + 1] - row0[i], Pq = q.n_past_;
             const int64_t cache_layer = int64_t{q.n_ctx_} * KD;
-            const int64_t kv_at = q.kv_slot_[static_cast<size_t>(l)] * cache_layer;
+            const int64_t kv_at = q.kv_at_[static_cast<size_t>(l)];
+            // A KV-shared layer's new rows were stored by its source layer in this pass.
+            const int64_t rows_cached = c.kv_source(l) == l ? Pq : Pq + n;
             KvLayer& kv = kvs[i];
             if (q.kv_type_ == KvType::f32) {
                 kv = {q.k_cache_.data() + kv_at, q.v_cache_.data() + kv_at};
             } else {  // the cached positions as float, for this layer
                 kv = {q.kv_scratch_.data(), q.kv_scratch_.data() + cache_layer, q.k16_.data() + kv_at,
                       q.v16_.data() + kv_at};
-                for (int64_t e = 0; e < (n == 1 ? 0 : Pq * KD); ++e) {  // one token reads the halves
+                for (int64_t e = 0; e < (n == 1 ? 0 : rows_cached * KD); ++e) {  // one token reads the halves
                     kv.k[e] = static_cast<float>(kv.k16[e]);
                     kv.v[e] = static_cast<float>(kv.v16[e]);
                 }
@@ -383,16 +457,17 @@ void Session::forward(std::span<Session* const> sessions, std::span<const TokenI
             kv.T = n;
             kv.P = Pq;
         }
-        if (c.parallel_residual) std::memcpy(b.x0, b.x, sizeof(float) * static_cast<size_t>(s.T) * static_cast<size_t>(C));
-        attention_heads(s, lw, l, b, kvs);
+        if (c.parallel_residual) std::memcpy(b.x0, b.x, sizeof(float) * static_cast<size_t>(ls.T) * static_cast<size_t>(C));
+        attention_heads(ls, lw, l, b, kvs);
         if (narrow && l == c.n_layer - 1) {
             b.x += int64_t{T - 1} * C;
             b.x0 += int64_t{T - 1} * C;
-            b.z += int64_t{T - 1} * c.n_head * c.head_dim;
-            s.T = 1;
+            b.z += int64_t{T - 1} * c.n_head * ls.c.head_dim;
+            b.ple += int64_t{T - 1} * c.n_layer * c.n_embd_per_layer;
+            ls.T = s.T = 1;
         }
-        attention_out(s, lw, l, b);
-        mlp_block(s, lw, l, b);
+        attention_out(ls, lw, l, b);
+        mlp_block(ls, lw, l, b);
     }
 
     if (!logits) return;  // a prompt's piece before its last (Session::eval)

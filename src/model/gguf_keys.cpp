@@ -48,6 +48,11 @@ const GgufKey keys[] = {
     {Key::ssm_inner_size, "ssm.inner_size"},  // = ssm_v_heads * ssm_head_dim
     {Key::recurrent_layers, "attention.recurrent_layers"},  // -> recurrent_layers
     {Key::full_attention_interval, "full_attention_interval"},  // -> recurrent_layers
+    {Key::key_length_swa, "attention.key_length_swa", &C::head_dim_swa},
+    {Key::value_length_swa, "attention.value_length_swa", &C::head_dim_swa},
+    {Key::rope_dimension_count_swa, "rope.dimension_count_swa", &C::n_rot_swa},
+    {Key::shared_kv_layers, "attention.shared_kv_layers", &C::n_kv_shared},
+    {Key::embedding_length_per_layer_input, "embedding_length_per_layer_input", &C::n_embd_per_layer},
 };
 
 }  // namespace

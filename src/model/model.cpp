@@ -101,6 +101,8 @@ Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> toke
         throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
                          " tokens but the weights only have " + std::to_string(config_.n_vocab) +
                          " embedding rows (the tokenizer's vocabulary must not be larger)");
+    if (config_.varies_per_layer())
+        for (int l = 0; l < config_.n_layer; ++l) layer_configs_.push_back(config_.layer_view(l));
     if (config_.position != PositionKind::rope) return;
     auto span_of = [](const Vector& v) { return std::span<const float>(v.data, static_cast<size_t>(v.n)); };
     if (config_.rope_scaling == RopeScaling::longrope) {
@@ -114,7 +116,11 @@ Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> toke
                              std::to_string(half) + " short factors");
         rope_inv_freq_ = journey::rope_inv_freq(config_, shorts);
         rope_inv_freq_long_ = journey::rope_inv_freq(config_, longs);
+    } else if (!config_.rope_freq_factors.empty()) {  // HF Gemma 4's proportional rope (GGUF: rope_freqs)
+        rope_inv_freq_ = journey::rope_inv_freq(config_, config_.rope_freq_factors);
     } else {
+        if (config_.arch == Arch::gemma4 && file_.format != "safetensors" && !weights_.rope_freqs.data)
+            throw ModelError(file_.path.string() + ": tensor 'rope_freqs.weight' is missing (gemma4's full layers need it, as llama.cpp)");
         rope_inv_freq_ = journey::rope_inv_freq(config_, span_of(weights_.rope_freqs));
     }
     if (config_.rope_local_theta > 0.0f) rope_inv_freq_local_ = journey::rope_inv_freq(config_, {}, true);

@@ -7,7 +7,7 @@
 namespace journey {
 
 std::vector<float> rope_inv_freq(const ModelConfig& c, std::span<const float> factors, bool local) {
-    const int D = c.rot_dims(), half = D / 2;
+    const int D = local && c.n_rot_swa > 0 ? c.n_rot_swa : c.rot_dims(), half = D / 2;  // Gemma 4's sliding layers: their own
     const double base = local ? c.rope_local_theta : c.rope_theta;
     const RopeScaling scaling = local ? RopeScaling::none : c.rope_scaling;
     // yarn's blend band, as ggml_rope_yarn_corr_dims and transformers' find_correction_range

@@ -20,17 +20,33 @@ Session::Session(const Model& model, const SessionOptions& opts) : model_(model)
         throw UsageError("-c/--ctx-size: " + std::to_string(opts.n_ctx) + " exceeds the model's context of " +
                          std::to_string(c.n_ctx));
     n_ctx_ = opts.n_ctx > 0 ? opts.n_ctx : default_ctx(c);
-    // Every attention layer has a KV cache slot; a hybrid's recurrent layers a state slot instead.
+    // Every attention layer has a KV cache slot; a hybrid's recurrent layers a state slot instead;
+    // a KV-shared layer (Gemma 4) reads its source layer's slot and has none of its own. A slot
+    // holds n_ctx rows of that layer's Hkv x head width (Gemma 4's sliding layers: narrower).
     int n_kv = 0, n_rec = 0;
+    int64_t at = 0, widest = 0;
     for (int l = 0; l < c.n_layer; ++l) {
-        kv_slot_.push_back(c.is_recurrent(l) ? -1 : n_kv++);
+        const int src = c.kv_source(l);
+        const int64_t kd = int64_t{c.n_kv_head} * c.head_dim_of(l);
+        if (c.is_recurrent(l)) {
+            kv_slot_.push_back(-1);
+            kv_at_.push_back(-1);
+        } else if (src != l) {
+            kv_slot_.push_back(kv_slot_[size_t(src)]);
+            kv_at_.push_back(kv_at_[size_t(src)]);
+        } else {
+            kv_slot_.push_back(n_kv++);
+            kv_at_.push_back(at);
+            at += int64_t{n_ctx_} * kd;
+            widest = std::max(widest, kd);
+        }
         rec_slot_.push_back(c.is_recurrent(l) ? n_rec++ : -1);
     }
     if (n_rec == 0) rec_slot_.clear();
     conv_state_.assign(static_cast<size_t>(n_rec * c.conv_state_floats()), 0.0f);
     ssm_state_.assign(static_cast<size_t>(n_rec * c.ssm_state_floats()), 0.0f);
-    const size_t per_layer = static_cast<size_t>(n_ctx_) * static_cast<size_t>(c.n_kv_head) * static_cast<size_t>(c.head_dim);
-    const size_t all = per_layer * static_cast<size_t>(n_kv);
+    const size_t per_layer = static_cast<size_t>(n_ctx_) * static_cast<size_t>(widest);
+    const size_t all = static_cast<size_t>(at);
     if (kv_type_ == KvType::f32) {
         k_cache_.assign(all, 0.0f);
         v_cache_.assign(all, 0.0f);
@@ -90,10 +106,12 @@ void Session::snapshot() {
 }
 
 int64_t Session::kv_bytes_per_token() const {
+    // Each layer with a cache slot of its own (KV-shared layers store nothing), at its head width.
     const ModelConfig& c = model_.config();
-    int64_t layers = 0;
-    for (int slot : kv_slot_) layers += slot >= 0;
-    return layers * 2 * c.n_kv_head * c.head_dim * (kv_type_ == KvType::f32 ? 4 : 2);
+    int64_t values = 0;
+    for (int l = 0; l < c.n_layer; ++l)
+        if (kv_slot_[size_t(l)] >= 0 && c.kv_source(l) == l) values += 2 * int64_t{c.n_kv_head} * c.head_dim_of(l);
+    return values * (kv_type_ == KvType::f32 ? 4 : 2);
 }
 
 int64_t Session::state_bytes() const {

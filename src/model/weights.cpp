@@ -49,6 +49,9 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::HV: return c.ssm_v_heads;
         case Dim::DV: return c.ssm_head_dim;
         case Dim::K4: return c.ssm_conv;
+        case Dim::PL: return c.n_embd_per_layer;
+        case Dim::LP: return int64_t{c.n_embd_per_layer} * c.n_layer;
+        case Dim::One: return 1;
     }
     return 0;
 }
@@ -112,6 +115,14 @@ const Role roles[] = {
     {ssm_a, &L::ssm_a},
     {ssm_norm, &L::ssm_norm},
     {ssm_out, &L::attn_out},
+    // Gemma 4's per-layer embeddings and layer scalar.
+    {per_layer_tok_embd, &W::ple_embd},
+    {per_layer_model_proj, &W::ple_model_proj},
+    {per_layer_proj_norm, &W::ple_proj_norm},
+    {per_layer_inp_gate, &L::ple_gate},
+    {per_layer_proj, &L::ple_proj},
+    {per_layer_post_norm, &L::ple_post_norm},
+    {layer_out_scale, &L::out_scale},
 };
 
 // The experts' tensors: E matrices (or vectors) per layer, bound by Binder::bind_experts (their
@@ -220,12 +231,15 @@ public:
 
     // Binds tensor `name` of `role` into owner's field (`layer` >= 0: a block's). plus_one adds 1
     // to a vector (Gemma's HF norms hold w for a (1 + w) gain).
+    // `shapes`: the config the shapes are read from (a layer's own, Gemma 4's layers differ).
     template <typename Owner>
-    void bind(Owner& owner, const Role& role, const std::string& name, Layout layout, bool plus_one) {
+    void bind(Owner& owner, const Role& role, const std::string& name, Layout layout, bool plus_one,
+              const ModelConfig* shapes = nullptr) {
         const TensorInfo* t = find(name);
         if (!t) fail(name, wrapper_ ? "is missing (under a prefix of a " + config_.hf_wrapper + " checkpoint)" : "is missing");
         const GgufTensor& g = gguf_tensor(role.tensor);
-        const int64_t out = size_of(g.out, config_), in = size_of(g.in, config_);
+        const ModelConfig& sc = shapes ? *shapes : config_;
+        const int64_t out = size_of(g.out, sc), in = size_of(g.in, sc);
         if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
             owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
         } else if (auto* v = std::get_if<Vector Owner::*>(&role.field)) {
@@ -379,8 +393,14 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
     const char* const out_hf = name_in(file, traits, Tensor::output).name;
     const bool lm_head_only = file.format == "safetensors" && config.tied_output &&
                               !b.find(name_in(file, traits, Tensor::tok_embd).name) && b.find(out_hf);
+    std::vector<ModelConfig> views;  // each layer's shapes, when they differ (Gemma 4)
+    if (config.varies_per_layer())
+        for (int l = 0; l < config.n_layer; ++l) views.push_back(config.layer_view(l));
     for (Tensor t : traits.tensors) {
         if (expert_role_of(t)) continue;  // the experts: bind_experts, below
+        const bool ple = t == Tensor::per_layer_tok_embd || t == Tensor::per_layer_model_proj || t == Tensor::per_layer_proj_norm ||
+                         t == Tensor::per_layer_inp_gate || t == Tensor::per_layer_proj || t == Tensor::per_layer_post_norm;
+        if (ple && config.n_embd_per_layer == 0) continue;  // Gemma 4 without per-layer embeddings
         const Role& role = role_of(t);
         auto [name, layout] = name_in(file, traits, t);
         if (t == Tensor::tok_embd && lm_head_only) name = out_hf;
@@ -395,7 +415,8 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
             if (!config.recurrent_layers.empty() &&
                 (config.is_recurrent(l) ? is_attention_tensor(t) : is_recurrent_tensor(t)))
                 continue;
-            b.bind(w.layers[static_cast<size_t>(l)], role, with_layer(name, l), layout, plus_one && norm);
+            b.bind(w.layers[static_cast<size_t>(l)], role, with_layer(name, l), layout, plus_one && norm,
+                   views.empty() ? nullptr : &views[size_t(l)]);
         }
     }
     if (traits.moe)  // mixture of experts: every layer's experts
@@ -633,7 +654,7 @@ std::vector<Weights::NamedMatrix> Weights::named_matrices(const ModelConfig& con
 int64_t Weights::n_params() const {
     auto m = [](const Matrix& x) { return x.rows * x.cols; };
     auto v = [](const Vector& x) { return x.n; };
-    int64_t n = m(tok_embd) + m(pos_embd) + v(final_norm_w) + v(final_norm_b);
+    int64_t n = m(tok_embd) + m(pos_embd) + v(final_norm_w) + v(final_norm_b) + m(ple_embd) + m(ple_model_proj) + v(ple_proj_norm);
     if (output.data != tok_embd.data) n += m(output);
     for (const LayerWeights& l : layers) {
         for (const Matrix* x : l.matrices()) n += m(*x);
@@ -644,7 +665,7 @@ int64_t Weights::n_params() const {
         for (const Vector* x : {&l.attn_norm_w, &l.attn_norm_b, &l.attn_qkv_b, &l.attn_q_b, &l.attn_k_b, &l.attn_v_b,
                                 &l.attn_q_norm, &l.attn_k_norm, &l.attn_out_b, &l.attn_post_norm, &l.mlp_norm_w,
                                 &l.mlp_norm_b, &l.mlp_up_b, &l.mlp_down_b, &l.mlp_post_norm, &l.ssm_dt, &l.ssm_a,
-                                &l.ssm_norm, &l.ssm_conv1d})
+                                &l.ssm_norm, &l.ssm_conv1d, &l.ple_post_norm, &l.out_scale})
             n += v(*x);
     }
     return n;

@@ -13,7 +13,7 @@ namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
-                  smollm3 /* issue 36's dense families */, qwen35 };
+                  smollm3, gemma4 /* issue 36's dense families */, qwen35 };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
@@ -37,6 +37,11 @@ enum class Tensor {
     // q|k|v and z (output gate) projections, beta and alpha (decay) projections, the causal
     // depthwise conv1d, dt bias, A (GGUF: -exp(A_log)), the gated RMSNorm and out_proj.
     attn_q_gate, ssm_qkv, ssm_gate, ssm_beta, ssm_alpha, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out,
+    // Gemma 4's per-layer embeddings: a second embedding table [V, L*P] and a projection of the
+    // scaled embedding to L*P (+ an RMSNorm over each layer's P values); per layer a gate C -> P,
+    // a projection P -> C and its post-norm; and the scalar each layer's output is multiplied by.
+    per_layer_tok_embd, per_layer_model_proj, per_layer_proj_norm, per_layer_inp_gate, per_layer_proj,
+    per_layer_post_norm, layer_out_scale,
 };
 
 // How a mixture-of-experts block routes a token (llama.cpp's build_moe_ffn gating):
@@ -70,7 +75,8 @@ struct HybridTraits {
 // An expert tensor's shape is one expert's (out, in); GGUF stacks E of them.
 // Hybrid (Gated DeltaNet): HD2 = 2 H*D (gated attention's [q | gate]), SQKV = conv channels
 // (2 Hk*Dk + Hv*Dv), SV = Hv*Dv, HV = Hv (value heads), DV = Dv, K4 = the conv kernel.
-enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, HD2, SQKV, SV, HV, DV, K4 };
+// Gemma 4's per-layer embeddings: PL = P (the per-layer width), LP = n_layer * P; One = 1.
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, HD2, SQKV, SV, HV, DV, K4, PL, LP, One };
 
 // A tensor's GGUF name (llama.cpp's, "{}" = layer index) and its shape as (out, in); a vector
 // (norms, biases, rope factors) has shape (out). Read by the loader (weights.cpp) and written by

@@ -90,6 +90,42 @@ struct ModelConfig {
     bool attn_output_gate = false;  // full attention: q_proj gives [q | gate] per head, out * sigmoid(gate)
     int n_nextn = 0;                // MTP heads after the blocks (set aside: normal decoding skips them)
     std::vector<int> rope_sections; // M-RoPE sections (text: all streams equal -> plain NEOX rope)
+    // Gemma 4: the sliding layers' head width (and rotated dims, n_rot_swa) when it differs from
+    // the full layers' (head_dim, n_rot); per-layer MLP widths (double-wide MLP on the KV-shared
+    // layers; n_ff is then the widest); the last n_kv_shared layers compute no keys or values and
+    // read those of the last earlier layer of their kind (sliding or full); per-layer embeddings
+    // of n_embd_per_layer values per layer; a weightless RMSNorm on the values.
+    int head_dim_swa = 0, n_rot_swa = 0;  // 0: as head_dim / n_rot
+    std::vector<int> n_ff_layers;         // empty: n_ff everywhere
+    int n_kv_shared = 0;
+    int n_embd_per_layer = 0;
+    bool v_norm = false;
+    std::vector<float> rope_freq_factors;  // Hugging Face proportional rope: the divisors GGUF's rope_freqs holds
+
+    int head_dim_of(int layer) const { return head_dim_swa > 0 && window_of_layer(layer) ? head_dim_swa : head_dim; }
+    int n_ff_of(int layer) const { return n_ff_layers.empty() ? n_ff : n_ff_layers[size_t(layer)]; }
+    // The layer whose keys and values layer `layer` reads (itself unless it is KV-shared).
+    int kv_source(int layer) const {
+        if (n_kv_shared <= 0 || layer < n_layer - n_kv_shared) return layer;
+        for (int l = n_layer - n_kv_shared - 1; l >= 0; --l)
+            if (window_of_layer(l) == window_of_layer(layer)) return l;
+        return layer;
+    }
+    // Layer l's shapes as a config of their own (head width, rotated dims, MLP width): what its
+    // block and its tensors' shapes read. Varies per layer only for Gemma 4.
+    bool varies_per_layer() const { return head_dim_swa > 0 || !n_ff_layers.empty(); }
+    ModelConfig layer_view(int layer) const {
+        ModelConfig v = *this;
+        if (head_dim_swa > 0 && window_of_layer(layer)) {
+            v.head_dim = head_dim_swa;
+            v.n_rot = n_rot_swa;
+        }
+        v.n_ff = n_ff_of(layer);
+        return v;
+    }
+    bool window_of_layer(int layer) const {
+        return static_cast<size_t>(layer) < sliding_layers.size() && sliding_layers[size_t(layer)];
+    }
 
     bool is_recurrent(int layer) const {
         return static_cast<size_t>(layer) < recurrent_layers.size() && recurrent_layers[size_t(layer)];

@@ -20,6 +20,8 @@ enum class Key {
     // hybrid families only (Qwen3.5): M-RoPE sections, the MTP heads, the Gated DeltaNet mixer's sizes, which layers recur
     rope_dimension_sections, nextn_predict_layers, ssm_conv_kernel, ssm_state_size, ssm_group_count,
     ssm_time_step_rank, ssm_inner_size, recurrent_layers, full_attention_interval,
+    // Gemma 4 only: the sliding layers' head width and rotary dims, KV-shared layers, per-layer embeddings
+    key_length_swa, value_length_swa, rope_dimension_count_swa, shared_kv_layers, embedding_length_per_layer_input,
     tensor_data_layout,  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
 };
 

@@ -40,6 +40,10 @@ public:
     Model& operator=(const Model&) = delete;
 
     const ModelConfig& config() const { return config_; }
+    // Layer l's shapes (head width, rotated dims, MLP width): config() unless they vary per layer (Gemma 4).
+    const ModelConfig& layer_config(int layer) const {
+        return layer_configs_.empty() ? config_ : layer_configs_[static_cast<size_t>(layer)];
+    }
     const Weights& weights() const { return weights_; }
     const ModelFile& file() const { return file_; }
     const std::filesystem::path& source() const { return source_; }  // what the user named
@@ -60,6 +64,7 @@ private:
     ModelConfig config_;
     Weights weights_;
     std::unique_ptr<Tokenizer> tokenizer_;
+    std::vector<ModelConfig> layer_configs_;  // per layer, when the shapes vary (Gemma 4); else empty
     std::vector<float> rope_inv_freq_;        // global layers (longrope: short factors)
     std::vector<float> rope_inv_freq_long_;   // longrope: long factors
     std::vector<float> rope_inv_freq_local_;  // Gemma 3's sliding layers

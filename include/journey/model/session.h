@@ -111,10 +111,12 @@ private:
     Batcher* batcher_ = nullptr;
     Intervention* intervention_ = nullptr;
     // The kernels' operands start on cache lines (kernels/aligned.h).
-    LineVector<float> k_cache_, v_cache_;      // F32: [n_layer][n_ctx][Hkv*D]
+    LineVector<float> k_cache_, v_cache_;      // F32: [slot][n_ctx][Hkv*D of the slot's layer]
     LineVector<KvHalf> k16_, v16_;             // F16: [n_layer][n_ctx][Hkv*D]
     LineVector<float> kv_scratch_;             // F16: one layer's keys and values as float, [2][n_ctx][Hkv*D]
-    std::vector<int> kv_slot_;                 // layer -> its KV cache slot (-1: a recurrent layer has none)
+    std::vector<int> kv_slot_;                 // layer -> its KV cache slot (-1: a recurrent layer has none;
+                                               //   a KV-shared layer: its source's)
+    std::vector<int64_t> kv_at_;               // layer -> where its slot starts in the cache (elements)
     // Hybrid: the recurrent layers' state, [slot][conv_state_floats] and [slot][ssm_state_floats].
     std::vector<int> rec_slot_;                // layer -> its state slot (-1: an attention layer)
     LineVector<float> conv_state_, ssm_state_;

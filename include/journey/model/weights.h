@@ -62,6 +62,10 @@ struct LayerWeights {
     Vector ssm_conv1d;                // (CH * K)        conv1d taps, channel-major [CH][K], as float
     Vector ssm_dt, ssm_a;             // (Hv)            dt_bias; A = -exp(A_log) (GGUF stores A)
     Vector ssm_norm;                  // (S)             the gated RMSNorm's gain (plain, not 1 + w)
+    // Gemma 4: the per-layer embedding's gate (C -> P), projection (P -> C) and post-norm (C);
+    // the scalar the layer's output is multiplied by (1).
+    Matrix ple_gate, ple_proj;
+    Vector ple_post_norm, out_scale;
 
     // The router and every expert matrix (none in a dense block).
     std::vector<Matrix*> moe_matrices() {
@@ -78,13 +82,13 @@ struct LayerWeights {
     }
 
     // Every matrix field (the unused ones empty), for what goes over all of them.
-    std::array<Matrix*, 13> matrices() {
+    std::array<Matrix*, 15> matrices() {
         return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
-                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha};
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj};
     }
-    std::array<const Matrix*, 13> matrices() const {
+    std::array<const Matrix*, 15> matrices() const {
         return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
-                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha};
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj};
     }
 };
 
@@ -96,6 +100,10 @@ struct Weights {
     Matrix output;                    // (C -> n_vocab), Linear; == tok_embd when tied
     Vector rope_freqs;                // (R/2) GGUF Llama 3: divisors of the rotary frequencies (R: rotated dims)
     Vector rope_long, rope_short;     // (R/2) GGUF longrope (Phi-3.5): divisors for long / short contexts
+    // Gemma 4's per-layer embeddings: the table (n_vocab, L*P), the projection (C -> L*P) of the
+    // scaled token embedding and the RMSNorm gain over each layer's P values.
+    Matrix ple_embd, ple_model_proj;
+    Vector ple_proj_norm;
     // Tensors of the parts of a wrapping checkpoint that journey does not run (Gemma 3's vision
     // tower and projector), deliberately not bound; and what they are.
     int64_t set_aside = 0;
