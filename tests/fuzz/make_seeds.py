@@ -172,3 +172,31 @@ for index, name in enumerate(["llama3", "qwen2", "mistral-v0.3", "gptneox", "sta
         cases = json.load(tar.extractfile(name + "/cases.json"))["cases"]
     for k, case in enumerate(cases[:12]):
         put("fuzz_hf_pipeline", "%s_%02d" % (name, k), bytes([index]) + case["text"].encode())
+
+# convert's readers (fuzz_convert_config): the llama3 stand-in's own config.json, the hostile
+# configs of tests/data/hostile, the config.json of each converted family (models/*/model.tar.xz),
+# and once with tokenizer_config.json after a NUL byte.
+with tarfile.open(os.path.join(repo, "tests/data/models/llama3/model.tar.xz")) as tar:
+    llama3_config = tar.extractfile("hf/config.json").read()
+put("fuzz_convert_config", "llama3", llama3_config)
+with open(os.path.join(repo, "tests/data/convert/llama3/tokenizer_config.json"), "rb") as f:
+    put("fuzz_convert_config", "llama3_tokenizer_config", llama3_config + b"\0" + f.read())
+for name in sorted(os.listdir(os.path.join(repo, "tests/data/models"))):
+    archive = os.path.join(repo, "tests/data/models", name, "model.tar.xz")
+    if not os.path.exists(archive):
+        continue
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if member.name.endswith("config.json") and member.size < 16384:
+                put("fuzz_convert_config", name + "_" + member.name.replace("/", "_"), tar.extractfile(member).read())
+hostile = os.path.join(repo, "tests/data/hostile")
+for name in sorted(os.listdir(hostile)):
+    with open(os.path.join(hostile, name), "rb") as f:
+        data = f.read()
+    if name.startswith("config_"):
+        put("fuzz_convert_config", name, data)
+        put("fuzz_config_json", name, data)
+    elif name.startswith("tokenizer_"):  # the regex, normalizer and number bombs of issues 38-40
+        put("fuzz_tokenizer_json", name, data)
+    elif name.endswith(".jinja"):
+        put("fuzz_chat_template", name, data)
