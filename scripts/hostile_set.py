@@ -278,6 +278,15 @@ def _(d):
     return ["score", "-m", LLAMA_GGUF, "-p", "hello there", "--window", "1"]
 
 
+# a model path that is not UTF-8, in JSON output (was nlohmann's type_error.316, exit 3)
+for cmd in (["info", "--json"], ["next", "--json", "-p", "hi"], ["tokenize", "--json", "-p", "hi"], ["score", "--json", "-p", "hello"]):
+    @case("cli: non-UTF-8 model path, " + " ".join(cmd[:2]), 0)
+    def _(d, cmd=cmd):
+        p = os.path.join(d.encode(), b"\xff\xfe.gguf")
+        shutil.copy(LLAMA_GGUF, p)
+        return cmd[:1] + ["-m", p.decode(errors="surrogateescape")] + cmd[1:]
+
+
 # huge prompts
 @case("prompt: 10 million characters to next (refused before tokenizing)", 3)
 def _(d):

@@ -42,7 +42,7 @@ std::string ids_json(const LoadedTokenizer& t, const std::vector<TokenId>& ids, 
                                   {"ids", ids},
                                   {"added", std::vector<TokenId>(ids.begin(), ids.begin() + std::ptrdiff_t(added))},
                                   {"tokens", std::move(tokens)}};
-    return doc.dump();
+    return json_text(doc);
 }
 
 // The ids a model reads for the text, as next and generate feed it (and llama-tokenize, HF's

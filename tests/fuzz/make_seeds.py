@@ -173,14 +173,18 @@ for index, name in enumerate(["llama3", "qwen2", "mistral-v0.3", "gptneox", "sta
     for k, case in enumerate(cases[:12]):
         put("fuzz_hf_pipeline", "%s_%02d" % (name, k), bytes([index]) + case["text"].encode())
 
-# convert's readers (fuzz_convert_config): the llama3 stand-in's own config.json, the hostile
-# configs of tests/data/hostile, the config.json of each converted family (models/*/model.tar.xz),
-# and once with tokenizer_config.json after a NUL byte.
+# convert's readers (fuzz_convert_config): the tiny Llama the harness writes (Llama 3's config
+# cut to its shapes), once with tokenizer_config.json after a NUL byte; the config.json of each
+# model of tests/data/models (most refused: their tensors are not the harness's); the hostile
+# configs of tests/data/hostile.
 with tarfile.open(os.path.join(repo, "tests/data/models/llama3/model.tar.xz")) as tar:
-    llama3_config = tar.extractfile("hf/config.json").read()
-put("fuzz_convert_config", "llama3", llama3_config)
+    tiny = json.load(tar.extractfile("hf/config.json"))
+tiny.update(hidden_size=16, num_attention_heads=2, num_key_value_heads=1, head_dim=8, intermediate_size=32,
+            num_hidden_layers=1, max_position_embeddings=256)
+put("fuzz_convert_config", "tiny_llama3", json.dumps(tiny, indent=1))
+put("fuzz_convert_config", "tiny_llama2", json.dumps(dict(tiny, rope_scaling=None, rope_theta=10000.0, _name_or_path="org/Tiny-Llama-1.1B-chat-v0.3")))
 with open(os.path.join(repo, "tests/data/convert/llama3/tokenizer_config.json"), "rb") as f:
-    put("fuzz_convert_config", "llama3_tokenizer_config", llama3_config + b"\0" + f.read())
+    put("fuzz_convert_config", "tiny_tokenizer_config", json.dumps(tiny).encode() + b"\0" + f.read())
 for name in sorted(os.listdir(os.path.join(repo, "tests/data/models"))):
     archive = os.path.join(repo, "tests/data/models", name, "model.tar.xz")
     if not os.path.exists(archive):
