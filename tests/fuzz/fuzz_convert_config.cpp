@@ -43,7 +43,7 @@ std::string tiny_llama() {
     for (const auto& [name, shape] : shapes) {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;
-        std::vector<float> v(size_t(n));
+        std::vector<float> v(static_cast<size_t>(n));
         for (size_t i = 0; i < v.size(); ++i) v[i] = 0.01f * float(int(i % 13) - 6);
         header[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {data.size(), data.size() + v.size() * 4}}};
         data.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
