@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, twice: a Release build (g++), then a clang build under AddressSanitizer and
-# UndefinedBehaviorSanitizer; then a short fuzz run of every parser from that same build. Any
+# UndefinedBehaviorSanitizer; then a short fuzz run of every parser from that same build (and,
+# after the Release suite, scripts/hostile_set.py on the Release binary). Any
 # failure fails the run. Each phase prints its wall time and the CPU time spent so far (the
 # machine may be shared); CI's budget is 30 minutes on 2 cores.
 #   JOURNEY_TEST_SHARDS=N   run the suite as N processes at once (default: the cores), each a
@@ -65,6 +66,11 @@ cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-release -j "$jobs"
 phase "release tests"
 run_suite build-release
+# The held-back-style hostile set (issue 40): ~160 hostile files and command lines, each answered
+# within 10 s of CPU and 1 GiB, with one line on stderr and nothing destroyed or left behind.
+phase "hostile set"
+bash scripts/install-deps.sh python3 time
+python3 scripts/hostile_set.py --journey build-release/journey --data build-release/test-data
 # One clang build under ASan + UBSan serves the suite and the fuzz harnesses (scripts/asan_build.sh).
 phase "ASan + UBSan build (clang; the suite and the fuzz harnesses)"
 bash scripts/asan_build.sh all fuzz_all

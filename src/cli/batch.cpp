@@ -253,7 +253,7 @@ void run_batch(BatchInput& input, const BatchRecord& one, Batcher* batcher) {
         }
         nlohmann::ordered_json row = {{"line", index}};
         row.update(j);
-        return row.dump();
+        return json_text(row);
     };
     auto write = [&](const std::string& row) {
         if (input.out_fd >= 0)

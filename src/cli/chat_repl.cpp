@@ -1,6 +1,7 @@
 #include "chat_repl.h"
 
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -30,10 +31,24 @@ struct SigintWhileReplying {
     ~SigintWhileReplying() { sigaction(SIGINT, &old, nullptr); }
 };
 
+constexpr const char* kCommands =
+    "/help   this list\n"
+    "/reset  start a new conversation\n"
+    "/exit   end (also Ctrl-D); Ctrl-C stops a reply\n"
+    "A line of one word after a slash is a command; any other line is your message.\n";
+
+// "/word": a command (known or not), never a message. "/usr/bin is empty" is a message.
+bool is_command_word(const std::string& line) {
+    if (line.size() < 2 || line[0] != '/') return false;
+    for (size_t i = 1; i < line.size(); ++i)
+        if (!std::isalpha(static_cast<unsigned char>(line[i]))) return false;
+    return true;
+}
+
 }  // namespace
 
 void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const GenerateOptions& gen, ReplyPrinter& printer) {
-    std::fprintf(stderr, "journey chat: /reset starts over, /exit or Ctrl-D ends, Ctrl-C stops a reply\n");
+    std::fprintf(stderr, "journey chat: /help lists commands, /reset starts over, /exit or Ctrl-D ends, Ctrl-C stops a reply\n");
     nlohmann::ordered_json messages = start;
     while (true) {
         char* raw = readline("> ");
@@ -50,6 +65,14 @@ void run_chat_repl(ChatTurns& turns, const nlohmann::ordered_json& start, const 
             messages = start;
             turns.reset();
             std::fprintf(stderr, "(a new conversation)\n");
+            continue;
+        }
+        if (line == "/help") {
+            std::fprintf(stderr, "%s", kCommands);
+            continue;
+        }
+        if (is_command_word(line)) {  // never sent to the model as a message
+            std::fprintf(stderr, "journey chat: unknown command %s (/help lists them)\n", excerpt(line, 40).c_str());
             continue;
         }
         messages.push_back({{"role", "user"}, {"content", line}});

@@ -57,7 +57,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
             j["read_gb_s"] = r.read_gb_s;
             j["tg_read_share"] = r.tg_read_share;
         }
-        out_line(j.dump());
+        out_line(json_text(j));
         return;
     }
     char buf[256];

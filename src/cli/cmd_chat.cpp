@@ -57,7 +57,7 @@ void show_prompt(const Model& model, const ChatFormat& format, const nlohmann::o
     const std::string text = render_chat(format, messages, true, ro);
     const std::vector<TokenId> ids = chat_prompt_ids(model.tokenizer(), text);
     if (json) {
-        out_line(nlohmann::ordered_json{{"template", format.template_source}, {"prompt", valid_utf8(text)}, {"ids", ids}}.dump());
+        out_line(json_text(nlohmann::ordered_json{{"template", format.template_source}, {"prompt", valid_utf8(text)}, {"ids", ids}}));
         return;
     }
     std::string line;
@@ -112,7 +112,7 @@ void run_chat(ChatCliOptions o) {
                    {"total_tokens", r.prompt_tokens + r.completion_tokens}, {"evaluated_prompt_tokens", turns.evaluated_last()}}},
     };
     for (const auto& [k, v] : rest.items()) reply[k] = v;
-    out_line(reply.dump());
+    out_line(json_text(reply));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ void run(const DetokenizeOptions& opt) {
     const std::string bytes = tok.get().decode(ids);
     if (!opt.json) return out(bytes);  // exact bytes, no newline added
     nlohmann::ordered_json j = {{"model", tok.source}, {"text", valid_utf8(bytes)}, {"bytes", bytes_json(bytes)}};
-    out_line(j.dump());
+    out_line(json_text(j));
 }
 
 }  // namespace

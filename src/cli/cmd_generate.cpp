@@ -165,10 +165,10 @@ void run_generate(GenerateCliOptions o) {
     }
     GenerateResult r;
     if (o.json || o.format == "json") {
-        out_line(run_json(session, ids, o, text, &r).dump());
+        out_line(json_text(run_json(session, ids, o, text, &r)));
     } else if (o.format == "jsonl") {
-        r = generate(session, ids, o.gen, [&](const StepResult& s) { out_line(step_json(model->tokenizer(), s).dump()); });
-        out_line(done_json(model->source().string(), r, o.echo ? text + r.text : r.text).dump());
+        r = generate(session, ids, o.gen, [&](const StepResult& s) { out_line(json_text(step_json(model->tokenizer(), s))); });
+        out_line(json_text(done_json(model->source().string(), r, o.echo ? text + r.text : r.text)));
     } else {
         r = run_text(session, ids, o, text);
         if (r.finish_reason == FinishReason::context) explain_context_full(r, n_ctx);

@@ -191,7 +191,7 @@ void run_info(const InfoOptions& o) {
         j["kv_bytes_per_token"] = session.kv_bytes_per_token();
         j["state_bytes"] = session.state_bytes();
     }
-    if (o.json) return out_line(j.dump());
+    if (o.json) return out_line(json_text(j));
     auto row = [](const char* k, const std::string& v) { out_line(std::string(k) + std::string(12 - std::string(k).size(), ' ') + v); };
     row("model", j["model"]);
     row("format", j["format"]);

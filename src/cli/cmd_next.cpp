@@ -75,7 +75,7 @@ void run_next(const NextOptions& o) {
         return;
     }
     const auto [ids, d] = one(input, *sessions[0]);
-    if (o.json) out_line(next_json(*model, ids, d).dump());
+    if (o.json) out_line(json_text(next_json(*model, ids, d)));
     else print_table(*model, d);
 }
 

@@ -92,7 +92,7 @@ void run_patch_cmd(const PatchCliOptions& o) {
                               {"corrupted", r.corrupted},
                               {"tokens", std::move(toks)},
                               {"rows", std::move(rows)}};
-        out_line(doc.dump());
+        out_line(json_text(doc));
         return;
     }
     std::string all = "target \"" + visible_token(tok.token_bytes(r.target)) + "\" (id " + std::to_string(r.target) + ")";

@@ -96,7 +96,7 @@ void run_score(const ScoreCliOptions& o) {
     ScoreOptions with_bar = o.score;
     with_bar.progress = [&](size_t done, size_t total) { bar.update(done, total); };
     const ScoreResult r = score(session, input.ids ? *input.ids : score_ids(tok, input.text, o.bos), with_bar);
-    if (o.json) out_line(score_json(*model, r).dump());
+    if (o.json) out_line(json_text(score_json(*model, r)));
     else print_table(tok, r);
 }
 

@@ -65,11 +65,11 @@ void run_trace_cmd(const TraceCliOptions& o) {
     if (o.json || o.format == "json") {
         auto doc = trace_json(tr, tok);
         doc["model"] = model->source().string();
-        out_line(doc.dump());
+        out_line(json_text(doc));
     } else if (o.format == "jsonl") {
         auto lines = trace_jsonl(trace_json(tr, tok));
         lines.front()["model"] = model->source().string();  // the "tokens" stage says what ran
-        for (const auto& line : lines) out_line(line.dump());
+        for (const auto& line : lines) out_line(json_text(line));
     } else {
         std::string all;
         for (const std::string& line : trace_text(tr, tok)) all += line + '\n';

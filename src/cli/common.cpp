@@ -81,12 +81,15 @@ std::string read_prompt(const PromptSource& src) {
     if (!src.text.empty()) return src.no_escape ? src.text : process_escapes(src.text);
     if (!src.positional.empty()) return src.positional;
     std::string text;
+    // A prompt is read up to 256 MiB (/dev/zero took 2 GB before the tokenizer saw it; 256 MiB
+    // is days of scoring and far beyond any context).
+    constexpr size_t kMaxPrompt = size_t{256} << 20;
     if (!src.file.empty()) {
-        text = read_file(src.file, "--file");
+        text = read_file(src.file, "--file", kMaxPrompt);
     } else {
         if (isatty(STDIN_FILENO))
             throw UsageError("no prompt: give -p TEXT, -f FILE, a PROMPT argument, or pipe text on stdin");
-        text = read_file("-", "stdin");
+        text = read_file("-", "stdin", kMaxPrompt);
     }
     if (src.drop_newline && text.ends_with('\n')) {
         text.pop_back();

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 namespace journey::cli {
 
@@ -46,5 +47,12 @@ void out_line(std::string_view line);  // bytes + '\n'
 // -q: no seed line, no progress, no log lines (errors still print).
 bool quiet();
 void set_quiet(bool q);
+
+// JSON output (--json, --batch lines): text that is not UTF-8 (a model path of Latin-1 bytes)
+// becomes U+FFFD instead of nlohmann's type_error.316 ending the run.
+template <class Json>
+std::string json_text(const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 }  // namespace journey::cli

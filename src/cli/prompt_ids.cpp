@@ -1,5 +1,6 @@
 #include "prompt_ids.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "journey/errors.h"
@@ -46,7 +47,31 @@ PromptInput read_prompt_input(const PromptSource& src) {
     return {std::string(), std::move(ids)};
 }
 
+namespace {
+
+// The longest token of the vocabulary, in bytes: no token covers more of the text (a normalizer
+// may shorten the text, hence the margin the caller leaves).
+size_t longest_token(const Tokenizer& tok) {
+    size_t longest = 1;
+    for (TokenId id = 0; id < tok.n_vocab(); ++id) longest = std::max(longest, tok.token_bytes(id).size());
+    return longest;
+}
+
+}  // namespace
+
 std::vector<TokenId> prompt_ids(const Model& m, const PromptInput& in, bool truncate, size_t limit) {
+    const size_t n_ctx = static_cast<size_t>(m.config().n_ctx);
+    if (limit == 0 || limit > n_ctx) limit = n_ctx;
+    const std::string limit_text = (limit == n_ctx ? "model's context of " : "context in use of ") + std::to_string(limit);
+    // A text that cannot fit is refused before it is tokenized: a 100 MB prompt took 2.5 GB and a
+    // minute to be told it exceeds a context of 4096 (--truncate still needs every id).
+    if (!in.ids && !truncate && in.text.size() / 4 > limit) {
+        const size_t longest = longest_token(m.tokenizer());
+        if (in.text.size() / 4 / longest > limit)
+            throw InputError("prompt: " + std::to_string(in.text.size()) + " bytes, more than the " + limit_text +
+                             " tokens can hold (no token is longer than " + std::to_string(longest) +
+                             " bytes; use --truncate to keep the last " + std::to_string(limit) + " tokens)");
+    }
     std::vector<TokenId> ids;
     if (in.ids) {
         check_ids(*in.ids, m.config().n_vocab, "--ids");  // rows of the model (padding rows included)
@@ -54,12 +79,9 @@ std::vector<TokenId> prompt_ids(const Model& m, const PromptInput& in, bool trun
     } else {
         ids = encode_prompt(m.tokenizer(), in.text);  // BOS, or <|endoftext|> when empty
     }
-    const size_t n_ctx = static_cast<size_t>(m.config().n_ctx);
-    if (limit == 0 || limit > n_ctx) limit = n_ctx;
     if (ids.size() > limit) {
         if (!truncate || limit == 0)
-            throw InputError("prompt: " + std::to_string(ids.size()) + " tokens, longer than the " +
-                             (limit == n_ctx ? "model's context of " : "context in use of ") + std::to_string(limit) +
+            throw InputError("prompt: " + std::to_string(ids.size()) + " tokens, longer than the " + limit_text +
                              " (use --truncate to keep the last " + std::to_string(limit) + ")");
         ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(limit));
     }

@@ -7,6 +7,8 @@ namespace journey::cli {
 
 void add_tokenizer_options(CLI::App* cmd, TokenizerSource& src) {
     add_model_options(cmd, src.model);
+    // A tokenizer runs no model: the session's flags would do nothing here.
+    for (const char* flag : {"-t", "-c", "--kv-type", "--mmap", "--no-mmap"}) cmd->remove_option(cmd->get_option(flag));
     auto* m = cmd->get_option("-m");
     auto* v = cmd->add_option("--vocab", src.vocab, "GPT-2 vocab.json (with --merges), instead of a model's tokenizer");
     auto* g = cmd->add_option("--merges", src.merges, "GPT-2 merges.txt (with --vocab)");

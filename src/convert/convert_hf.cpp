@@ -187,9 +187,25 @@ void write_naming(GgufWriter& w, const fs::path& dir, const json& config, int64_
     w.set_str("general.size_label", id.size_label.empty() ? label : id.size_label);
 }
 
+void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& target, const WriteProgress& progress);
+
 }  // namespace
 
 void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget& target, const WriteProgress& progress) {
+    try {
+        convert_dir(dir, out, target, progress);
+    } catch (const json::exception& e) {
+        // Each reader checks the types it reads (json_value names the file and key); this is the
+        // backstop, so that nlohmann's text never reaches the user.
+        const std::string what = e.what();
+        throw ModelError(dir.string() + ": a value in its JSON files has the wrong type (" +
+                         excerpt(what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2), 80) + ")");
+    }
+}
+
+namespace {
+
+void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& target, const WriteProgress& progress) {
     check_output_path(out, {dir});  // before any work: never the model's own files, a device or a FIFO
     if (!fs::is_regular_file(dir / "config.json")) throw ModelError(dir.string() + ": no config.json (not a Hugging Face model directory)");
     const json file_config = read_json_file(dir / "config.json");
@@ -413,5 +429,7 @@ void convert_hf_dir(const fs::path& dir, const fs::path& out, const QuantTarget&
     set_file_type(w, target);
     write_model(w, plan_quantized(tensors, target, {arch, c.n_layer + c.n_nextn, c.n_head, c.n_kv_head, c.n_expert}), out, progress);
 }
+
+}  // namespace
 
 }  // namespace journey

@@ -4,6 +4,7 @@
 // gguf-py's SpecialVocab, re-implemented).
 #include "journey/convert/convert_vocab.h"
 
+#include <charconv>
 #include <cstring>
 #include <map>
 
@@ -86,14 +87,18 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
         std::string special_sep = cfg_str("sep_token"), special_cls = cfg_str("cls_token");
         const json* post = tj.contains("post_processor") && tj["post_processor"].is_object() ? &tj["post_processor"] : nullptr;
         if (post) {
+            const std::string tj_name = (dir / "tokenizer.json").string();
             json procs = post->contains("processors") ? (*post)["processors"] : json::array({*post});
+            if (!procs.is_array()) throw ModelError(tj_name + ": \"post_processor\".\"processors\" must be an array, not " + json_kind(procs));
             for (const json& p : procs) {
-                if (p.value("type", "") != "TemplateProcessing") continue;
+                if (!p.is_object() || json_value<std::string>(p, "type", "", tj_name) != "TemplateProcessing") continue;
                 const json single = p.value("single", json::array()), pair = p.value("pair", json::array());
-                auto special_of = [](const json& item) -> std::string {
-                    if (item.contains("SpecialToken") && item["SpecialToken"].contains("id"))
-                        return item["SpecialToken"]["id"].get<std::string>();
-                    return "";
+                if (!single.is_array() || !pair.is_array())
+                    throw ModelError(tj_name + ": a TemplateProcessing's \"single\" and \"pair\" must be arrays");
+                // {"SpecialToken": {"id": "<s>"}} -> "<s>"; anything else -> "".
+                auto special_of = [&](const json& item) -> std::string {
+                    if (!item.is_object() || !item.contains("SpecialToken")) return "";
+                    return json_value<std::string>(item["SpecialToken"], "id", "", tj_name);
                 };
                 std::string first, last;
                 if (single.size() > 1) {
@@ -118,8 +123,9 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
                     size_t stop = !last.empty() && special_of(pair.back()) == last ? pair.size() - 1 : pair.size();
                     if (start < stop) {
                         std::vector<json> mid(pair.begin() + long(start), pair.begin() + long(stop));
-                        auto seq = [](const json& item) {
-                            return item.contains("Sequence") ? item["Sequence"].value("id", "") : std::string();
+                        auto seq = [&](const json& item) {
+                            return item.is_object() && item.contains("Sequence") ? json_value<std::string>(item["Sequence"], "id", "", tj_name)
+                                                                                  : std::string();
                         };
                         if (seq(mid.front()) == "A" && seq(mid.back()) == "B" && mid.size() > 2) {
                             std::vector<json> between(mid.begin() + 1, mid.end() - 1);
@@ -150,18 +156,18 @@ void special_vocab(GgufWriter& w, const fs::path& dir, const std::optional<json>
             else continue;
             json id;
             for (const json& a : added_tokens)
-                if (a.value("content", "") == content) {
+                if (a.is_object() && json_value<std::string>(a, "content", "", (dir / "tokenizer.json").string()) == content) {
                     id = a.value("id", json());
                     break;
                 }
             set_id(typ, id);
         }
     }
-    if (auto cj = read_if(dir / "config.json"))
+    if (auto cj = read_if(dir / "config.json"); cj && cj->is_object())
         for (const std::string& typ : types) {
-            json id = cj->is_object() ? cj->value(typ + "_token_id", json()) : json();
+            json id = cj->value(typ + "_token_id", json());
             // not at the root: text_config's (a multimodal wrapper's, as gguf-py's SpecialVocab)
-            if (id.is_null() && cj->is_object() && cj->contains("text_config") && (*cj)["text_config"].is_object())
+            if (id.is_null() && cj->contains("text_config") && (*cj)["text_config"].is_object())
                 id = (*cj)["text_config"].value(typ + "_token_id", json());
             set_id(typ, id);
         }
@@ -301,12 +307,16 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
                 scores[i] = -1000.0f;
                 types[i] = USER_DEFINED;
             }
-        if (auto tc = read_if(dir / "tokenizer_config.json"); tc && tc->contains("added_tokens_decoder"))
+        if (auto tc = read_if(dir / "tokenizer_config.json"); tc && tc->is_object() && tc->contains("added_tokens_decoder"))
             for (const auto& [key, data] : (*tc)["added_tokens_decoder"].items()) {
-                const int64_t id = std::stoll(key);
+                const std::string tc_name = (dir / "tokenizer_config.json").string();
+                int64_t id = -1;
+                const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+                if (ec != std::errc() || end != key.data() + key.size())
+                    throw ModelError(tc_name + ": \"added_tokens_decoder\" key \"" + excerpt(key, 40) + "\" is not a token id");
                 if (id < 0 || id >= vocab || !data.is_object()) continue;
-                std::string content = data.value("content", "");
-                if (data.value("special", false) || looks_special(content)) types[size_t(id)] = CONTROL;
+                std::string content = json_value<std::string>(data, "content", "", tc_name);
+                if (json_value<bool>(data, "special", false, tc_name) || looks_special(content)) types[size_t(id)] = CONTROL;
                 else {
                     content = replace_all(content, "\xe2\x96\x81", " ");
                     types[size_t(id)] = USER_DEFINED;
@@ -327,8 +337,10 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
     json added = json::array();
     std::string pre;
     if (tok_json) {
-        const json& model = (*tok_json)["model"];
-        if (!model.is_object() || model.value("type", "BPE") != "BPE" || !model.contains("vocab") || !model["vocab"].is_object())
+        if (!tok_json->is_object()) throw ModelError((dir / "tokenizer.json").string() + ": not a JSON object");
+        const json& model = tok_json->contains("model") ? (*tok_json)["model"] : json();
+        if (!model.is_object() || json_value<std::string>(model, "type", "BPE", (dir / "tokenizer.json").string()) != "BPE" ||
+            !model.contains("vocab") || !model["vocab"].is_object())
             throw ModelError((dir / "tokenizer.json").string() + ": not a BPE tokenizer journey converts");
         vocab_obj = model["vocab"];
         if (tok_json->contains("added_tokens")) added = (*tok_json)["added_tokens"];
@@ -345,7 +357,7 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
     std::map<int64_t, const json*> added_by_id;
     for (const json& a : added)
         if (a.is_object() && a.contains("id") && a["id"].is_number_integer() && a.contains("content")) {
-            by_id[a["id"].get<int64_t>()] = a["content"].get<std::string>();
+            by_id[a["id"].get<int64_t>()] = json_value<std::string>(a, "content", "", (dir / "tokenizer.json").string());
             added_by_id[a["id"].get<int64_t>()] = &a;
         }
     const int64_t vocab = cfg_vocab.value_or(by_id.empty() ? 0 : by_id.rbegin()->first + 1);
@@ -363,7 +375,8 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
         std::string token = it->second;
         auto a = added_by_id.find(i);
         if (a != added_by_id.end()) {
-            if (a->second->value("special", false) || looks_special(token)) types.push_back(CONTROL);
+            if (json_value<bool>(*a->second, "special", false, (dir / "tokenizer.json").string()) || looks_special(token))
+                types.push_back(CONTROL);
             else {
                 token = replace_all(token, "\xe2\x96\x81", " ");
                 types.push_back(USER_DEFINED);

@@ -6,7 +6,9 @@
 #include <thread>
 #include <stdexcept>
 
+#include "journey/errors.h"
 #include "journey/kernels/blocks/quantize.h"
+#include "journey/model/model.h"
 
 namespace journey {
 
@@ -59,6 +61,17 @@ void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std
         },
         [&](size_t i) {
             if (progress) progress(i + 1, total);
+        },
+        [&](const std::filesystem::path& tmp) {
+            try {
+                Model::load(tmp, {.mmap = true});
+            } catch (const Error& e) {
+                // The loader names the temporary file: say the output's name instead.
+                std::string why = e.what();
+                for (size_t at = why.find(tmp.string()); at != std::string::npos; at = why.find(tmp.string()))
+                    why.replace(at, tmp.string().size(), out.string());
+                throw ModelError("refusing to write " + out.string() + ", a file journey could not load: " + why);
+            }
         });
 }
 

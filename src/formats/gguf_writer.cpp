@@ -186,8 +186,8 @@ void GgufWriter::add_tensor(const std::string& name, DType type, const std::vect
     tensors_.push_back({name, type, shape, dtype_bytes(type, n)});
 }
 
-void GgufWriter::write(const std::filesystem::path& path, const Fill& fill,
-                       const std::function<void(size_t)>& on_tensor) const {
+void GgufWriter::write(const std::filesystem::path& path, const Fill& fill, const std::function<void(size_t)>& on_tensor,
+                       const std::function<void(const std::filesystem::path&)>& check) const {
     std::string head;
     put<uint32_t>(head, gguf::kMagic);
     put<uint32_t>(head, 3);
@@ -222,7 +222,7 @@ void GgufWriter::write(const std::filesystem::path& path, const Fill& fill,
         out.write(zeros, size_t(pad(t.nbytes) - t.nbytes));
         if (on_tensor) on_tensor(i);
     }
-    out.commit();
+    out.commit(check);
 }
 
 }  // namespace journey

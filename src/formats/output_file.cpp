@@ -93,8 +93,12 @@ OutputFile::OutputFile(const fs::path& dest) : dest_(dest) {
     const fs::path parent = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
     std::string templ = (parent / ("." + dest.filename().string())).string();
     if (templ.size() > 200) templ.resize(200);  // a long name stays within NAME_MAX with the suffix
-    templ += ".tmp.XXXXXX";
-    fd_ = ::mkostemp(templ.data(), O_CLOEXEC);
+    // The destination's extension last (".model.gguf.tmp.a8Xk2p.gguf"): a reader that goes by the
+    // name (convert's check that journey loads what it wrote) reads it as what it will be.
+    std::string ext = dest.extension().string();
+    if (ext.size() > 16) ext.clear();
+    templ += ".tmp.XXXXXX" + ext;
+    fd_ = ::mkostemps(templ.data(), int(ext.size()), O_CLOEXEC);
     if (fd_ < 0) throw InputError("cannot write " + quoted(dest) + ": " + std::strerror(errno));
     tmp_ = templ;
     // mkstemp makes 0600; an output gets what a new file would (0666 less the umask).
@@ -137,12 +141,13 @@ void OutputFile::write(const void* p, size_t n) {
     }
 }
 
-void OutputFile::commit() {
+void OutputFile::commit(const std::function<void(const std::filesystem::path&)>& check) {
     flush();
     if (::fsync(fd_) != 0) fail("writing", errno);
     const int rc = ::close(fd_);
     fd_ = -1;
     if (rc != 0) fail("writing", errno);
+    if (check) check(tmp_);
     check_output_path(dest_);  // still not a directory, FIFO or device
     if (::rename(tmp_.c_str(), dest_.c_str()) != 0) fail("renaming the output to", errno);
     committed_ = true;

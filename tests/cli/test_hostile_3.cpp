@@ -254,7 +254,10 @@ TEST_CASE("hostile3: SIGTERM during quantize removes the temporary file", "[host
     INFO("seen " << seen);
     if (WIFSIGNALED(status)) {  // stopped while writing (else it finished first: nothing to check)
         CHECK(WTERMSIG(status) == SIGTERM);
-        CHECK(listing(d.path).empty());
+        // Never the temporary file: nothing, or the output renamed into place (complete: the
+        // rename is atomic) when the signal came after it, on a loaded machine.
+        const auto left = listing(d.path);
+        CHECK((left.empty() || left == std::vector<std::string>{"q.gguf"}));
     } else {
         CHECK(listing(d.path) == std::vector<std::string>{"q.gguf"});
     }

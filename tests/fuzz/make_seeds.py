@@ -172,3 +172,35 @@ for index, name in enumerate(["llama3", "qwen2", "mistral-v0.3", "gptneox", "sta
         cases = json.load(tar.extractfile(name + "/cases.json"))["cases"]
     for k, case in enumerate(cases[:12]):
         put("fuzz_hf_pipeline", "%s_%02d" % (name, k), bytes([index]) + case["text"].encode())
+
+# convert's readers (fuzz_convert_config): the tiny Llama the harness writes (Llama 3's config
+# cut to its shapes), once with tokenizer_config.json after a NUL byte; the config.json of each
+# model of tests/data/models (most refused: their tensors are not the harness's); the hostile
+# configs of tests/data/hostile.
+with tarfile.open(os.path.join(repo, "tests/data/models/llama3/model.tar.xz")) as tar:
+    tiny = json.load(tar.extractfile("hf/config.json"))
+tiny.update(hidden_size=16, num_attention_heads=2, num_key_value_heads=1, head_dim=8, intermediate_size=32,
+            num_hidden_layers=1, max_position_embeddings=256)
+put("fuzz_convert_config", "tiny_llama3", json.dumps(tiny, indent=1))
+put("fuzz_convert_config", "tiny_llama2", json.dumps(dict(tiny, rope_scaling=None, rope_theta=10000.0, _name_or_path="org/Tiny-Llama-1.1B-chat-v0.3")))
+with open(os.path.join(repo, "tests/data/convert/llama3/tokenizer_config.json"), "rb") as f:
+    put("fuzz_convert_config", "tiny_tokenizer_config", json.dumps(tiny).encode() + b"\0" + f.read())
+for name in sorted(os.listdir(os.path.join(repo, "tests/data/models"))):
+    archive = os.path.join(repo, "tests/data/models", name, "model.tar.xz")
+    if not os.path.exists(archive):
+        continue
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if member.name.endswith("config.json") and member.size < 16384:
+                put("fuzz_convert_config", name + "_" + member.name.replace("/", "_"), tar.extractfile(member).read())
+hostile = os.path.join(repo, "tests/data/hostile")
+for name in sorted(os.listdir(hostile)):
+    with open(os.path.join(hostile, name), "rb") as f:
+        data = f.read()
+    if name.startswith("config_"):
+        put("fuzz_convert_config", name, data)
+        put("fuzz_config_json", name, data)
+    elif name.startswith("tokenizer_"):  # the regex, normalizer and number bombs of issues 38-40
+        put("fuzz_tokenizer_json", name, data)
+    elif name.endswith(".jinja"):
+        put("fuzz_chat_template", name, data)

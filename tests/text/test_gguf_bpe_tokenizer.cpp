@@ -234,13 +234,17 @@ TEST_CASE("journey tokenize -m FILE.gguf (a vocabulary-only GGUF): llama.cpp's i
     for (const json& c : phi3) {
         const std::string text = c["text"];
         if (text.find("<|end|> ") == std::string::npos || checked++ == 2) continue;
-        // tokenize prints the text's own ids (no BOS): llama.cpp's ids_special but its BOS.
+        // tokenize prints the ids the model reads, BOS first: llama.cpp's ids_special exactly;
+        // --no-bos the text's own ids (ids_special but its BOS).
         auto r = test::run_journey({"tokenize", "-m", phi3_gguf, "--json", "-p", text});
         REQUIRE(r.exit_code == 0);
         const auto with_special = c["ids_special"].get<std::vector<TokenId>>();
         REQUIRE(with_special.front() == 1);
+        CHECK(json::parse(r.out)["ids"].get<std::vector<TokenId>>() == with_special);
+        r = test::run_journey({"tokenize", "-m", phi3_gguf, "--json", "--no-bos", "-p", text});
+        REQUIRE(r.exit_code == 0);
         CHECK(json::parse(r.out)["ids"].get<std::vector<TokenId>>() == std::vector<TokenId>(with_special.begin() + 1, with_special.end()));
-        r = test::run_journey({"tokenize", "-m", phi3_gguf, "--no-special", "--json", "-p", text});
+        r = test::run_journey({"tokenize", "-m", phi3_gguf, "--no-special", "--no-bos", "--json", "-p", text});
         REQUIRE(r.exit_code == 0);
         CHECK(json::parse(r.out)["ids"] == c["ids"]);
     }

@@ -32,6 +32,8 @@ struct OutTensor {
 using WriteProgress = std::function<void(size_t done, size_t total)>;
 
 // Adds the tensors to w and writes the file (atomically), reporting each tensor to `progress`.
+// The complete file is loaded as journey loads a model before it is renamed into place: a file
+// the loader refuses is never written (ModelError with the loader's reason).
 void write_model(GgufWriter& w, const std::vector<OutTensor>& tensors, const std::filesystem::path& out,
                  const WriteProgress& progress = {});
 

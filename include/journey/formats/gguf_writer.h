@@ -52,8 +52,9 @@ public:
     using Fill = std::function<void(size_t i, std::byte* out, size_t nbytes)>;
     // Writes the file (alignment 32); on_tensor(i) runs after tensor i is written (progress).
     // Throws ModelError naming the file on an I/O failure; a partial file never remains.
-    void write(const std::filesystem::path& path, const Fill& fill,
-               const std::function<void(size_t)>& on_tensor = {}) const;
+    // `check` reads the complete file at its temporary path before it is renamed into place.
+    void write(const std::filesystem::path& path, const Fill& fill, const std::function<void(size_t)>& on_tensor = {},
+               const std::function<void(const std::filesystem::path&)>& check = {}) const;
 
 private:
     struct Tensor {

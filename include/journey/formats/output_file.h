@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,9 @@ public:
 
     // Throws InputError naming the destination when the write fails (disk full, EFBIG).
     void write(const void* p, size_t n);
-    // Flushes, fsyncs and renames the temporary file over the destination.
-    void commit();
+    // Flushes, fsyncs and renames the temporary file over the destination. `check`, when given,
+    // first reads the complete temporary file (its path): throwing refuses the output.
+    void commit(const std::function<void(const std::filesystem::path&)>& check = {});
 
 private:
     [[noreturn]] void fail(const char* what, int err) const;

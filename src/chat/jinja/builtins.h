@@ -54,6 +54,12 @@ size_t find_linear(std::string_view hay, std::string_view needle, size_t from = 
 
 // The largest string a filter builds piece by piece (sum, join) before the evaluator sees it.
 constexpr size_t kMaxBuiltString = 64u << 20;
+// The most items a filter or method builds (split, splitlines) before the evaluator sees the list:
+// counted as they are made, so a 30-million-piece split stops at this, not after.
+constexpr size_t kMaxBuiltItems = 1u << 20;
+// Throws RenderError naming `what` when a string being built passes kMaxBuiltString.
+void check_built(const std::string& s, const char* what);
+void check_built_items(size_t n, const char* what);
 
 // Python's str.isspace() of one code point (lexer.cpp).
 bool py_space(char32_t c);

@@ -272,6 +272,7 @@ Value apply_filter(const std::string& f, const Value& v, Args& a) {
         for (const Value& item : iterate(v)) {
             if (!first) out += sep;
             out += to_str(attribute.is_undefined() ? item : attr_path(item, to_str(attribute)));
+            check_built(out, "join");
             first = false;
         }
         return out;

@@ -11,6 +11,24 @@
 namespace journey::jinja {
 
 void fail_undefined(const Value& v) { throw RenderError(std::get<Undefined>(v.v).what); }
+
+void check_built(const std::string& s, const char* what) {
+    if (s.size() > kMaxBuiltString)
+        throw RenderError(std::string(what) + ": a string of more than " + std::to_string(kMaxBuiltString) + " bytes (a template is bounded)");
+}
+void check_built_items(size_t n, const char* what) {
+    if (n > kMaxBuiltItems)
+        throw RenderError(std::string(what) + ": a list of more than " + std::to_string(kMaxBuiltItems) + " items (a template is bounded)");
+}
+
+// The last occurrence of `needle` in `hay`, or npos, in linear time (find_linear on the reversed
+// texts; std::string::rfind compares at every position).
+size_t rfind_linear(std::string_view hay, std::string_view needle) {
+    if (needle.size() > hay.size()) return std::string::npos;
+    const std::string rh(hay.rbegin(), hay.rend()), rn(needle.rbegin(), needle.rend());
+    const size_t at = find_linear(rh, rn);
+    return at == std::string::npos ? std::string::npos : hay.size() - at - needle.size();
+}
 void type_error(const std::string& m) { throw RenderError(m); }
 
 Value arg(const Args& a, size_t idx, const char* name, Value def) {
@@ -73,6 +91,7 @@ List py_split(const std::string& s, const Value& sep, int64_t maxsplit, bool fro
                 size_t j = i;
                 while (j < u.size() && !py_space(u[j])) ++j;
                 words.push_back(u.substr(i, j - i));
+                check_built_items(words.size(), "split");
                 i = j;
             }
         } else {
@@ -84,6 +103,7 @@ List py_split(const std::string& s, const Value& sep, int64_t maxsplit, bool fro
                 size_t j = i;
                 while (j > 0 && !py_space(u[j - 1])) --j;
                 words.push_back(u.substr(j, i - j));
+                check_built_items(words.size(), "rsplit");
                 i = j;
             }
             std::reverse(words.begin(), words.end());
@@ -97,18 +117,22 @@ List py_split(const std::string& s, const Value& sep, int64_t maxsplit, bool fro
     if (!from_right) {
         size_t i = 0;
         while (true) {
-            size_t j = (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) ? std::string::npos : s.find(d, i);
+            size_t j = (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) ? std::string::npos : find_linear(s, d, i);
             if (j == std::string::npos) { parts.push_back(s.substr(i)); break; }
             parts.push_back(s.substr(i, j - i));
+            check_built_items(parts.size(), "split");
             i = j + d.size();
         }
     } else {
-        size_t end = s.size();
+        // From the right: split the reversed text at the reversed separator (one linear search).
+        const std::string rs(s.rbegin(), s.rend()), rd(d.rbegin(), d.rend());
+        size_t i = 0;
         while (true) {
-            size_t j = (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) || end < d.size() ? std::string::npos : s.rfind(d, end - d.size());
-            if (j == std::string::npos) { parts.push_back(s.substr(0, end)); break; }
-            parts.push_back(s.substr(j + d.size(), end - j - d.size()));
-            end = j;
+            size_t j = (maxsplit >= 0 && int64_t(parts.size()) == maxsplit) ? std::string::npos : find_linear(rs, rd, i);
+            if (j == std::string::npos) { parts.emplace_back(rs.rbegin(), rs.rend() - std::ptrdiff_t(i)); break; }
+            parts.emplace_back(rs.rbegin() + std::ptrdiff_t(rs.size() - j), rs.rend() - std::ptrdiff_t(i));
+            check_built_items(parts.size(), "rsplit");
+            i = j + rd.size();
         }
         std::reverse(parts.begin(), parts.end());
     }
@@ -180,7 +204,7 @@ Value str_method(const std::string& s, const std::string& name, Args& a) {
             for (size_t i = find_linear(s, x); i != std::string::npos; i = find_linear(s, x, i + x.size())) ++n;
             return n;
         }
-        const size_t at = name == "find" ? find_linear(s, x) : s.rfind(x);
+        const size_t at = name == "find" ? find_linear(s, x) : rfind_linear(s, x);
         return at == std::string::npos ? int64_t{-1} : int64_t(cps(s.substr(0, at)).size());
     }
     if (name == "join") {
@@ -189,6 +213,7 @@ Value str_method(const std::string& s, const std::string& name, Args& a) {
         for (const Value& v : iterate(arg(a, 0, "iterable"))) {
             if (!first) out += s;
             out += need_str(v, "sequence item");
+            check_built(out, "join");
             first = false;
         }
         return out;
@@ -200,6 +225,7 @@ Value str_method(const std::string& s, const std::string& name, Args& a) {
             size_t j = s.find_first_of("\n\r", i);
             if (j == std::string::npos) { out.emplace_back(s.substr(i)); break; }
             out.emplace_back(s.substr(i, j - i));
+            check_built_items(out.size(), "splitlines");
             i = j + (s[j] == '\r' && j + 1 < s.size() && s[j + 1] == '\n' ? 2 : 1);
         }
         return out;

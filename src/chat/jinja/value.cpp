@@ -51,7 +51,7 @@ bool truthy(const Value& v) {
         else if constexpr (std::is_same_v<T, bool>) return x;
         else if constexpr (std::is_same_v<T, int64_t>) return x != 0;
         else if constexpr (std::is_same_v<T, double>) return x != 0.0;
-        else if constexpr (std::is_same_v<T, std::string>) return !x.empty();
+        else if constexpr (std::is_same_v<T, Value::StringPtr>) return !x->empty();
         else if constexpr (std::is_same_v<T, Value::ListPtr>) return !x->items.empty();
         else if constexpr (std::is_same_v<T, Value::DictPtr>) return x->is_namespace || x->size() > 0;
         else return true;
@@ -194,28 +194,41 @@ void repr_bound(const std::string& out) {
 }
 }  // namespace
 
-std::string repr(const Value& v) {
-    if (v.is_string()) return string_repr(v.str());
+namespace {
+// repr() of v appended to out: one copy of each byte however deep the nesting (building each
+// level's text and then its parent's copied a 2^20-leaf list 40 times over).
+void repr_into(const Value& v, std::string& out) {
     if (v.is_list()) {
-        std::string out = v.is_tuple() ? "(" : "[";
+        out += v.is_tuple() ? "(" : "[";
         for (size_t k = 0; k < v.list().size(); ++k) {
-            out += (k ? ", " : "") + repr(v.list()[k]);
+            if (k) out += ", ";
+            repr_into(v.list()[k], out);
             repr_bound(out);
         }
-        if (v.is_tuple()) return out + (v.list().size() == 1 ? ",)" : ")");
-        return out + "]";
-    }
-    if (v.is_dict() && !v.dict().is_namespace) {
-        std::string out = "{";
+        out += v.is_tuple() ? (v.list().size() == 1 ? ",)" : ")") : "]";
+    } else if (v.is_dict() && !v.dict().is_namespace) {
+        out += "{";
         bool first = true;
         for (const auto& [k, val] : v.dict().items()) {
-            out += (first ? "" : ", ") + string_repr(k) + ": " + repr(val);
+            if (!first) out += ", ";
+            out += string_repr(k);
+            out += ": ";
+            repr_into(val, out);
             repr_bound(out);
             first = false;
         }
-        return out + "}";
+        out += "}";
+    } else {
+        out += v.is_string() ? string_repr(v.str()) : to_str(v);
     }
-    return to_str(v);
+}
+}  // namespace
+
+std::string repr(const Value& v) {
+    if (v.is_string()) return string_repr(v.str());
+    std::string out;
+    repr_into(v, out);
+    return out;
 }
 
 std::string to_str(const Value& v) {
@@ -226,7 +239,7 @@ std::string to_str(const Value& v) {
         else if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
         else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
         else if constexpr (std::is_same_v<T, double>) return float_repr(x);
-        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else if constexpr (std::is_same_v<T, Value::StringPtr>) return *x;
         else if constexpr (std::is_same_v<T, Value::DictPtr>) {
             if (!x->is_namespace) return repr(v);
             auto plain = std::make_shared<Dict>(*x);

@@ -1,6 +1,8 @@
 // The values a chat template computes with: Python's as Jinja sees them, in a small variant.
 // Lists and dicts are shared and immutable once built (the sandbox transformers renders in
-// forbids mutating them); a namespace() is the one dict a template may change.
+// forbids mutating them); a namespace() is the one dict a template may change. Strings are
+// shared too: a lookup, an argument or a list item copies a pointer, never the text (a 30 MB
+// message read in a loop of 10^5 steps was 3 TB of copying).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -69,7 +71,8 @@ struct Value {
     using ListPtr = std::shared_ptr<const SharedList>;
     using DictPtr = std::shared_ptr<Dict>;
     using CallablePtr = std::shared_ptr<const Callable>;
-    std::variant<Undefined, None, bool, int64_t, double, std::string, ListPtr, DictPtr, CallablePtr> v;
+    using StringPtr = std::shared_ptr<const std::string>;
+    std::variant<Undefined, None, bool, int64_t, double, StringPtr, ListPtr, DictPtr, CallablePtr> v;
 
     Value() : v(Undefined{}) {}
     Value(None n) : v(n) {}
@@ -78,8 +81,8 @@ struct Value {
     Value(int64_t i) : v(i) {}
     Value(int i) : v(int64_t{i}) {}
     Value(double d) : v(d) {}
-    Value(std::string s) : v(std::move(s)) {}
-    Value(const char* s) : v(std::string(s)) {}
+    Value(std::string s) : v(std::make_shared<const std::string>(std::move(s))) {}
+    Value(const char* s) : v(std::make_shared<const std::string>(s)) {}
     Value(List l, bool tuple = false);  // throws std::length_error past kMaxNesting
     Value(DictPtr d) : v(std::move(d)) {}
     Value(CallablePtr c) : v(std::move(c)) {}
@@ -90,12 +93,12 @@ struct Value {
     bool is_int() const { return std::holds_alternative<int64_t>(v); }
     bool is_float() const { return std::holds_alternative<double>(v); }
     bool is_number() const { return is_int() || is_float(); }  // bool excluded, as Jinja's test
-    bool is_string() const { return std::holds_alternative<std::string>(v); }
+    bool is_string() const { return std::holds_alternative<StringPtr>(v); }
     bool is_list() const { return std::holds_alternative<ListPtr>(v); }
     bool is_dict() const { return std::holds_alternative<DictPtr>(v); }
     bool is_callable() const { return std::holds_alternative<CallablePtr>(v); }
 
-    const std::string& str() const { return std::get<std::string>(v); }
+    const std::string& str() const { return *std::get<StringPtr>(v); }
     const List& list() const { return std::get<ListPtr>(v)->items; }
     int depth() const;  // 0 for scalars
     bool is_tuple() const { return is_list() && std::get<ListPtr>(v)->tuple; }
