@@ -170,6 +170,7 @@ function renderLens(app, d) {
       td.title = `id ${c.id}, p ${c.prob}`;
       tr.appendChild(td);
     });
+    for (let i = top.length; i < k; ++i) tr.appendChild(el('td'));  // a shorter lens (--pos all keeps 5)
     extra.forEach(x => tr.appendChild(el('td', 'num', x)));
     t.appendChild(tr);
   };
@@ -183,6 +184,11 @@ function renderLens(app, d) {
 function renderTracedAttention(app, d) {
   section(app, 'Attention at the traced position', 'Rows: heads; columns: the keys the traced token can see. ' +
           'Right: entropy (nats) and the norm of the head\u2019s output through W_O.');
+  if (d.layers.some(l => l.attn.heads.some(h => !h.pattern))) {
+    app.appendChild(el('p', 'note', 'The attention rows at this position are not in the page (whole patterns left out at this ' +
+                    'size): journey trace --pos ' + d.position + ' --html shows them.'));
+    return;
+  }
   const n = d.position + 1, cw = Math.max(10, Math.min(30, Math.floor(560 / n))), ch = 16;
   const grid = el('div', 'heads');
   d.layers.forEach(l => {
@@ -298,17 +304,29 @@ function renderAttribution(app, d) {
   app.appendChild(t);
 }
 
-(function main() {
-  const d = JSON.parse(document.getElementById('trace-data').textContent);
-  const app = document.getElementById('app');
+// Every section, for the view of one position (d itself, or viewAt(d, p) with --pos all).
+function renderAll(app, d) {
+  app.replaceChildren();
   renderPrompt(app, d);
+  renderPositionNote(app, d);    // trace_html_panels.cpp
   renderNorms(app, d);
   renderLens(app, d);
+  renderSampling(app, d);        // trace_html_panels.cpp
+  renderHeadGrid(app, d);        // trace_html_panels.cpp
   renderAttribution(app, d);
   renderTracedAttention(app, d);
   renderFullPatterns(app, d);
+  renderProvenance(app, d);      // trace_html_panels.cpp
+}
+
+// Called at the end of the page's script, after trace_html_panels.cpp's part.
+function main() {
+  const d = JSON.parse(document.getElementById('trace-data').textContent);
+  const app = document.getElementById('app');
+  showPosition(app, d, d.position);  // trace_html_panels.cpp
+  applyFragment(app, d);
   if (document.body.dataset.status !== 'error') document.body.dataset.status = 'rendered';
-})();
+}
 )JS";
 
 }  // namespace journey

@@ -92,6 +92,70 @@ json attribution_json(const Attribution& a, const Tokenizer& tok) {
             {"layers", std::move(layers)}};
 }
 
+// The sampling panel's data (trace.h SamplingTrace): logits exactly as floats (JSON keeps them).
+json sampling_json(const SamplingTrace& s, const Tokenizer& tok) {
+    json top = json::array();
+    for (const auto& [id, logit] : s.top) {
+        json t = token_json(tok, id);
+        t["logit"] = logit;
+        top.push_back(std::move(t));
+    }
+    return {{"n_vocab", s.n_vocab}, {"top", std::move(top)}, {"tail_exp_sum", s.tail_exp_sum},
+            {"tail_max", s.top.size() < size_t(s.n_vocab) ? json(s.tail_max) : json(nullptr)}};
+}
+
+// A number rounded to 5 significant digits: the page shows 4, and 200 positions x every layer
+// and head must stay small (README: the page's size).
+double r5(double x) {
+    if (!std::isfinite(x) || x == 0) return x;
+    const double scale = std::pow(10.0, 4 - std::floor(std::log10(std::abs(x))));
+    return std::round(x * scale) / scale;
+}
+
+// --pos all, compact (the page rebuilds each position's view from it; trace_html_panels.cpp):
+// token ids only, their text once in "vocab".
+json positions_json(const Trace& tr, const Tokenizer& tok, json& vocab) {
+    const auto id_of = [&](TokenId id) {
+        const std::string key = std::to_string(id);
+        if (!vocab.contains(key)) vocab[key] = token_json(tok, id)["token"];
+        return id;
+    };
+    json out = json::array();
+    for (const PositionTrace& p : tr.positions) {
+        json final_top = json::array();
+        for (const Ranked& r : p.final.top) final_top.push_back({id_of(r.id), r5(r.prob)});
+        json samp = json::array();
+        for (const auto& [id, logit] : p.sampling.top) samp.push_back({id_of(id), logit});
+        json layers = json::array();
+        for (const LayerTrace& l : p.layers) {
+            json he = json::array(), ho = json::array(), lens = json::array();
+            for (const HeadTrace& h : l.heads) {
+                he.push_back(r5(h.entropy));
+                ho.push_back(r5(h.out_norm));
+            }
+            for (const Ranked& r : l.lens.dist.top) lens.push_back({id_of(r.id), r5(r.prob)});
+            layers.push_back({{"r", {r5(l.resid_pre), r5(l.resid_mid), r5(l.resid_post), r5(l.attn_out), r5(l.mlp_out)}},
+                              {"he", std::move(he)},
+                              {"ho", std::move(ho)},
+                              {"lens", {{"top", std::move(lens)}, {"entropy", r5(l.lens.dist.entropy)},
+                                        {"kl", r5(l.lens.kl_to_final)}, {"rank", l.lens.target_rank},
+                                        {"prob", r5(l.lens.target_prob)}}}});
+        }
+        const EmbeddingTrace& e = p.embedding;
+        out.push_back({{"embedding", {r5(e.token_norm), e.position_norm ? json(r5(*e.position_norm)) : json(nullptr),
+                                      r5(e.sum_norm)}},
+                       {"target", id_of(p.target)},
+                       {"final_rank", p.final_target_rank},
+                       {"final_prob", r5(p.final_target_prob)},
+                       {"final", {{"top", std::move(final_top)}, {"entropy", r5(p.final.entropy)}}},
+                       {"layers", std::move(layers)},
+                       {"sampling", {{"top", std::move(samp)}, {"tail_exp_sum", p.sampling.tail_exp_sum},
+                                     {"tail_max", p.sampling.top.size() < size_t(p.sampling.n_vocab)
+                                                      ? json(p.sampling.tail_max) : json(nullptr)}}}});
+    }
+    return out;
+}
+
 }  // namespace
 
 json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
@@ -109,6 +173,12 @@ json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
                 {"layers", std::move(layers)},
                 {"final", {{"top", top_json(tok, tr.final)}, {"entropy", tr.final.entropy}}}};
     if (tr.attribution) doc["attribution"] = attribution_json(*tr.attribution, tok);
+    if (full_patterns && !tr.sampling.top.empty()) doc["sampling"] = sampling_json(tr.sampling, tok);  // the page
+    if (full_patterns && !tr.positions.empty()) {  // --pos all, for the page
+        json vocab = json::object();
+        doc["positions"] = positions_json(tr, tok, vocab);
+        doc["vocab"] = std::move(vocab);
+    }
     return doc;
 }
 

@@ -1,0 +1,129 @@
+// SHA-256 (FIPS 180-4) and the list of a model's files for the trace page's provenance block.
+#include "journey/trace/provenance.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "journey/errors.h"
+
+namespace journey {
+namespace {
+
+constexpr std::array<uint32_t, 64> kK = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+class Sha256 {
+public:
+    void update(const unsigned char* p, size_t n) {
+        total_ += n;
+        if (fill_) {
+            const size_t take = std::min(n, size_t(64) - fill_);
+            std::memcpy(buf_ + fill_, p, take);
+            fill_ += take, p += take, n -= take;
+            if (fill_ < 64) return;
+            block(buf_);
+            fill_ = 0;
+        }
+        for (; n >= 64; p += 64, n -= 64) block(p);
+        std::memcpy(buf_, p, n);
+        fill_ = n;
+    }
+    std::string hex() {
+        const uint64_t bits = total_ * 8;
+        const unsigned char one = 0x80, zero = 0;
+        update(&one, 1);
+        while (fill_ != 56) update(&zero, 1);
+        unsigned char len[8];
+        for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
+        update(len, 8);
+        static const char* digits = "0123456789abcdef";
+        std::string out;
+        for (uint32_t v : h_)
+            for (int s = 28; s >= 0; s -= 4) out += digits[(v >> s) & 15];
+        return out;
+    }
+
+private:
+    std::array<uint32_t, 8> h_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    unsigned char buf_[64] = {};
+    size_t fill_ = 0;
+    uint64_t total_ = 0;
+
+    void block(const unsigned char* p) {
+        uint32_t w[64];
+        for (int i = 0; i < 16; ++i)
+            w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 | uint32_t(p[4 * i + 2]) << 8 | p[4 * i + 3];
+        for (int i = 16; i < 64; ++i) {
+            const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+        for (int i = 0; i < 64; ++i) {
+            const uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[size_t(i)] + w[i];
+            const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+        }
+        h_[0] += a, h_[1] += b, h_[2] += c, h_[3] += d, h_[4] += e, h_[5] += f, h_[6] += g, h_[7] += h;
+    }
+};
+
+bool model_file(const std::string& name) {
+    const auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.ends_with(s); };
+    return ends(".safetensors") || ends(".gguf") || ends(".bin") || name == "config.json" ||
+           (name.starts_with("tokenizer") && ends(".json")) || ends(".model");
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view bytes) {
+    Sha256 s;
+    s.update(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    return s.hex();
+}
+
+std::string sha256_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path.string() + ": cannot read for its SHA-256: " + std::strerror(errno));
+    Sha256 s;
+    std::vector<char> buf(size_t(1) << 20);
+    while (in) {
+        in.read(buf.data(), std::streamsize(buf.size()));
+        s.update(reinterpret_cast<const unsigned char*>(buf.data()), size_t(in.gcount()));
+    }
+    if (in.bad()) throw InputError(path.string() + ": read error while hashing");
+    return s.hex();
+}
+
+nlohmann::json model_files_json(const std::filesystem::path& source) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    if (fs::is_directory(source)) {
+        for (const auto& e : fs::directory_iterator(source))
+            if (e.is_regular_file() && model_file(e.path().filename().string())) files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+    } else {
+        files.push_back(source);
+    }
+    nlohmann::json out = nlohmann::json::array();
+    for (const fs::path& f : files)
+        out.push_back({{"name", f.filename().string()}, {"bytes", fs::file_size(f)}, {"sha256", sha256_file(f)}});
+    return out;
+}
+
+}  // namespace journey
