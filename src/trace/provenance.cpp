@@ -85,7 +85,8 @@ private:
 
 bool model_file(const std::string& name) {
     const auto ends = [&](std::string_view s) { return name.size() >= s.size() && name.ends_with(s); };
-    return ends(".safetensors") || ends(".gguf") || ends(".bin") || name == "config.json" ||
+    return ends(".safetensors") || ends(".gguf") || ends(".bin") || name == "config.json" || name == "vocab.json" ||
+           name == "merges.txt" || name == "tokenizer_config.json" ||
            (name.starts_with("tokenizer") && ends(".json")) || ends(".model");
 }
 

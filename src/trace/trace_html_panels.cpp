@@ -206,7 +206,7 @@ function viewAt(d, p) {
     const L = P.layers[i];
     return {layer: l.layer, resid_pre: {norm: L.r[0]}, resid_mid: {norm: L.r[1]}, resid_post: {norm: L.r[2]},
             attn: {out_norm: L.r[3], heads: l.attn.heads.map((h, j) => ({
-              head: h.head, entropy: L.he[j], out_norm: L.ho[j],
+              head: h.head, entropy: L.he[j] / 1000, out_norm: null,  // milli-nats; no |out| per position
               pattern: h.full_pattern ? h.full_pattern[p] : null, full_pattern: h.full_pattern}))},
             mlp: {out_norm: L.r[4]},
             lens: {top: ranked(L.lens.top), entropy: L.lens.entropy, kl_to_final: L.lens.kl,
@@ -248,7 +248,8 @@ const headGridState = {measure: 'entropy'};
 function renderHeadGrid(app, d) {
   if (!d.layers.length || !d.layers.some(l => l.attn.heads.length)) return;
   section(app, 'Heads', 'Every layer\u2019s heads at the traced position, coloured by the measure chosen; hover a cell for its numbers.');
-  const measures = {entropy: 'entropy of the attention row (nats)', out: '|head output| through W_O'};
+  const measures = {entropy: 'entropy of the attention row (nats)'};
+  if (d.layers.some(l => l.attn.heads.some(h => h.out_norm !== null))) measures.out = '|head output| through W_O';
   if (d.attribution) measures.attr = 'direct logit attribution to the target';
   if (!measures[headGridState.measure]) headGridState.measure = 'entropy';
   const pick = el('select');
@@ -298,7 +299,7 @@ function renderHeadGrid(app, d) {
   draw();
 }
 
-// #pos=3&temp=0.7&top_k=20&top_p=0.9&min_p=0.02&measure=out: each acts as a person would: a
+// #pos=3&lens=ID&temp=0.7&top_k=20&top_p=0.9&min_p=0.02&measure=out: each acts as a person would: a
 // click on the token, a slider moved (its input event), a measure chosen (its change event).
 function applyFragment(app, d) {
   const h = location.hash.replace(/^#/, '');
@@ -309,6 +310,11 @@ function applyFragment(app, d) {
     if (k === 'pos') {
       const t = app.querySelectorAll('.tokens .tok')[Number(v)];
       if (t) t.click();
+      continue;
+    }
+    if (k === 'lens') {  // a click on that token's first cell in the logit lens
+      const c = document.querySelector(`#lens td[data-id="${Number(v)}"]`);
+      if (c) c.click();
       continue;
     }
     if (k === 'measure') {

@@ -22,7 +22,26 @@ json top_json(const Tokenizer& tok, const Distribution& d) {
     return a;
 }
 
+// Every query's row (keys after it are 0 and left out), rounded to 1e-4.
+json full_pattern_json(const Trace& tr, const HeadTrace& h) {
+    const size_t T = tr.tokens.size();
+    json rows = json::array();
+    for (size_t q = 0; q < T; ++q) {
+        json r = json::array();
+        for (size_t k = 0; k <= q; ++k) r.push_back(std::round(double(h.full[q * T + k]) * 1e4) / 1e4);
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
 json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool full) {
+    if (full) {  // the page: the traced row in units of 1e-4 (integers are short), no top keys
+        json pattern = json::array();
+        for (float w : h.pattern) pattern.push_back(static_cast<int>(std::lround(double(w) * 1e4)));
+        json j = {{"head", h.head}, {"pattern_e4", std::move(pattern)}, {"entropy", h.entropy}, {"out_norm", h.out_norm}};
+        if (!h.full.empty()) j["full_pattern"] = full_pattern_json(tr, h);
+        return j;
+    }
     json keys = json::array();
     for (int k : h.top_keys) {
         json t = token_json(tok, tr.tokens[static_cast<size_t>(k)]);
@@ -32,16 +51,6 @@ json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool f
     }
     json j = {{"head", h.head}, {"pattern", h.pattern}, {"top_keys", std::move(keys)},
               {"entropy", h.entropy}, {"out_norm", h.out_norm}};
-    if (full && !h.full.empty()) {
-        const size_t T = tr.tokens.size();
-        json rows = json::array();
-        for (size_t q = 0; q < T; ++q) {
-            json r = json::array();
-            for (size_t k = 0; k <= q; ++k) r.push_back(std::round(double(h.full[q * T + k]) * 1e4) / 1e4);
-            rows.push_back(std::move(r));  // keys after the query are 0 and left out
-        }
-        j["full_pattern"] = std::move(rows);
-    }
     return j;
 }
 
@@ -112,6 +121,12 @@ double r5(double x) {
     return std::round(x * scale) / scale;
 }
 
+double r4(double x) {  // 4 significant digits: each position's lens
+    if (!std::isfinite(x) || x == 0) return x;
+    const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::abs(x))));
+    return std::round(x * scale) / scale;
+}
+
 // --pos all, compact (the page rebuilds each position's view from it; trace_html_panels.cpp):
 // token ids only, their text once in "vocab".
 json positions_json(const Trace& tr, const Tokenizer& tok, json& vocab) {
@@ -128,15 +143,11 @@ json positions_json(const Trace& tr, const Tokenizer& tok, json& vocab) {
         for (const auto& [id, logit] : p.sampling.top) samp.push_back({id_of(id), logit});
         json layers = json::array();
         for (const LayerTrace& l : p.layers) {
-            json he = json::array(), ho = json::array(), lens = json::array();
-            for (const HeadTrace& h : l.heads) {
-                he.push_back(r5(h.entropy));
-                ho.push_back(r5(h.out_norm));
-            }
-            for (const Ranked& r : l.lens.dist.top) lens.push_back({id_of(r.id), r5(r.prob)});
+            json he = json::array(), lens = json::array();
+            for (const HeadTrace& h : l.heads) he.push_back(std::lround(h.entropy * 1e3));  // milli-nats
+            for (const Ranked& r : l.lens.dist.top) lens.push_back({id_of(r.id), r4(r.prob)});
             layers.push_back({{"r", {r5(l.resid_pre), r5(l.resid_mid), r5(l.resid_post), r5(l.attn_out), r5(l.mlp_out)}},
                               {"he", std::move(he)},
-                              {"ho", std::move(ho)},
                               {"lens", {{"top", std::move(lens)}, {"entropy", r5(l.lens.dist.entropy)},
                                         {"kl", r5(l.lens.kl_to_final)}, {"rank", l.lens.target_rank},
                                         {"prob", r5(l.lens.target_prob)}}}});

@@ -1,12 +1,12 @@
 // --pos all: the TraceObserver's second reading of the same single pass. Every row of every
-// intermediate is reduced as it passes (norms, head entropies, head output norms); the residual
+// intermediate is reduced as it passes (norms, head entropies; not the heads' |out|, which would
+// cost a [T*H, H*D] x W_O product per layer and a third of the page's size); the residual
 // stream after each layer and the final logits are kept, and finish_all() reads every position's
 // logit lens from them with one batched unembedding per layer and chunk of positions.
 #include <algorithm>
 #include <stdexcept>
 
 #include "journey/decode/distribution.h"
-#include "journey/kernels/kernels.h"
 #include "journey/model/unembed.h"
 #include "journey/trace/trace.h"
 #include "trace_math.h"
@@ -61,28 +61,6 @@ void TraceObserver::observe_all(const Intermediate& t) {
                 lt.heads[size_t(h)].entropy = entropy_of({t.data + (h * K + int64_t(q)) * K, size_t(q) + 1});
             }
         }
-    } else if (n == "attn_z") {  // [T, H, D]: each head's ‖z_h W_O‖ at every position (trace.h)
-        const int64_t H = t.dims[1], D = t.dims[2], C = model_.config().n_embd;
-        const Matrix& W = model_.weights().layers[size_t(t.layer)].attn_out;
-        constexpr int64_t kChunk = 16;  // positions per matmul: [16 H, H D] block-diagonal rows
-        std::vector<float> masked, contrib;
-        for (int64_t p0 = 0; p0 < int64_t(T); p0 += kChunk) {
-            const int64_t np = std::min<int64_t>(kChunk, int64_t(T) - p0);
-            masked.assign(size_t(np * H * H * D), 0.0f);
-            for (int64_t i = 0; i < np; ++i)
-                for (int64_t h = 0; h < H; ++h) {
-                    const float* z = t.data + ((p0 + i) * H + h) * D;
-                    std::copy(z, z + D, masked.begin() + ((i * H + h) * H + h) * D);
-                }
-            contrib.resize(size_t(np * H * C));
-            matmul(contrib.data(), masked.data(), W, static_cast<int>(np * H));
-            for (int64_t i = 0; i < np; ++i) {
-                LayerTrace& lt = at(trace_.positions[size_t(p0 + i)]);
-                lt.heads.resize(size_t(H));
-                for (int64_t h = 0; h < H; ++h)
-                    lt.heads[size_t(h)].out_norm = l2_norm({contrib.data() + (i * H + h) * C, size_t(C)});
-            }
-        }
     } else if (n == "logits") {
         if (t.dims[0] != static_cast<int64_t>(T)) throw std::logic_error("trace --pos all: the eval kept one row of logits");
         all_logits_.assign(t.data, t.data + t.dims[0] * t.dims[1]);
@@ -115,7 +93,7 @@ void TraceObserver::finish_all() {
                 PositionTrace& pt = trace_.positions[p0 + i];
                 const std::span<const float> row(lens.data() + i * V, V);
                 LensTrace& lt = pt.layers[l].lens;
-                lt.dist = distribution(row, std::min(opts_.top_k, 5));
+                lt.dist = distribution(row, std::min(opts_.top_k, 3));
                 lt.kl_to_final = kl_divergence(logits_at(p0 + i), row);
                 lt.target_rank = rank_of(row, pt.target);
                 lt.target_prob = std::exp(double(row[size_t(pt.target)]) - log_sum_exp(row));

@@ -15,7 +15,8 @@ std::string sha256_hex(std::string_view bytes);
 std::string sha256_file(const std::filesystem::path& path);
 
 // [{name, bytes, sha256}] for a model source: the file itself, or a directory's regular files
-// that hold weights or the config (*.safetensors, *.gguf, *.bin, config.json, tokenizer*.json),
+// that hold weights, the config or the tokenizer (*.safetensors, *.gguf, *.bin, *.model,
+// config.json, tokenizer*.json, vocab.json, merges.txt),
 // sorted by name.
 nlohmann::json model_files_json(const std::filesystem::path& source);
 

@@ -89,7 +89,7 @@ struct SamplingTrace {
 };
 
 // --pos all: what the page shows at one position, from the same single pass (trace_positions.cpp).
-// Heads keep entropy and out_norm (their rows are in the full patterns, when kept); each lens
+// Heads keep their entropy only (their rows are in the full patterns, when kept); each lens
 // its top-k, entropy, KL and the rank and probability of this position's target (its final top-1).
 inline constexpr int kSamplingTopAll = 40;  // final logits kept per position (generate's top-k)
 struct PositionTrace {
