@@ -80,7 +80,7 @@ void print_table(const Model& m, const Distribution& d) {
 void run_next(NextOptions o) {
     if (o.top_k) {
         if (o.sampler) o.sampling.top_k = *o.top_k;
-        else if (*o.top_k < 1) throw UsageError("--top-k: must be an integer >= 1, got " + std::to_string(*o.top_k));
+        else if (*o.top_k < 1) throw UsageError("--top-k: must be an integer ≥ 1, got " + std::to_string(*o.top_k));
         else o.rows = *o.top_k;
     }
     if (!o.batch.file.empty() && o.prompt.given())
@@ -143,12 +143,14 @@ void register_next(CLI::App& app) {
     cmd->add_flag("--truncate", opts->truncate, "Keep the last n_ctx tokens of a longer prompt");
     add_batch_option(cmd, opts->batch);
     cmd->add_flag("--sampler", opts->sampler,
-                  "Also list what generate's sampler would draw from (after --temp --top-k --top-p --min-p)");
+                  "Also list what generate's sampler would draw from, with generate's sampling flags "
+                  "(temperature, top-k, top-p, min-p, repeat penalty)");
     add_sampling_options(cmd, opts->sampling, opts->seed, false);
     cmd->add_option("--top-k", opts->top_k,
                     "With --sampler: sample among the K most likely tokens (>= 0; 0 = off; default 40); "
                     "without: old spelling of --rows")
-        ->check(integer_at_least(0));
+        ->check(integer_at_least(0))
+        ->group("");  // hidden, as --rows' old spelling was
     cmd->callback([opts] { run_next(*opts); });
 }
 
