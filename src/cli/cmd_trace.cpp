@@ -17,6 +17,7 @@
 #include "model_options.h"
 #include "numeric_options.h"
 #include "progress.h"
+#include "provenance_json.h"
 #include "prompt_ids.h"
 #include "trace_text.h"
 
@@ -49,27 +50,6 @@ int parse_int_flag(const std::string& text, const char* flag) {
     return v;
 }
 
-void write_html(const std::string& path, const std::string& page) {
-    std::ofstream f(path, std::ios::binary);
-    if (!f) throw InputError("--html " + path + ": cannot write: " + why(errno));
-    if (!(f << page) || !f.flush()) throw InputError("--html " + path + ": cannot write: " + why(errno));
-}
-
-// The page's provenance block: what made it (trace_html_panels.cpp renders it).
-nlohmann::json provenance_json(const Model& m) {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return {{"journey", version_text()},
-            {"model", m.source().string()},
-            {"files", model_files_json(m.source())},
-            {"architecture", std::string(arch_name(m.config().arch))},
-            {"dtype", std::string(dtype_name(m.weight_dtype()))},
-            {"command", command_line()},
-            {"date", date}};
-}
 
 void run_trace_cmd(const TraceCliOptions& o) {
     const PromptInput input = read_prompt_input(o.prompt);
@@ -112,7 +92,7 @@ void run_trace_cmd(const TraceCliOptions& o) {
         if (!opts.full_patterns)
             doc["full_patterns_omitted"] = "layers x heads x T(T+1)/2 = " + std::to_string(int64_t(pattern_cells)) +
                                            " weights, above the page's " + std::to_string(int64_t(kMaxPatternCells));
-        write_html(o.html, trace_html(doc, title));
+        write_html_page(o.html, trace_html(doc, title));
     }
     if (o.json || o.format == "json") {
         auto doc = trace_json(tr, tok);

@@ -25,7 +25,8 @@ std::string script_safe_json(const nlohmann::json& doc) {
     return out;
 }
 
-std::string trace_html(const nlohmann::json& doc, const std::string& title) {
+// The page's shell: the CSP, the style, the data as JSON, then `script` (which draws it).
+std::string html_page(const nlohmann::json& doc, const std::string& title, const std::string& script) {
     std::string page;
     page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     page += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -34,8 +35,10 @@ std::string trace_html(const nlohmann::json& doc, const std::string& title) {
     page += "<body data-status=\"loading\">\n<header><h1>" + html_escape(title) + "</h1></header>\n";
     page += "<main id=\"app\"><noscript>This page draws the trace with JavaScript.</noscript></main>\n";
     page += "<script type=\"application/json\" id=\"trace-data\">" + script_safe_json(doc) + "</script>\n";
-    page += "<script>" + std::string(kTraceJs) + kTracePanelsJs + "main();\n</script>\n</body>\n</html>\n";
+    page += "<script>" + std::string(kTraceJs) + kTracePanelsJs + script + "\n</script>\n</body>\n</html>\n";
     return page;
 }
+
+std::string trace_html(const nlohmann::json& doc, const std::string& title) { return html_page(doc, title, "main();"); }
 
 }  // namespace journey

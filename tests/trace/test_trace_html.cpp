@@ -330,3 +330,47 @@ TEST_CASE("trace --pos all --html: a click on a token traces it, as trace --pos 
     }
     fs::remove_all(dir);
 }
+
+// journey patch --html: the grid in a page; every cell carries the JSON's restored fraction.
+TEST_CASE("patch --html: the grid as a page, each cell the JSON's value", "[trace][html][chromium][patch]") {
+    char tmpl[] = "/tmp/journey-patchhtml-XXXXXX";
+    const fs::path dir = mkdtemp(tmpl);
+    const fs::path page = dir / "patch.html";
+    auto r = run_journey({"patch", "-m", data_dir() + "/reference/gpt2-tiny", "--clean", "The capital of France is",
+                          "--corrupted", "The capital of Spain is", "--json", "--html", page.string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    CHECK(doc.count("provenance") == 0);  // the page's only
+    const std::string html = slurp(page);
+    CHECK_THAT(html, Contains("\"provenance\""));
+    for (const char* fetch : {"src=", "href=", "<link", "@import", "url(", "fetch(", "XMLHttpRequest"}) {
+        INFO(fetch);
+        CHECK(html.find(fetch) == std::string::npos);
+    }
+    if (!fs::exists(kChromium)) {
+        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
+        fs::remove_all(dir);
+        return;
+    }
+    const fs::path dom = dir / "dom.html";
+    const std::string log = chromium(dir, page, "--dump-dom", dom);
+    INFO(log);
+    CHECK(log.find("CONSOLE") == std::string::npos);
+    const std::string rendered = slurp(dom);
+    CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
+    const size_t grid = rendered.find("id=\"patch-grid\"");
+    REQUIRE(grid != std::string::npos);
+    const std::string table = rendered.substr(grid, rendered.find("</table>", grid) - grid);
+    std::vector<double> cells;
+    const std::regex cell("data-value=\"([^\"]+)\"");
+    for (auto it = std::sregex_iterator(table.begin(), table.end(), cell); it != std::sregex_iterator(); ++it)
+        cells.push_back(std::stod((*it)[1]));
+    std::vector<double> expect;
+    for (const auto& row : doc["rows"])
+        for (const auto& v : row["restored"]) expect.push_back(v.get<double>());
+    REQUIRE(cells.size() == expect.size());
+    REQUIRE(!cells.empty());
+    for (size_t i = 0; i < cells.size(); ++i) CHECK(std::abs(cells[i] - expect[i]) <= 1e-12 * (1 + std::abs(expect[i])));
+    fs::remove_all(dir);
+}
