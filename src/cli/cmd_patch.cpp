@@ -11,8 +11,10 @@
 #include "journey/text/token_display.h"
 #include "journey/trace/patch.h"
 #include "journey/trace/trace.h"
+#include "journey/trace/trace_html.h"
 #include "model_options.h"
 #include "progress.h"
+#include "provenance_json.h"
 #include "prompt_ids.h"
 
 namespace journey::cli {
@@ -25,6 +27,7 @@ struct PatchCliOptions {
     std::string site = "resid";            // --site: resid | attn | mlp
     std::string target, contrast;          // TOKEN or #ID
     bool json = false;
+    std::string html;                      // --html FILE: also the grid as a self-contained page
 };
 
 PromptInput input_of(const std::string& text, const std::string& ids, const char* flag) {
@@ -73,7 +76,7 @@ void run_patch_cmd(const PatchCliOptions& o) {
     bar.reset();
 
     const std::string metric = r.contrast ? "logit_diff" : "prob";
-    if (o.json) {
+    if (o.json || !o.html.empty()) {
         nlohmann::json toks = nlohmann::json::array();
         for (size_t i = 0; i < clean.size(); ++i)
             toks.push_back({{"pos", i}, {"clean", nlohmann::json(token_json(tok, clean[i]))}, {"corrupted", nlohmann::json(token_json(tok, corrupted[i]))}});
@@ -92,8 +95,15 @@ void run_patch_cmd(const PatchCliOptions& o) {
                               {"corrupted", r.corrupted},
                               {"tokens", std::move(toks)},
                               {"rows", std::move(rows)}};
-        out_line(json_text(doc));
-        return;
+        if (!o.html.empty()) {
+            nlohmann::json page = doc;
+            page["provenance"] = provenance_json(*model);
+            write_html_page(o.html, patch_html(page, "journey patch: " + model->source().filename().string()));
+        }
+        if (o.json) {
+            out_line(json_text(doc));
+            return;
+        }
     }
     std::string all = "target \"" + visible_token(tok.token_bytes(r.target)) + "\" (id " + std::to_string(r.target) + ")";
     if (r.contrast)
@@ -138,6 +148,7 @@ void register_patch(CLI::App& app) {
     cmd->add_option("--target", opts->target, "Token whose probability is measured: TOKEN or #ID (default: the clean top-1)");
     cmd->add_option("--contrast", opts->contrast, "Measure the logit difference target - TOKEN instead (TOKEN or #ID)");
     cmd->add_flag("--json", opts->json, "One JSON document (docs/json.md)");
+    cmd->add_option("--html", opts->html, "Also write the grid as a self-contained HTML page to FILE");
     cmd->callback([opts] { run_patch_cmd(*opts); });
 }
 

@@ -1,16 +1,23 @@
 // journey trace: the journey of one token through the model, stage by stage (trace.h).
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <ctime>
 #include <fstream>
 #include <optional>
 
 #include "commands.h"
 #include "common.h"
 #include "journey/errors.h"
+#include "journey/formats/tensor.h"
+#include "journey/model/arch.h"
+#include "journey/trace/provenance.h"
 #include "journey/trace/trace.h"
 #include "journey/trace/trace_html.h"
 #include "model_options.h"
 #include "numeric_options.h"
 #include "progress.h"
+#include "provenance_json.h"
 #include "prompt_ids.h"
 #include "trace_text.h"
 
@@ -20,7 +27,7 @@ namespace {
 struct TraceCliOptions {
     ModelOptions model;
     PromptSource prompt;
-    int position = -1;        // --pos: the traced token; negative counts from the end
+    std::string position = "-1";  // --pos: the traced token (negative: from the end), or "all"
     int rows = 10;            // --rows: tokens per lens and in the final distribution
     std::string target;       // --target: TOKEN or #ID; empty = the final top-1
     std::string format = "text";  // --format: text | json | jsonl
@@ -31,11 +38,18 @@ struct TraceCliOptions {
     std::string contrast;     // --contrast: TOKEN or #ID; attribute target - contrast
 };
 
-void write_html(const std::string& path, const std::string& page) {
-    std::ofstream f(path, std::ios::binary);
-    if (!f) throw InputError("--html " + path + ": cannot write: " + why(errno));
-    if (!(f << page) || !f.flush()) throw InputError("--html " + path + ": cannot write: " + why(errno));
+constexpr size_t kMaxAllPositions = 1024;
+constexpr double kMaxPatternCells = 250000;  // layers x heads x T(T+1)/2 weights in the page
+
+// An integer flag given as text (so that --pos also takes "all"): UsageError naming the flag.
+int parse_int_flag(const std::string& text, const char* flag) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        throw UsageError(std::string(flag) + ": expected an integer or all, got '" + text + "'");
+    return v;
 }
+
 
 void run_trace_cmd(const TraceCliOptions& o) {
     const PromptInput input = read_prompt_input(o.prompt);
@@ -46,10 +60,23 @@ void run_trace_cmd(const TraceCliOptions& o) {
     const int n_ctx = opts.session.n_ctx > 0 ? opts.session.n_ctx : default_ctx(model->config());
     const std::vector<TokenId> ids = prompt_ids(*model, input, o.truncate, size_t(n_ctx));
 
-    opts.position = o.position;
+    if (o.position == "all") {
+        if (o.html.empty()) throw UsageError("--pos all: every position is for the page; add --html FILE");
+        if (ids.size() > kMaxAllPositions)
+            throw UsageError("--pos all: the prompt has " + std::to_string(ids.size()) + " tokens; at most " +
+                             std::to_string(kMaxAllPositions) + " (the page keeps every position's numbers)");
+        opts.all_positions = true;
+        opts.position = -1;
+    } else {
+        opts.position = parse_int_flag(o.position, "--pos");
+    }
     opts.top_k = o.rows;
     if (!o.target.empty()) opts.target = parse_target(tok, model->config().n_vocab, o.target);
-    opts.full_patterns = !o.html.empty();
+    // Every head's whole pattern, while the page stays small (README: a 200-token trace of a 1B
+    // model must fit in 2 MB); above the bound the page keeps the traced rows only and says so.
+    const ModelConfig& cfg = model->config();
+    const double pattern_cells = double(cfg.n_layer) * cfg.n_head * double(ids.size()) * double(ids.size() + 1) / 2;
+    opts.full_patterns = !o.html.empty() && pattern_cells <= kMaxPatternCells;
     opts.attribute = o.attribute || !o.contrast.empty() || !o.html.empty();  // cheap: the page shows it
     if (!o.contrast.empty()) opts.contrast = parse_target(tok, model->config().n_vocab, o.contrast, "--contrast");
     // A long prompt takes a while: a bar by layers on a terminal, gone before the output.
@@ -60,7 +87,12 @@ void run_trace_cmd(const TraceCliOptions& o) {
 
     if (!o.html.empty()) {
         const std::string title = "journey trace: " + model->source().filename().string();
-        write_html(o.html, trace_html(trace_json(tr, tok, true), title));
+        nlohmann::json doc = trace_json(tr, tok, true);
+        doc["provenance"] = provenance_json(*model);
+        if (!opts.full_patterns)
+            doc["full_patterns_omitted"] = "layers x heads x T(T+1)/2 = " + std::to_string(int64_t(pattern_cells)) +
+                                           " weights, above the page's " + std::to_string(int64_t(kMaxPatternCells));
+        write_html_page(o.html, trace_html(doc, title));
     }
     if (o.json || o.format == "json") {
         auto doc = trace_json(tr, tok);
@@ -84,7 +116,8 @@ void register_trace(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("trace", "Follow one token through the model: attention, residuals, logit lens");
     add_model_options(cmd, opts->model);
     add_prompt_options(cmd, opts->prompt, {.ids = true, .drop_newline = true});
-    cmd->add_option("--pos", opts->position, "Position of the traced token (negative: from the end)")
+    cmd->add_option("--pos", opts->position,
+                    "Position of the traced token (negative: from the end); all: every position, for --html's page")
         ->capture_default_str();
     add_rows_option(cmd, opts->rows, "Tokens listed per logit lens and for the final distribution");
     cmd->add_option("--target", opts->target, "Token whose rank the lens follows: TOKEN or #ID (default: final top-1)");

@@ -112,4 +112,14 @@ void out_line(std::string_view line) {
     out(s);
 }
 
+namespace {
+std::vector<std::string>& command_line_store() {
+    static std::vector<std::string> args;
+    return args;
+}
+}  // namespace
+
+const std::vector<std::string>& command_line() { return command_line_store(); }
+void set_command_line(int argc, const char* const* argv) { command_line_store().assign(argv, argv + argc); }
+
 }  // namespace journey::cli

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,12 @@ std::string why(int err);
 struct BrokenPipe {};
 void out(std::string_view bytes);
 void out_line(std::string_view line);  // bytes + '\n'
+
+// What `journey --version` prints (defined in main.cpp, the one file that knows the revision),
+// and the command line as typed (main() records it): the trace page's provenance block.
+std::string version_text();
+const std::vector<std::string>& command_line();
+void set_command_line(int argc, const char* const* argv);
 
 // -q: no seed line, no progress, no log lines (errors still print).
 bool quiet();

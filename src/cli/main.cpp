@@ -23,7 +23,10 @@ namespace {
 std::string one_line(const char* what) { return journey::excerpt(what, 1000); }
 }  // namespace
 
+std::string journey::cli::version_text() { return "journey " JOURNEY_VERSION " (git " JOURNEY_GIT_REVISION ")"; }
+
 int main(int argc, char** argv) {
+    journey::cli::set_command_line(argc, argv);
     // Give OpenBLAS the right kernels before any work (see blas_core_override); exec only
     // returns on failure, and then we simply run with what OpenBLAS chose.
     if (const char* core = journey::blas_core_override()) {
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
 
     CLI::App app{"journey: run transformer language models on the CPU", "journey"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "journey " JOURNEY_VERSION " (git " JOURNEY_GIT_REVISION ")");
+    app.set_version_flag("--version", journey::cli::version_text());
     // -v and -q also work after the subcommand: its unknown flags fall through to the app.
     app.fallthrough();
     bool verbose = false, quiet = false;

@@ -67,8 +67,9 @@ CLI::Validator number_in(double lo, double hi, bool lo_open) {
         "");
 }
 
-void add_rows_option(CLI::App* cmd, int& rows, const std::string& help) {
+void add_rows_option(CLI::App* cmd, int& rows, const std::string& help, bool old_top_k) {
     cmd->add_option("--rows", rows, help + " (>= 1)")->check(integer_at_least(1))->capture_default_str();
+    if (!old_top_k) return;
     // A hidden option has no name in CLI11's messages, so its check names it.
     const CLI::Validator at_least_1 = integer_at_least(1);
     cmd->add_option("--top-k", rows, "Old spelling of --rows")

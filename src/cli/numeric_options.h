@@ -13,6 +13,7 @@ CLI::Validator number_in(double lo, double hi, bool lo_open = false);  // [lo, h
 
 // --rows N (>= 1): how many rows a table lists (next, trace). Its old spelling --top-k still
 // works, hidden from --help: there --top-k meant rows, while generate's --top-k is the sampler's k.
-void add_rows_option(CLI::App* cmd, int& rows, const std::string& help);
+// `old_top_k` false: --rows alone (the caller gives --top-k its meaning).
+void add_rows_option(CLI::App* cmd, int& rows, const std::string& help, bool old_top_k = true);
 
 }  // namespace journey::cli

@@ -17,11 +17,12 @@ uint64_t SeedOption::resolve() const {
     return v;
 }
 
-void add_sampling_options(CLI::App* cmd, SamplerOptions& o, SeedOption& seed) {
+void add_sampling_options(CLI::App* cmd, SamplerOptions& o, SeedOption& seed, bool top_k) {
     cmd->add_option("--temp,--temperature", o.temperature, "Temperature (>= 0; 0 = greedy)")
         ->check(number_at_least(0))->capture_default_str();
-    cmd->add_option("--top-k", o.top_k, "Sample among the K most likely tokens (>= 0; 0 = off)")
-        ->check(integer_at_least(0))->capture_default_str();
+    if (top_k)
+        cmd->add_option("--top-k", o.top_k, "Sample among the K most likely tokens (>= 0; 0 = off)")
+            ->check(integer_at_least(0))->capture_default_str();
     cmd->add_option("--top-p", o.top_p, "Keep the smallest set with probability >= P (in (0, 1]; 1 = off)")
         ->check(number_in(0, 1, true))->capture_default_str();
     cmd->add_option("--min-p", o.min_p, "Keep tokens with p >= M * p_max (in [0, 1]; 0 = off)")

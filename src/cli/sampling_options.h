@@ -19,6 +19,7 @@ struct SeedOption {
 
 // Adds --temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n -s/--seed, defaults shown
 // in --help, with Hugging Face's names as aliases (--temperature, --repetition-penalty).
-void add_sampling_options(CLI::App* cmd, SamplerOptions& opts, SeedOption& seed);
+// Without `top_k`, --top-k is left to the caller (next, where it is also --rows' old spelling).
+void add_sampling_options(CLI::App* cmd, SamplerOptions& opts, SeedOption& seed, bool top_k = true);
 
 }  // namespace journey::cli

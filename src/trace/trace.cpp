@@ -5,38 +5,45 @@
 #include <charconv>
 #include <numeric>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "journey/decode/sampler.h"
 #include "journey/errors.h"
 #include "journey/kernels/kernels.h"
 #include "journey/model/moe.h"
 #include "journey/model/session.h"
 #include "journey/model/unembed.h"
+#include "trace_math.h"
 
 namespace journey {
-namespace {
+using trace_math::entropy_of;
+using trace_math::inner_size;
+using trace_math::l2_norm;
 
-double l2_norm(std::span<const float> x) {
-    double s = 0;
-    for (float v : x) s += double(v) * double(v);
-    return std::sqrt(s);
+// The sampler's own stages pick and order the best (sampler.h), so the page sees what it sees.
+SamplingTrace sampling_trace(std::span<const float> logits, int keep) {
+    SamplingTrace s;
+    s.n_vocab = static_cast<int>(logits.size());
+    Candidates c = make_candidates(logits);
+    apply_top_k(c, keep);
+    s.top.reserve(c.size());
+    std::vector<bool> in_top(logits.size(), false);
+    for (const Candidate& x : c) {
+        s.top.emplace_back(x.id, x.logit);
+        in_top[static_cast<size_t>(x.id)] = true;
+    }
+    const Candidates all = make_candidates(logits);  // the same finite logits the sampler uses
+    const double m = c.empty() ? 0.0 : double(c.front().logit);
+    s.tail_max = -std::numeric_limits<float>::max();
+    for (const Candidate& x : all) {
+        if (in_top[static_cast<size_t>(x.id)]) continue;
+        s.tail_exp_sum += std::exp(double(x.logit) - m);
+        s.tail_max = std::max(s.tail_max, x.logit);
+    }
+    return s;
 }
-
-double entropy_of(std::span<const float> p) {
-    double h = 0;
-    for (float v : p)
-        if (v > 0) h -= double(v) * std::log(double(v));
-    return h;
-}
-
-int64_t inner_size(const Intermediate& t) {
-    int64_t n = 1;
-    for (size_t i = 1; i < t.dims.size(); ++i) n *= t.dims[i];
-    return n;
-}
-
-}  // namespace
 
 int resolve_position(int pos, int T) {
     const int p = pos < 0 ? pos + T : pos;
@@ -115,6 +122,7 @@ void TraceObserver::record(std::vector<float>& to, const Intermediate& t) const 
 
 void TraceObserver::observe(const Intermediate& t) {
     const std::string_view n = t.name;
+    if (opts_.all_positions) observe_all(t);
     if (opts_.attribute) {  // the rows the attribution reads (attribution.h)
         const bool last_layer = t.layer == static_cast<int>(trace_.layers.size()) - 1;
         if (n == "tok_embed") record(rows_.tok_embed, t);
@@ -258,6 +266,7 @@ Trace TraceObserver::finish() {
     trace_.final = distribution(final_logits_, opts_.top_k);
     trace_.target = opts_.target ? *opts_.target : trace_.final.top.at(0).id;
     if (trace_.target < 0 || trace_.target >= V) throw UsageError("--target: token id outside the vocabulary");
+    trace_.sampling = sampling_trace(final_logits_, kSamplingTop);
     const auto target_prob = [&](std::span<const float> logits) {
         return std::exp(double(logits[size_t(trace_.target)]) - log_sum_exp(logits));
     };
@@ -279,6 +288,7 @@ Trace TraceObserver::finish() {
         if (opts_.contrast) logit -= raw_logit(*opts_.contrast);
         trace_.attribution = attribute(model_, rows_, trace_.target, opts_.contrast, logit);
     }
+    if (opts_.all_positions) finish_all();
     return std::move(trace_);
 }
 
@@ -287,7 +297,7 @@ Trace run_trace(const Model& m, std::span<const TokenId> tokens, const TraceOpti
     const bool last = resolve_position(opts.position, static_cast<int>(tokens.size())) == static_cast<int>(tokens.size()) - 1;
     Session session(m, opts.session);
     session.set_observer(&obs);
-    session.eval(tokens, last ? LogitsFor::last : LogitsFor::all);
+    session.eval(tokens, last && !opts.all_positions ? LogitsFor::last : LogitsFor::all);
     session.set_observer(nullptr);
     return obs.finish();
 }

@@ -149,34 +149,60 @@ function renderNorms(app, d) {
   app.appendChild(lg);
 }
 
+// The lens's target: the trace's (d.target), or a token the reader clicked in the grid.
+const lensState = {id: null};
 function renderLens(app, d) {
   section(app, 'Logit lens', 'Final norm + unembedding applied to the residual stream after each layer. ' +
-          'Cells: the most likely tokens, shaded by probability; the target is outlined in red.');
+          'Cells: the most likely tokens, shaded by probability; the target is outlined in red. ' +
+          'Click a cell (or focus it and press Enter) to follow that token instead; click it again to go back.');
   const k = d.final.top.length;
+  const tgt = lensState.id === null ? d.target.id : lensState.id;
   const t = el('table', 'lens');
+  t.id = 'lens';
+  t.dataset.target = String(tgt);
   const head = el('tr');
   ['layer'].concat(Array.from({length: k}, (_, i) => `#${i + 1}`), ['target rank', 'target p', 'entropy', 'KL(final\u2016lens)'])
     .forEach(h => head.appendChild(el('th', '', h)));
   t.appendChild(head);
+  // Where the chosen token is not the trace's target, its rank and p are known within the top cells only.
+  const follow = (top, rank, prob) => {
+    if (tgt === d.target.id) return [String(rank), fix(prob, 4)];
+    const i = top.findIndex(c => c.id === tgt);
+    return i >= 0 ? [String(i + 1), fix(top[i].prob, 4)] : [`> ${top.length}`, `< ${fix(top[top.length - 1].prob, 4)}`];
+  };
   const row = (label, top, extra) => {
     const tr = el('tr');
     tr.appendChild(el('th', '', label));
     top.forEach(c => {
-      const td = el('td', 'cell' + (c.id === d.target.id ? ' target' : ''), clip(shown(c.token), 14));
+      const td = el('td', 'cell' + (c.id === tgt ? ' target' : ''), clip(shown(c.token), 14));
       td.appendChild(el('small', '', fix(c.prob, 3)));
       const v = Math.sqrt(c.prob);
       td.style.background = heat(v);
       td.style.color = ink(v);
       td.title = `id ${c.id}, p ${c.prob}`;
+      td.tabIndex = 0;
+      td.dataset.id = String(c.id);
+      const pick = () => { lensState.id = c.id === tgt && lensState.id !== null ? null : c.id; const n = renderLensAgain(t, d); n.querySelector(`td[data-id="${c.id}"]`)?.focus(); };
+      td.addEventListener('click', pick);
+      td.addEventListener('keydown', e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pick(); } });
       tr.appendChild(td);
     });
+    for (let i = top.length; i < k; ++i) tr.appendChild(el('td'));  // a shorter lens (--pos all keeps 3)
     extra.forEach(x => tr.appendChild(el('td', 'num', x)));
     t.appendChild(tr);
   };
   d.layers.forEach(l => row(`L${l.layer}`, l.lens.top,
-    [String(l.lens.target_rank), fix(l.lens.target_prob, 4), fix(l.lens.entropy, 3), fix(l.lens.kl_to_final, 3)]));
-  row('final', d.final.top, [String(d.target.final_rank), fix(d.target.final_prob, 4), fix(d.final.entropy, 3), '0.000']);
+    follow(l.lens.top, l.lens.target_rank, l.lens.target_prob).concat([fix(l.lens.entropy, 3), fix(l.lens.kl_to_final, 3)])));
+  row('final', d.final.top, follow(d.final.top, d.target.final_rank, d.target.final_prob).concat([fix(d.final.entropy, 3), '0.000']));
   app.appendChild(t);
+}
+// Re-draws the lens table in place (the section's heading and note stay).
+function renderLensAgain(table, d) {
+  const tmp = el('div');
+  renderLens(tmp, d);
+  const fresh = tmp.querySelector('table');
+  table.replaceWith(fresh);
+  return fresh;
 }
 
 // A mixture of experts: per layer, the experts the traced token went to, shaded by weight.
@@ -210,6 +236,11 @@ function renderExperts(app, d) {
 function renderTracedAttention(app, d) {
   section(app, 'Attention at the traced position', 'Rows: heads; columns: the keys the traced token can see. ' +
           'Right: entropy (nats) and the norm of the head\u2019s output through W_O.');
+  if (d.layers.some(l => l.attn.heads.some(h => !h.pattern))) {
+    app.appendChild(el('p', 'note', 'The attention rows at this position are not in the page (whole patterns left out at this ' +
+                    'size): journey trace --pos ' + d.position + ' --html shows them.'));
+    return;
+  }
   const n = d.position + 1, cw = Math.max(10, Math.min(30, Math.floor(560 / n))), ch = 16;
   const grid = el('div', 'heads');
   d.layers.forEach(l => {
@@ -344,18 +375,31 @@ function renderAttribution(app, d) {
   app.appendChild(t);
 }
 
-(function main() {
-  const d = JSON.parse(document.getElementById('trace-data').textContent);
-  const app = document.getElementById('app');
+// Every section, for the view of one position (d itself, or viewAt(d, p) with --pos all).
+function renderAll(app, d) {
+  app.replaceChildren();
   renderPrompt(app, d);
+  renderPositionNote(app, d);    // trace_html_panels.cpp
   renderNorms(app, d);
   renderLens(app, d);
   renderExperts(app, d);
+  renderSampling(app, d);        // trace_html_panels.cpp
+  renderHeadGrid(app, d);        // trace_html_panels.cpp
   renderAttribution(app, d);
   renderTracedAttention(app, d);
   renderFullPatterns(app, d);
+  renderProvenance(app, d);      // trace_html_panels.cpp
+}
+
+// Called at the end of the page's script, after trace_html_panels.cpp's part.
+function main() {
+  const d = JSON.parse(document.getElementById('trace-data').textContent);
+  const app = document.getElementById('app');
+  d.layers.forEach(l => l.attn.heads.forEach(h => { if (h.pattern_e4) h.pattern = h.pattern_e4.map(w => w / 1e4); }));
+  showPosition(app, d, d.position);  // trace_html_panels.cpp
+  applyFragment(app, d);
   if (document.body.dataset.status !== 'error') document.body.dataset.status = 'rendered';
-})();
+}
 )JS";
 
 }  // namespace journey

@@ -22,7 +22,27 @@ json top_json(const Tokenizer& tok, const Distribution& d) {
     return a;
 }
 
+// Every query's row (keys after it are 0 and left out), rounded to 1e-4.
+json full_pattern_json(const Trace& tr, const HeadTrace& h) {
+    const size_t T = tr.tokens.size();
+    json rows = json::array();
+    for (size_t q = 0; q < T; ++q) {
+        json r = json::array();
+        for (size_t k = 0; k <= q; ++k) r.push_back(std::round(double(h.full[q * T + k]) * 1e4) / 1e4);
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
 json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool full) {
+    if (full) {  // the page: the traced row in units of 1e-4 (integers are short), no top keys
+        json pattern = json::array();
+        for (float w : h.pattern) pattern.push_back(static_cast<int>(std::lround(double(w) * 1e4)));
+        json j = {{"head", h.head}, {"pattern_e4", std::move(pattern)}, {"entropy", h.entropy}, {"out_norm", h.out_norm}};
+        if (!h.full.empty()) j["full_pattern"] = full_pattern_json(tr, h);
+        if (h.gate_mean) j["gate_mean"] = *h.gate_mean;
+        return j;
+    }
     json keys = json::array();
     for (int k : h.top_keys) {
         json t = token_json(tok, tr.tokens[static_cast<size_t>(k)]);
@@ -33,16 +53,6 @@ json head_json(const Trace& tr, const Tokenizer& tok, const HeadTrace& h, bool f
     json j = {{"head", h.head}, {"pattern", h.pattern}, {"top_keys", std::move(keys)},
               {"entropy", h.entropy}, {"out_norm", h.out_norm}};
     if (h.gate_mean) j["gate_mean"] = *h.gate_mean;
-    if (full && !h.full.empty()) {
-        const size_t T = tr.tokens.size();
-        json rows = json::array();
-        for (size_t q = 0; q < T; ++q) {
-            json r = json::array();
-            for (size_t k = 0; k <= q; ++k) r.push_back(std::round(double(h.full[q * T + k]) * 1e4) / 1e4);
-            rows.push_back(std::move(r));  // keys after the query are 0 and left out
-        }
-        j["full_pattern"] = std::move(rows);
-    }
     return j;
 }
 
@@ -108,6 +118,72 @@ json attribution_json(const Attribution& a, const Tokenizer& tok) {
             {"layers", std::move(layers)}};
 }
 
+// The sampling panel's data (trace.h SamplingTrace): logits exactly as floats (JSON keeps them).
+json sampling_json(const SamplingTrace& s, const Tokenizer& tok) {
+    json top = json::array();
+    for (const auto& [id, logit] : s.top) {
+        json t = token_json(tok, id);
+        t["logit"] = logit;
+        top.push_back(std::move(t));
+    }
+    return {{"n_vocab", s.n_vocab}, {"top", std::move(top)}, {"tail_exp_sum", s.tail_exp_sum},
+            {"tail_max", s.top.size() < size_t(s.n_vocab) ? json(s.tail_max) : json(nullptr)}};
+}
+
+// A number rounded to 5 significant digits: the page shows 4, and 200 positions x every layer
+// and head must stay small (README: the page's size).
+double r5(double x) {
+    if (!std::isfinite(x) || x == 0) return x;
+    const double scale = std::pow(10.0, 4 - std::floor(std::log10(std::abs(x))));
+    return std::round(x * scale) / scale;
+}
+
+double r4(double x) {  // 4 significant digits: each position's lens
+    if (!std::isfinite(x) || x == 0) return x;
+    const double scale = std::pow(10.0, 3 - std::floor(std::log10(std::abs(x))));
+    return std::round(x * scale) / scale;
+}
+
+// --pos all, compact (the page rebuilds each position's view from it; trace_html_panels.cpp):
+// token ids only, their text once in "vocab".
+json positions_json(const Trace& tr, const Tokenizer& tok, json& vocab) {
+    const auto id_of = [&](TokenId id) {
+        const std::string key = std::to_string(id);
+        if (!vocab.contains(key)) vocab[key] = token_json(tok, id)["token"];
+        return id;
+    };
+    json out = json::array();
+    for (const PositionTrace& p : tr.positions) {
+        json final_top = json::array();
+        for (const Ranked& r : p.final.top) final_top.push_back({id_of(r.id), r5(r.prob)});
+        json samp = json::array();
+        for (const auto& [id, logit] : p.sampling.top) samp.push_back({id_of(id), logit});
+        json layers = json::array();
+        for (const LayerTrace& l : p.layers) {
+            json he = json::array(), lens = json::array();
+            for (const HeadTrace& h : l.heads) he.push_back(std::lround(h.entropy * 1e3));  // milli-nats
+            for (const Ranked& r : l.lens.dist.top) lens.push_back({id_of(r.id), r4(r.prob)});
+            layers.push_back({{"r", {r5(l.resid_pre), r5(l.resid_mid), r5(l.resid_post), r5(l.attn_out), r5(l.mlp_out)}},
+                              {"he", std::move(he)},
+                              {"lens", {{"top", std::move(lens)}, {"entropy", r5(l.lens.dist.entropy)},
+                                        {"kl", r5(l.lens.kl_to_final)}, {"rank", l.lens.target_rank},
+                                        {"prob", r5(l.lens.target_prob)}}}});
+        }
+        const EmbeddingTrace& e = p.embedding;
+        out.push_back({{"embedding", {r5(e.token_norm), e.position_norm ? json(r5(*e.position_norm)) : json(nullptr),
+                                      r5(e.sum_norm)}},
+                       {"target", id_of(p.target)},
+                       {"final_rank", p.final_target_rank},
+                       {"final_prob", r5(p.final_target_prob)},
+                       {"final", {{"top", std::move(final_top)}, {"entropy", r5(p.final.entropy)}}},
+                       {"layers", std::move(layers)},
+                       {"sampling", {{"top", std::move(samp)}, {"tail_exp_sum", p.sampling.tail_exp_sum},
+                                     {"tail_max", p.sampling.top.size() < size_t(p.sampling.n_vocab)
+                                                      ? json(p.sampling.tail_max) : json(nullptr)}}}});
+    }
+    return out;
+}
+
 }  // namespace
 
 json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
@@ -125,6 +201,12 @@ json trace_json(const Trace& tr, const Tokenizer& tok, bool full_patterns) {
                 {"layers", std::move(layers)},
                 {"final", {{"top", top_json(tok, tr.final)}, {"entropy", tr.final.entropy}}}};
     if (tr.attribution) doc["attribution"] = attribution_json(*tr.attribution, tok);
+    if (full_patterns && !tr.sampling.top.empty()) doc["sampling"] = sampling_json(tr.sampling, tok);  // the page
+    if (full_patterns && !tr.positions.empty()) {  // --pos all, for the page
+        json vocab = json::object();
+        doc["positions"] = positions_json(tr, tok, vocab);
+        doc["vocab"] = std::move(vocab);
+    }
     return doc;
 }
 

@@ -51,6 +51,7 @@ TEST_CASE("docs/json.md documents every key of every JSON output", "[cli][json][
         {"tokenize --json", {"tokenize", "-m", gpt2, "--json", "-p", "Hi<|endoftext|>"}, ""},
         {"detokenize --json", {"detokenize", "-m", gpt2, "--json", "1", "500"}, ""},
         {"next --json", {"next", "-m", gpt2, "--json", "-p", "Hi"}, ""},
+        {"next --json", {"next", "-m", gpt2, "--json", "-p", "Hi", "--sampler"}, ""},
         {"generate --format jsonl",
          {"generate", "-m", gpt2, "--format", "jsonl", "-p", "Hi", "-n", "3", "--top-logprobs", "2", "-q"}, ""},
         {"generate --json (or --format json)",

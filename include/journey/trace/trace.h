@@ -43,6 +43,7 @@ struct TraceOptions {
     std::optional<TokenId> target; // token whose rank the lens follows; default: final top-1
     bool full_patterns = false;    // also keep every head's whole [T, T] pattern (for --html)
     bool attribute = false;        // direct logit attribution of the target (attribution.h)
+    bool all_positions = false;    // --pos all: also a PositionTrace for every position (same pass)
     std::optional<TokenId> contrast; // attribute target - contrast instead of the target's logit
     // Called as each layer's residual stream is observed (layers done, n_layer); may be empty.
     std::function<void(int, int)> progress;
@@ -107,6 +108,31 @@ struct EmbeddingTrace {
     double sum_norm = 0;                  // ‖embed‖, the first residual stream
 };
 
+// The final logits as the page's sampling panel needs them (trace_html.h): the best kSamplingTop
+// in the sampler's order (logit descending, ties -> lower id; sampler.h) and what the rest add up
+// to, so that the page recomputes generate's candidates exactly whenever they lie among these.
+inline constexpr int kSamplingTop = 256;
+struct SamplingTrace {
+    std::vector<std::pair<TokenId, float>> top;  // (id, logit), best first
+    double tail_exp_sum = 0;  // Σ exp(logit - top[0].logit) over the other tokens (double)
+    float tail_max = 0;       // the largest logit among the others (-FLT_MAX when none)
+    int n_vocab = 0;
+};
+
+// --pos all: what the page shows at one position, from the same single pass (trace_positions.cpp).
+// Heads keep their entropy only (their rows are in the full patterns, when kept); each lens
+// its top-k, entropy, KL and the rank and probability of this position's target (its final top-1).
+inline constexpr int kSamplingTopAll = 40;  // final logits kept per position (generate's top-k)
+struct PositionTrace {
+    EmbeddingTrace embedding;
+    std::vector<LayerTrace> layers;
+    Distribution final;
+    TokenId target = 0;
+    double final_target_prob = 0;
+    int64_t final_target_rank = 0;
+    SamplingTrace sampling;
+};
+
 struct Trace {
     std::vector<TokenId> tokens;  // the whole prompt
     int position = 0;             // resolved, 0-based
@@ -118,7 +144,12 @@ struct Trace {
     double final_target_prob = 0;
     int64_t final_target_rank = 0;
     std::optional<Attribution> attribution;  // with TraceOptions::attribute
+    SamplingTrace sampling;       // the final logits for the sampling panel
+    std::vector<PositionTrace> positions;  // with TraceOptions::all_positions: one per token
 };
+
+// The best `keep` of a row of logits in the sampler's order, and what the rest add up to.
+SamplingTrace sampling_trace(std::span<const float> logits, int keep);
 
 // The position `pos` names in a prompt of T tokens (negative: from the end). UsageError if outside.
 int resolve_position(int pos, int T);
@@ -153,6 +184,12 @@ private:
     void observe_moe(const Intermediate& t);
     void record(std::vector<float>& to, const Intermediate& t) const;
     double raw_logit(TokenId id) const;
+
+    // --pos all (trace_positions.cpp): every row of the intermediates, reduced as they pass.
+    std::vector<std::vector<float>> all_resid_;  // [layer][T*C] resid_post, for the lenses
+    std::vector<float> all_logits_;              // [T*V]
+    void observe_all(const Intermediate& t);
+    void finish_all();
 };
 
 // The trace as one JSON document (see README "Tracing"); token text is valid UTF-8 with the

@@ -18,6 +18,9 @@ namespace journey {
 // `doc` is trace_json(...) (ideally with full patterns); `title` is plain text.
 std::string trace_html(const nlohmann::json& doc, const std::string& title);
 
+// journey patch --html: `doc` is patch's JSON document (docs/json.md), plus "provenance".
+std::string patch_html(const nlohmann::json& doc, const std::string& title);
+
 // JSON that can sit inside <script type="application/json">: '<', '>' and '&' as \u escapes.
 std::string script_safe_json(const nlohmann::json& doc);
 
