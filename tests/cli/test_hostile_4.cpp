@@ -20,6 +20,7 @@
 
 #include "asan.h"
 #include "cli_run.h"
+#include "files.h"
 #include "safetensors_writer.h"
 
 using namespace journey::test;
@@ -33,12 +34,6 @@ const std::string kLlamaGguf = data_dir() + "/models/llama3/llama3-F32.gguf";
 constexpr long kLimitMib = 2048;
 constexpr long kCpuSeconds = 20;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
 void check_refused(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {

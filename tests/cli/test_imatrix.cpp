@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "files.h"
 #include "gguf_writer.h"
 #include "journey/convert/imatrix.h"
 #include "journey/formats/gguf_reader.h"
@@ -55,12 +56,6 @@ TEST_CASE("imatrix: llama-imatrix's importance matrix of base-F32 on the fixture
 }
 
 namespace {
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 std::string fnv1a64(const std::string& bytes) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
