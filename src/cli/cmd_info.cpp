@@ -107,6 +107,10 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
         n.push_back("MLP width per layer: " + std::to_string(c.n_ff_layers.front()) + ", " + std::to_string(c.n_ff) + " on the widest (double-wide MLP)");
     if (c.n_embd_per_layer > 0)
         n.push_back("per-layer embeddings: " + std::to_string(c.n_embd_per_layer) + " values per layer per token");
+    if (c.residual_scale != 1.0f || c.logit_scale != 1.0f)  // Granite
+        n.push_back("multipliers: embedding x " + num(c.embed_scale) + ", attention scale " +
+                    (c.attn_scale > 0 ? num(c.attn_scale) : "1/sqrt(head_dim)") + ", residual branches x " + num(c.residual_scale) +
+                    ", logits / " + num(c.logit_scale));
     return n;
 }
 

@@ -191,6 +191,25 @@ void gptneox_qkv(Tensor t, const std::string&, const HfModel& hf, Source& s) {
         s.row_map = [H](int64_t i) { return (i % H) * 3 + i / H; };  // output chunk (part, head) <- source (head, part)
     }
 }
+// GraniteModel.set_gguf_parameters: LlamaModel's keys with head_dim popped from the config first
+// (no key_length / value_length; rope dimensions hidden_size / heads), then each multiplier the
+// config gives (a truthy value, as the converter's walrus tests it). Without attention_multiplier
+// llama.cpp would scale by 1/sqrt(head_dim) where transformers scales by 1: refused.
+void granite_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    if (!hf.has_number("attention_multiplier"))
+        hf.refuse("Granite without attention_multiplier cannot be stored in GGUF (llama.cpp then scales attention by "
+                  "1/sqrt(head_dim), transformers by 1)");
+    nlohmann::json popped = hf.json;
+    popped.erase("head_dim");
+    text_model_keys(w, HfModel{hf.dir, hf.weights, popped, c, hf.file_type});
+    w.field(K::vocab_size, c);
+    w.u32(K::rope_dimension_count, c.n_embd / c.n_head);
+    w.field(K::attention_scale, c);
+    if (hf.has_number("embedding_multiplier")) w.field(K::embedding_scale, c);
+    if (hf.has_number("residual_multiplier")) w.field(K::residual_scale, c);
+    if (hf.has_number("logits_scaling")) w.field(K::logit_scale, c);
+}
 // ---- end of issue 36's hooks
 
 // ---- issue 35: the hybrid families
@@ -287,6 +306,9 @@ const ConverterHook hooks[] = {
     {Arch::gptneox, gptneox_keys, gptneox_qkv},
     // issue 36: SmolLM3Model is LlamaModel (llama.cpp hard-codes its NoPE step: convert_hf.cpp checks it)
     {Arch::smollm3, llama_keys, llama_permute_qk, nullptr, false, true},
+    // issue 36: GraniteModel is LlamaModel (q/k permuted) with its multipliers; Olmo2Model is TextModel
+    {Arch::granite, granite_keys, llama_permute_qk, nullptr, false, true},
+    {Arch::olmo2, text_model_keys, nullptr, nullptr, false, true},
     // issue 35: Qwen3_5TextModel, from its Qwen3_5ForConditionalGeneration checkpoint (MTP head included)
     {Arch::qwen35, qwen35_keys, qwen35_tensor, nullptr, false, false, qwen35_rename, true},
 };

@@ -213,6 +213,30 @@ const HfName gemma4_hf[] = {
     {per_layer_post_norm, "model.layers.{}.post_per_layer_input_norm.weight"},
     {layer_out_scale, "model.layers.{}.layer_scalar"},
 };
+// Granite 3.x dense (GraniteForCausalLM): Llama's block and names; the embedding times
+// embedding_multiplier, the attention scores times attention_multiplier (instead of 1/sqrt(D)),
+// each residual branch (attention out, MLP out) times residual_multiplier before it is added, the
+// logits divided by logits_scaling (config.cpp; GGUF embedding_scale, attention.scale,
+// residual_scale, logit_scale, as llama.cpp's granite).
+const char* const granite_types[] = {"granite"};
+// OLMo 2 (Olmo2ForCausalLM): no pre-norms; an RMSNorm after attention and one after the MLP, each
+// before its residual add; q/k RMSNorms over the whole projection (not per head), before rope.
+const char* const olmo2_types[] = {"olmo2"};
+const Tensor olmo2_tensors[] = {tok_embd, output_norm, attn_q, attn_k, attn_v, attn_q_norm_full, attn_k_norm_full, attn_out,
+                                attn_post_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm};
+const HfName olmo2_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"},
+    {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm_full, "model.layers.{}.self_attn.q_norm.weight"},
+    {attn_k_norm_full, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {attn_post_norm, "model.layers.{}.post_attention_layernorm.weight"},  // after attention, as Gemma's
+    {ffn_gate, "model.layers.{}.mlp.gate_proj.weight"}, {ffn_up, "model.layers.{}.mlp.up_proj.weight"},
+    {ffn_down, "model.layers.{}.mlp.down_proj.weight"},
+    {ffn_post_norm, "model.layers.{}.post_feedforward_layernorm.weight"},
+};
 // ---- end of issue 36's families ----
 // ---- Hybrid families (issue 35; src/model/delta_net.cpp runs the linear-attention mixer) ----
 // Qwen3.5: three of every four layers Gated DeltaNet (linear_attn.*), every fourth full
@@ -262,6 +286,8 @@ const ArchTraits table[] = {
     {Arch::smollm3, "smollm3", smollm3_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, true,  false, llama_tensors,   llama_hf},
     {Arch::gemma4,  "gemma4",  gemma4_types,  NK::rmsnorm,   AK::geglu_tanh, PK::rope,    RP::half,        false, true,  true,  false, gemma4_tensors,  gemma4_hf},
     {Arch::qwen35,  "qwen35",  qwen35_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        true,  false, false, false, qwen35_tensors, qwen35_hf, nullptr, nullptr, &qwen35_hybrid},
+    {Arch::granite, "granite", granite_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, llama_tensors,   llama_hf},
+    {Arch::olmo2,   "olmo2",   olmo2_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, olmo2_tensors,   olmo2_hf},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -353,6 +379,9 @@ const GgufTensor gguf_tensors[] = {
     {per_layer_proj, "blk.{}.proj.weight", Dim::C, Dim::PL},
     {per_layer_post_norm, "blk.{}.post_norm.weight", Dim::C},
     {layer_out_scale, "blk.{}.layer_output_scale.weight", Dim::One},
+    // OLMo 2's q/k norms over the whole projection.
+    {attn_q_norm_full, "blk.{}.attn_q_norm.weight", Dim::HD},
+    {attn_k_norm_full, "blk.{}.attn_k_norm.weight", Dim::KD},
 };
 
 std::string join(auto names) {
@@ -392,7 +421,7 @@ bool hf_tensor_ignorable(std::string_view name) {
 bool is_norm(Tensor t) {
     return t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm || t == ffn_post_norm ||
            t == attn_q_norm || t == attn_k_norm || t == ffn_norm_post_attn || t == per_layer_proj_norm ||
-           t == per_layer_post_norm;
+           t == per_layer_post_norm || t == attn_q_norm_full || t == attn_k_norm_full;
 }
 
 bool is_recurrent_tensor(Tensor t) {
@@ -402,7 +431,8 @@ bool is_recurrent_tensor(Tensor t) {
 
 bool is_attention_tensor(Tensor t) {
     return t == attn_q || t == attn_q_gate || t == attn_k || t == attn_v || t == attn_q_norm || t == attn_k_norm ||
-           t == attn_out || t == attn_qkv || t == attn_q_b || t == attn_k_b || t == attn_v_b || t == attn_out_b;
+           t == attn_out || t == attn_qkv || t == attn_q_b || t == attn_k_b || t == attn_v_b || t == attn_out_b ||
+           t == attn_q_norm_full || t == attn_k_norm_full;
 }
 
 const ArchTraits& traits_of(Arch a) {

@@ -99,6 +99,9 @@ void ModelConfig::validate(const std::string& source) const {
             need(kv_source(l) == l || (kv_source(l) < n_layer - n_kv_shared && head_dim_of(kv_source(l)) == head_dim_of(l)),
                  "KV-shared layer " + std::to_string(l) + " has no earlier layer of its kind to read");
     }
+    need(std::isfinite(residual_scale) && residual_scale > 0.0f && std::isfinite(logit_scale) && logit_scale > 0.0f &&
+             std::isfinite(embed_scale) && embed_scale > 0.0f && std::isfinite(attn_scale),
+         "the embedding, residual and logit scales must be positive numbers");
     if (rope_scaling == RopeScaling::yarn) {
         need(rope_original_ctx > 0, "yarn needs original_max_position_embeddings");
         need(std::isfinite(rope_beta_fast) && std::isfinite(rope_beta_slow) && rope_beta_fast > 0.0f && rope_beta_slow > 0.0f,
@@ -457,6 +460,30 @@ void read_gemma4(ModelConfig& c, const nlohmann::json& j, const std::string& sou
     c.n_rot = n_rot;
     c.rope_freq_factors = std::move(f_full);
 }
+// Granite 3.x (GraniteConfig): embedding_multiplier, attention_multiplier (the attention scale,
+// instead of 1/sqrt(head_dim)), residual_multiplier, logits_scaling; each defaults to 1.0 as
+// GraniteConfig does. The head width is hidden_size / num_attention_heads (llama.cpp's converter
+// drops a head_dim key: another value is refused).
+void read_granite(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    auto multiplier = [&](const char* key) {
+        const float v = get_float(j, key, 1.0f, source);
+        if (!(std::isfinite(v) && v > 0.0f)) throw ModelError(source + ": \"" + std::string(key) + "\" must be a positive number");
+        return v;
+    };
+    c.embed_scale = multiplier("embedding_multiplier");
+    c.attn_scale = multiplier("attention_multiplier");
+    c.residual_scale = multiplier("residual_multiplier");
+    c.logit_scale = multiplier("logits_scaling");
+    if (c.head_dim * c.n_head != c.n_embd)
+        throw ModelError(source + ": \"head_dim\" other than hidden_size / num_attention_heads is not supported for granite");
+}
+
+// OLMo 2 (Olmo2Config): its keys are Llama's; Olmo 3's sliding window is another model (olmo3),
+// which Olmo2's attention does not apply: refused, not ignored.
+void read_olmo2(const nlohmann::json& j, const std::string& source) {
+    for (const char* key : {"sliding_window", "layer_types"})
+        if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for olmo2");
+}
 // ---- end of issue 36's families
 
 // ---- Hybrid (Qwen3.5's text_config): which layers are Gated DeltaNet (layer_types, else every
@@ -574,6 +601,10 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
     if (t.arch != Arch::gemma3)
         for (const char* key : {"rope_local_base_freq", "sliding_window_pattern"})
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
+    if (t.arch == Arch::granite) read_granite(c, j, source);
+    if (t.arch == Arch::olmo2) read_olmo2(j, source);
+    for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
+        if (present(j, key) && t.arch != Arch::granite) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     read_sliding(c, j, source);
     if (t.arch == Arch::gemma4) read_gemma4(c, j, source);
     read_moe(c, j, t, source);

@@ -113,6 +113,27 @@ void read_gemma4(ModelConfig& c, const Keys& k) {
         k.fail(Key::shared_kv_layers, "needs the last two layers before the shared ones to be [sliding, full] (as llama.cpp assumes)");
 }
 
+bool is_granite_key(Key key) {
+    return key == Key::embedding_scale || key == Key::attention_scale || key == Key::residual_scale || key == Key::logit_scale;
+}
+
+// Granite (llama.cpp's granite): logit_scale is required (logits / it); embedding_scale,
+// residual_scale and attention.scale are optional, 0 or absent meaning none (attention: 1/sqrt(D));
+// rope.scaling.finetuned false turns rope off on every layer (llama.cpp's switch for it).
+void read_granite(ModelConfig& c, const Keys& k) {
+    auto scale = [&](Key key, float absent) {
+        const float v = k.number(key, absent);
+        if (!std::isfinite(v) || v < 0.0f) k.fail(key, "must be a positive number");
+        return v == 0.0f ? absent : v;
+    };
+    c.logit_scale = k.number(Key::logit_scale);
+    if (!(std::isfinite(c.logit_scale) && c.logit_scale > 0.0f)) k.fail(Key::logit_scale, "must be a positive number");
+    c.embed_scale = scale(Key::embedding_scale, 1.0f);
+    c.residual_scale = scale(Key::residual_scale, 1.0f);
+    c.attn_scale = scale(Key::attention_scale, 0.0f);
+    if (!k.flag(Key::rope_scaling_finetuned, true)) c.no_rope_layers.assign(size_t(c.n_layer), true);
+}
+
 // Any "<arch>." key outside gguf_keys.h's table may change the math and is refused by name.
 void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const Keys& k) {
     const std::string prefix = arch + ".";
@@ -134,6 +155,7 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
             known = t && t->hybrid;
         }
         if (const GgufKey* g = find_key(rest); g && is_gemma4_key(g->key)) known = arch == "gemma4";
+        if (const GgufKey* g = find_key(rest); g && is_granite_key(g->key)) known = arch == "granite";
         if (!known) k.fail(rest, "is not supported (it may change the math; journey refuses rather than ignore it)");
     }
 }
@@ -358,6 +380,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         if (c.sliding_window <= 0) k.fail(Key::sliding_window, "is missing (gemma4 needs it)");
         read_gemma4(c, k);
     }
+    if (c.arch == Arch::granite) read_granite(c, k);
     read_moe(c, *traits, k);
     read_hybrid(c, *traits, k);
     c.validate(source);

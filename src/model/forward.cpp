@@ -52,6 +52,18 @@ struct Pass {
         notify(name, layer, data, dims);
     }
 
+    // A block's norm before attention or the MLP; a row without one (OLMo 2) passes x on as it is.
+    void pre_norm(float* out, const float* x, const Vector& w, const Vector& b) const {
+        if (w) return norm(out, x, w, b);
+        std::memcpy(out, x, sizeof(float) * static_cast<size_t>(T) * static_cast<size_t>(c.n_embd));
+    }
+
+    // Granite: a residual branch times residual_multiplier before it is added.
+    void residual_scale(float* y) const {
+        if (c.residual_scale == 1.0f) return;
+        for (int64_t i = 0; i < int64_t{T} * c.n_embd; ++i) y[i] *= c.residual_scale;
+    }
+
     void norm(float* out, const float* x, const Vector& w, const Vector& b) const {
         switch (c.norm) {
             case NormKind::layernorm: return layernorm(out, x, w.data, b.data, T, c.n_embd, c.norm_eps);
@@ -159,7 +171,7 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
     float* k_new = one ? seqs[0].k + seqs[0].P * KD : b.k;
     float* v_new = one ? seqs[0].v + seqs[0].P * KD : b.v;
 
-    s.norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
+    s.pre_norm(b.xn, b.x, w.attn_norm_w, w.attn_norm_b);
     // Queries, keys and values; GPT-2, Phi-3 and GPT-NeoX fuse them into one product: [q | k | v]
     // per row (HF GPT-NeoX: [q_h | k_h | v_h] per head, as its checkpoint stores the rows).
     if (w.attn_qkv) {
@@ -193,9 +205,11 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
         }
     }
-    if (w.attn_q_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's D values of q and k, before rope
-        rmsnorm(b.q, b.q, w.attn_q_norm.data, T * H, D, c.norm_eps);
-        if (!shares) rmsnorm(k_new, k_new, w.attn_k_norm.data, T * Hkv, D, c.norm_eps);
+    if (w.attn_q_norm) {  // RMSNorm of q and k before rope: Qwen3, Gemma 3 over each head's D values,
+                          // OLMo 2 over the whole projection (its norms hold H*D and Hkv*D weights)
+        const bool whole = w.attn_q_norm.n == HD;
+        rmsnorm(b.q, b.q, w.attn_q_norm.data, whole ? T : T * H, whole ? int(HD) : D, c.norm_eps);
+        if (!shares) rmsnorm(k_new, k_new, w.attn_k_norm.data, whole ? T : T * Hkv, whole ? int(KD) : D, c.norm_eps);
     }
     if (c.v_norm && !shares) unit_rmsnorm(v_new, int64_t{T} * Hkv, D, c.norm_eps);  // Gemma 4: no weight
     const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l), w.attn_sinks.data};  // sinks: gpt-oss
@@ -235,12 +249,14 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
     s.site("attn_z", l, b.z, {T, H, D});
 }
 
-// Second half: resid += out_proj(z) (Gemma 2: resid += post_norm(out_proj(z))).
+// Second half: resid += out_proj(z) (Gemma 2, OLMo 2: resid += post_norm(out_proj(z)); Granite:
+// times residual_multiplier).
 void attention_out(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const int T = s.T, C = s.c.n_embd;
 
     s.linear(b.proj, b.z, w.attn_out, w.attn_out_b);
     if (w.attn_post_norm) s.norm(b.proj, b.proj, w.attn_post_norm, {});
+    s.residual_scale(b.proj);
     s.site("attn_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
     s.notify("resid_mid", l, b.x, {T, C});
@@ -301,13 +317,14 @@ void layer_tail(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
         for (int64_t i = 0; i < int64_t{T} * C; ++i) b.x[i] *= w.out_scale.data[0];
 }
 
-// MLP sub-block: resid += down(act(up(norm(resid)))) (Gemma 2/3: then a post-norm; GPT-NeoX's
-// parallel residual: the norm reads the layer's input b.x0, not resid_mid).
+// MLP sub-block: resid += down(act(up(norm(resid)))) (Gemma 2/3: then a post-norm; OLMo 2: the
+// post-norm only; Granite: times residual_multiplier; GPT-NeoX's parallel residual: the norm reads
+// the layer's input b.x0, not resid_mid).
 void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     const ModelConfig& c = s.c;
     const int T = s.T, C = c.n_embd;
     const int64_t n = int64_t{T} * c.n_ff;
-    s.norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
+    s.pre_norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
         const int E = c.n_expert;
         std::vector<float> routed;  // the router logits [T, E], kept only for an observer
@@ -321,6 +338,7 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
             if (s.observer) routed.assign(moe_last_router_logits(), moe_last_router_logits() + int64_t{T} * E);
         }
         if (s.observer) s.notify("moe_logits", l, routed.data(), {T, E});
+        s.residual_scale(b.proj);
         s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);
         layer_tail(s, w, l, b);
@@ -348,6 +366,7 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     }
     s.linear(b.proj, b.ff, w.mlp_down, w.mlp_down_b);
     if (w.mlp_post_norm) s.norm(b.proj, b.proj, w.mlp_post_norm, {});
+    s.residual_scale(b.proj);
     s.site("mlp_out", l, b.proj, {T, C});
     add(b.x, b.proj, int64_t{T} * C);
     layer_tail(s, w, l, b);

@@ -53,6 +53,10 @@ const GgufKey keys[] = {
     {Key::rope_dimension_count_swa, "rope.dimension_count_swa", &C::n_rot_swa},
     {Key::shared_kv_layers, "attention.shared_kv_layers", &C::n_kv_shared},
     {Key::embedding_length_per_layer_input, "embedding_length_per_layer_input", &C::n_embd_per_layer},
+    {Key::embedding_scale, "embedding_scale", nullptr, &C::embed_scale},
+    {Key::attention_scale, "attention.scale", nullptr, &C::attn_scale},
+    {Key::residual_scale, "residual_scale", nullptr, &C::residual_scale},
+    {Key::logit_scale, "logit_scale", nullptr, &C::logit_scale},
 };
 
 }  // namespace

@@ -22,6 +22,10 @@ void final_norm(const Model& m, const float* resid, int rows, float* out) {
 void project_to_vocab(const Model& m, const float* normed, int rows, float* logits, bool each_alone) {
     if (each_alone) matmul_tokens(logits, normed, m.weights().output, rows);
     else matmul(logits, normed, m.weights().output, rows);
+    if (const float ls = m.config().logit_scale; ls != 1.0f) {  // Granite: logits / logits_scaling (as llama.cpp: x (1 / it))
+        const float inv = 1.0f / ls;
+        for (int64_t i = 0; i < int64_t{rows} * m.config().n_vocab; ++i) logits[i] *= inv;
+    }
     if (const float cap = m.config().final_softcap; cap > 0.0f)  // Gemma 2: cap * tanh(logits / cap)
         softcap(logits, int64_t{rows} * m.config().n_vocab, cap);
 }

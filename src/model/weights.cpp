@@ -123,6 +123,9 @@ const Role roles[] = {
     {per_layer_proj, &L::ple_proj},
     {per_layer_post_norm, &L::ple_post_norm},
     {layer_out_scale, &L::out_scale},
+    // OLMo 2's q/k norms over the whole projection (forward tells them by their length).
+    {attn_q_norm_full, &L::attn_q_norm},
+    {attn_k_norm_full, &L::attn_k_norm},
 };
 
 // The experts' tensors: E matrices (or vectors) per layer, bound by Binder::bind_experts (their

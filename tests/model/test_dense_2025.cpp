@@ -323,6 +323,111 @@ TEST_CASE("dense 2025: journey convert of Gemma 3, GPT-NeoX, Llama with linear r
     }
 }
 
+// ---- Granite 3.x dense and OLMo 2 (issue 36): journey's own stand-ins (tests/data/README.md),
+// converted by llama.cpp's convert_hf_to_gguf.py; only the directory is kept, with the converter
+// file's size and FNV-1a hash (STANDIN.json), so the GGUF they run from is journey's conversion,
+// checked to be that file byte for byte.
+namespace {
+
+// The stand-in's directory (hf/ of model.tar.xz) with the tokenizer files of the fixture it borrows.
+fs::path standin_hf(const std::string& family) {
+    const std::string borrowed = family == "granite" ? "smollm2" : "llama3";
+    const fs::path hf = fresh_hf(family);
+    copy_all(dir_of(family) + "/hf", hf);
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"})
+        fs::copy_file(data_dir() + "/convert/" + borrowed + "/" + f, hf / f);
+    return hf;
+}
+
+nlohmann::json standin_of(const std::string& family) { return nlohmann::json::parse(std::ifstream(dir_of(family) + "/STANDIN.json")); }
+
+}  // namespace
+
+TEST_CASE("dense 2025: Granite and OLMo 2 convert to llama.cpp's file and give llama.cpp's numbers, HF and GGUF", "[dense2025][convert]") {
+    for (const std::string family : {"granite", "olmo2"}) {
+        INFO(family);
+        const fs::path hf = standin_hf(family);
+        const fs::path gguf = convert(hf);
+        const nlohmann::json want = standin_of(family)["gguf"];
+        CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
+        CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
+        // The README's tolerances for SiLU families: top-20 within 1e-3, greedy while margins > 1e-2.
+        check_model(family, dir_of(family) + "/hf");
+        check_model(family, gguf.string());
+        fs::remove_all(hf.parent_path());
+    }
+}
+
+TEST_CASE("dense 2025: Granite's multipliers and OLMo 2's norm placement, from config.json and GGUF alike", "[dense2025]") {
+    const fs::path hf = standin_hf("granite");
+    const fs::path gguf = convert(hf);
+    for (const std::string path : {dir_of("granite") + "/hf", gguf.string()}) {
+        INFO(path);
+        const auto m = Model::load(path, LoadOptions{.tokenizer = false});
+        const ModelConfig& c = m->config();
+        CHECK(c.embed_scale == 12.0f);
+        CHECK(c.attn_scale == 0.015625f);  // replaces 1/sqrt(32)
+        CHECK(c.residual_scale == 0.22f);
+        CHECK(c.logit_scale == 8.0f);
+    }
+    const RunResult r = run_journey({"info", "-m", gguf.string(), "--json"});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(nlohmann::json::parse(r.out)["notes"].dump(),
+               Catch::Contains("multipliers: embedding x 12, attention scale 0.015625, residual branches x 0.22, logits / 8"));
+    fs::remove_all(hf.parent_path());
+    // Each multiplier changes the model (so the agreement above depends on each).
+    const auto base = Model::load(dir_of("granite") + "/hf", LoadOptions{.tokenizer = false});
+    const auto ids = expect_of("granite")["cases"][0]["ids"].get<std::vector<TokenId>>();
+    auto logits = [&](const Model& x) {
+        Session s(x);
+        const auto l = s.eval(ids);
+        return std::vector<float>(l.begin(), l.end());
+    };
+    const std::vector<float> ref = logits(*base);
+    for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"}) {
+        INFO(key);
+        const fs::path d = hf_with("granite", std::string("mult-") + key, [&](nlohmann::json& j) { j[key] = 1.0; });
+        CHECK(logits(*Model::load(d, LoadOptions{.tokenizer = false})) != ref);
+        fs::remove_all(d);
+    }
+    // OLMo 2: no pre-norm is bound; q/k norms span the whole projection (4 heads x 32, 2 x 32).
+    const auto o = Model::load(dir_of("olmo2") + "/hf", LoadOptions{.tokenizer = false});
+    const LayerWeights& lw = o->weights().layers[0];
+    CHECK_FALSE(lw.attn_norm_w);
+    CHECK_FALSE(lw.mlp_norm_w);
+    CHECK(lw.attn_post_norm);
+    CHECK(lw.mlp_post_norm);
+    CHECK(lw.attn_q_norm.n == 128);
+    CHECK(lw.attn_k_norm.n == 64);
+}
+
+TEST_CASE("dense 2025: what Granite and OLMo 2 carry that journey does not run is refused by name", "[dense2025]") {
+    auto refused = [](const std::string& family, const std::string& key, const nlohmann::json& value, const std::string& says) {
+        const fs::path dir = hf_with(family, family + "-" + key, [&](nlohmann::json& c) { c[key] = value; });
+        INFO(family << " " << key);
+        CHECK_THROWS_WITH(Model::load(dir, LoadOptions{.tokenizer = false}), Catch::Contains(says));
+        fs::remove_all(dir);
+    };
+    refused("granite", "head_dim", 64, "\"head_dim\" other than hidden_size / num_attention_heads is not supported for granite");
+    refused("granite", "attention_multiplier", 0, "\"attention_multiplier\" must be a positive number");
+    refused("granite", "mlp_bias", true, "\"mlp_bias\": true is not supported for granite");
+    refused("olmo2", "sliding_window", 4096, "\"sliding_window\" is not supported for olmo2");
+    refused("olmo2", "residual_multiplier", 0.5, "\"residual_multiplier\" is not supported for olmo2");
+    refused("olmo2", "attention_bias", true, "\"attention_bias\": true is not supported for olmo2");
+    // Granite without attention_multiplier runs as transformers defines it (scale 1), but a GGUF
+    // cannot say so (llama.cpp would scale by 1/sqrt(head_dim)): convert refuses it.
+    const fs::path hf = standin_hf("granite");
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c.erase("attention_multiplier");
+    std::ofstream(hf / "config.json") << c.dump();
+    CHECK(Model::load(hf, LoadOptions{.tokenizer = false})->config().attn_scale == 1.0f);
+    const RunResult r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("Granite without attention_multiplier cannot be stored in GGUF"));
+    CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
+    fs::remove_all(hf.parent_path());
+}
+
 TEST_CASE("dense 2025: a tied checkpoint storing only lm_head.weight loads and converts as the one storing the embedding", "[dense2025][convert]") {
     // SmolLM3's directory with model.embed_tokens.weight renamed lm_head.weight (the same bytes).
     const fs::path hf = fresh_hf("lm-head-only");

@@ -13,7 +13,8 @@ namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
-                  smollm3, gemma4 /* issue 36's dense families */, qwen35 };
+                  smollm3, gemma4 /* issue 36's dense families */, qwen35,
+                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */ };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
@@ -42,6 +43,9 @@ enum class Tensor {
     // a projection P -> C and its post-norm; and the scalar each layer's output is multiplied by.
     per_layer_tok_embd, per_layer_model_proj, per_layer_proj_norm, per_layer_inp_gate, per_layer_proj,
     per_layer_post_norm, layer_out_scale,
+    // OLMo 2's q/k norms: one RMSNorm over the whole projection (H*D and Hkv*D values), not per head
+    // (GGUF: the same attn_q_norm / attn_k_norm names, of another shape).
+    attn_q_norm_full, attn_k_norm_full,
 };
 
 // How a mixture-of-experts block routes a token (llama.cpp's build_moe_ffn gating):

@@ -101,6 +101,11 @@ struct ModelConfig {
     int n_embd_per_layer = 0;
     bool v_norm = false;
     std::vector<float> rope_freq_factors;  // Hugging Face proportional rope: the divisors GGUF's rope_freqs holds
+    // Granite: each residual branch (attention out, MLP out) is multiplied by residual_scale before
+    // it is added; the logits are divided by logit_scale (embedding and attention multipliers:
+    // embed_scale, attn_scale).
+    float residual_scale = 1.0f;
+    float logit_scale = 1.0f;
 
     int head_dim_of(int layer) const { return head_dim_swa > 0 && window_of_layer(layer) ? head_dim_swa : head_dim; }
     int n_ff_of(int layer) const { return n_ff_layers.empty() ? n_ff : n_ff_layers[size_t(layer)]; }

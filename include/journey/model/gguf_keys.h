@@ -23,6 +23,8 @@ enum class Key {
     // Gemma 4 only: the sliding layers' head width and rotary dims, KV-shared layers, per-layer embeddings
     key_length_swa, value_length_swa, rope_dimension_count_swa, shared_kv_layers, embedding_length_per_layer_input,
     tensor_data_layout,  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
+    // Granite only: its four multipliers (llama.cpp's LLM_KV_EMBEDDING_SCALE, _ATTENTION_SCALE, _RESIDUAL_SCALE, _LOGIT_SCALE)
+    embedding_scale, attention_scale, residual_scale, logit_scale,
 };
 
 struct GgufKey {
