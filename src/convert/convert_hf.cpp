@@ -315,6 +315,13 @@ void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& ta
             add(std::move(o));
         }
     }
+    // Gemma4Model.generate_extra_tensors: the full layers' proportional rope as divisors.
+    if (c.arch == Arch::gemma4 && !c.rope_freq_factors.empty()) {
+        auto data = std::make_shared<std::vector<float>>(c.rope_freq_factors);
+        OutTensor o{gguf_tensor_name(Tensor::rope_freqs), {int64_t(data->size())}, DType::F32, nullptr, {}};
+        o.row = [data](int64_t, float* dst) { std::copy(data->begin(), data->end(), dst); };
+        add(std::move(o));
+    }
     if (c.rope_scaling == RopeScaling::llama3 && c.arch == Arch::llama) {
         auto data = std::make_shared<std::vector<float>>(llama3_rope_factors(c));
         OutTensor o{gguf_tensor_name(Tensor::rope_freqs), {int64_t(data->size())}, DType::F32, nullptr, {}};

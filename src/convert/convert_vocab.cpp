@@ -6,7 +6,9 @@
 
 #include <charconv>
 #include <cstring>
+#include <cctype>
 #include <map>
+#include <set>
 
 #include "journey/chat/chat_files.h"
 #include "journey/errors.h"
@@ -284,6 +286,43 @@ void convert_vocab(GgufWriter& w, const fs::path& dir, const std::string& family
     const bool spm = fs::is_regular_file(dir / "tokenizer.model") && family != "qwen2" && family != "qwen3" && family != "gpt2";
     std::optional<int64_t> cfg_vocab;
     if (config.contains("vocab_size") && config["vocab_size"].is_number_integer()) cfg_vocab = config["vocab_size"].get<int64_t>();
+    if (family == "gemma4") {  // Gemma4Model.set_vocab: gguf-py's LlamaHfVocab over tokenizer.json
+        const std::string tj_name = (dir / "tokenizer.json").string();
+        if (!tok_json || !tok_json->is_object() || !tok_json->contains("model") || !(*tok_json)["model"].is_object() ||
+            json_value<std::string>((*tok_json)["model"], "type", "", tj_name) != "BPE" ||
+            !json_value<bool>((*tok_json)["model"], "byte_fallback", false, tj_name) || !(*tok_json)["model"].contains("vocab") ||
+            !(*tok_json)["model"]["vocab"].is_object())
+            throw ModelError(tj_name + ": journey converts Gemma 4 with its byte-fallback BPE tokenizer.json (none here)");
+        std::map<int64_t, std::string> by_id;
+        for (const auto& [text, id] : (*tok_json)["model"]["vocab"].items())
+            if (id.is_number_integer()) by_id[id.get<int64_t>()] = text;
+        std::set<int64_t> special;
+        if (tok_json->contains("added_tokens") && (*tok_json)["added_tokens"].is_array())
+            for (const json& a : (*tok_json)["added_tokens"])
+                if (a.is_object() && a.contains("id") && a["id"].is_number_integer()) {
+                    const int64_t id = a["id"].get<int64_t>();
+                    if (!by_id.contains(id)) throw ModelError(tj_name + ": added token " + std::to_string(id) + " is not in the vocabulary (journey converts Gemma 4's as part of it)");
+                    if (json_value<bool>(a, "special", false, tj_name)) special.insert(id);
+                }
+        if (by_id.empty() || by_id.begin()->first != 0 || by_id.rbegin()->first + 1 != int64_t(by_id.size()))
+            throw ModelError(tj_name + ": the vocabulary's ids are not 0..n-1");
+        static const std::set<std::string> visible = {"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>",
+                                                      "<|tool_response>", "<tool_response|>", "<|\"|>"};
+        std::vector<std::string> tokens;
+        std::vector<int32_t> types;
+        for (const auto& [id, text] : by_id) {
+            tokens.push_back(text);
+            const bool byte = text.size() == 6 && text.starts_with("<0x") && text[5] == '>' && std::isxdigit(static_cast<unsigned char>(text[3])) &&
+                              std::isxdigit(static_cast<unsigned char>(text[4]));
+            types.push_back(visible.contains(text) ? USER_DEFINED : byte ? BYTE : special.contains(id) ? CONTROL : NORMAL);
+        }
+        w.set_str("tokenizer.ggml.model", "gemma4");
+        w.set_strs("tokenizer.ggml.tokens", tokens);
+        w.set_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), -1000.0f));
+        w.set_i32s("tokenizer.ggml.token_type", types);
+        special_vocab(w, dir, tok_json, true, std::nullopt);
+        return;
+    }
     if (spm) {
         const std::vector<Piece> pieces = read_sentencepiece(dir / "tokenizer.model");
         const int64_t vocab = cfg_vocab.value_or(int64_t(pieces.size()));

@@ -210,6 +210,47 @@ void granite_keys(KeyWriter& w, const HfModel& hf) {
     if (hf.has_number("residual_multiplier")) w.field(K::residual_scale, c);
     if (hf.has_number("logits_scaling")) w.field(K::logit_scale, c);
 }
+
+// Gemma4Model.set_gguf_parameters (through Gemma3Model and TextModel): the keys TextModel and
+// Gemma 3 write, overwritten in place by Gemma 4's (key_length: the full layers' head; the
+// per-layer MLP widths), then its own. (The rope_freqs tensor: convert_hf.cpp, written first.)
+void gemma4_keys(KeyWriter& w, const HfModel& hf) {
+    const ModelConfig& c = hf.config;
+    if (c.rope_freq_factors.empty())
+        hf.refuse("Gemma 4 whose rope_parameters.full_attention.rope_type is not 'proportional' is not converted (llama.cpp's converter requires it)");
+    if (!hf.has_integer("num_kv_shared_layers")) hf.refuse("Gemma 4 without num_kv_shared_layers is not converted (llama.cpp's converter reads it)");
+    if (!hf.has_integer("global_head_dim")) hf.refuse("Gemma 4 without global_head_dim is not converted by journey");
+    w.field(K::block_count, c);
+    w.field(K::context_length, c);
+    w.field(K::embedding_length, c);
+    if (c.n_ff_layers.empty()) w.field(K::feed_forward_length, c);
+    else w.writer().set_i32s(key_of(w.arch(), K::feed_forward_length), std::vector<int32_t>(c.n_ff_layers.begin(), c.n_ff_layers.end()));
+    w.field(K::head_count, c);
+    w.field(K::head_count_kv, c);
+    w.field(K::rope_freq_base, c);
+    w.field(K::rope_freq_base_swa, c);
+    w.field(K::layer_norm_rms_epsilon, c);
+    w.field(K::key_length, c);
+    w.field(K::value_length, c);
+    w.file_type(hf.file_type);
+    if (c.final_softcap != 0.0f) w.field(K::final_logit_softcapping, c);
+    w.field(K::sliding_window, c);
+    w.u32(K::shared_kv_layers, c.n_kv_shared);
+    w.u32(K::embedding_length_per_layer_input, c.n_embd_per_layer);
+    std::vector<bool> swa;
+    for (int l = 0; l < c.n_layer; ++l) swa.push_back(c.window_of_layer(l) != 0);
+    w.writer().set_bools(key_of(w.arch(), K::sliding_window_pattern), swa);
+    w.u32(K::key_length_swa, c.head_dim_swa);
+    w.u32(K::value_length_swa, c.head_dim_swa);
+    w.u32(K::rope_dimension_count, c.head_dim);
+    w.u32(K::rope_dimension_count_swa, c.n_rot_swa > 0 ? c.n_rot_swa : c.head_dim_swa);
+}
+
+// Gemma4Model.set_vocab's keys after SpecialVocab's.
+void gemma4_vocab(GgufWriter& w) {
+    w.set_bool("tokenizer.ggml.add_space_prefix", false);
+    w.set_bool("tokenizer.ggml.add_bos_token", true);
+}
 // ---- end of issue 36's hooks
 
 // ---- issue 35: the hybrid families
@@ -311,6 +352,8 @@ const ConverterHook hooks[] = {
     {Arch::olmo2, text_model_keys, nullptr, nullptr, false, true},
     // issue 35: Qwen3_5TextModel, from its Qwen3_5ForConditionalGeneration checkpoint (MTP head included)
     {Arch::qwen35, qwen35_keys, qwen35_tensor, nullptr, false, false, qwen35_rename, true},
+    // issue 36: Gemma4Model, from its Gemma4ForConditionalGeneration checkpoint (text model only)
+    {Arch::gemma4, gemma4_keys, nullptr, gemma4_vocab, false, false, nullptr, true},
 };
 
 }  // namespace

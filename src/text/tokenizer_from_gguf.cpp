@@ -270,7 +270,10 @@ const PreTokenizerSet& pre_tokenizer_set(const std::string& pre, const std::stri
 
 // GPT-2 byte-level BPE from tokenizer.ggml.tokens (byte-to-unicode form, index = id),
 // tokenizer.ggml.merges ("left right", index = rank) and the token types, as a tokenizer.json.
-std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
+// gemma4 (tokenizer.ggml.model "gemma4", llama.cpp's LLAMA_VOCAB_TYPE_BPE with the GEMMA4 pre-type):
+// the pipeline of Gemma 4's tokenizer.json: spaces become U+2581, split after each, byte-fallback
+// BPE over the tokens as stored (no byte-level encoding).
+std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf, bool gemma4 = false) {
     const std::string file = mf.path.string();
     auto find = [&](const char* key) -> const json* {
         auto it = mf.metadata.find(key);
@@ -289,7 +292,7 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
     // Without tokenizer.ggml.pre llama.cpp warns and uses "default".
     const json* pre_value = find("tokenizer.ggml.pre");
     if (pre_value && !pre_value->is_string()) throw ModelError(file + ": tokenizer.ggml.pre is not a string");
-    const PreTokenizerSet& pre = pre_tokenizer_set(pre_value ? pre_value->get<std::string>() : "default", file);
+    const PreTokenizerSet& pre = pre_tokenizer_set(gemma4 ? "default" : pre_value ? pre_value->get<std::string>() : "default", file);
 
     // The vocabulary and merges go to the model as tables (no JSON tree of 100k+ entries). A text
     // held by two ids is the later id's, as llama.cpp's token_to_id keeps the last.
@@ -333,7 +336,7 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
     for (std::string_view regex : pre.regexes)
         splits.push_back({{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}});
     splits.push_back({{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}});
-    const json root = {
+    json root = {
         {"added_tokens", added},
         {"normalizer", nullptr},
         {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", splits}}},
@@ -341,6 +344,19 @@ std::unique_ptr<Tokenizer> gpt2_from_gguf(const ModelFile& mf) {
         {"decoder", {{"type", "ByteLevel"}}},
         {"model", {{"type", "BPE"}, {"ignore_merges", pre.ignore_merges}}},
     };
+    if (gemma4) {
+        root["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\xe2\x96\x81"}};
+        root["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "MergedWithPrevious"}, {"invert", false}};
+        root["decoder"] = {{"type", "Sequence"},
+                           {"decoders", json::array({{{"type", "Replace"}, {"pattern", {{"String", "\xe2\x96\x81"}}}, {"content", " "}},
+                                                     {{"type", "ByteFallback"}},
+                                                     {{"type", "Fuse"}}})}};
+        root["model"]["byte_fallback"] = true;
+        root["model"]["fuse_unk"] = true;
+        if (const json* unk = find("tokenizer.ggml.unknown_token_id");
+            unk && unk->is_number_integer() && unk->get<int64_t>() >= 0 && unk->get<uint64_t>() < tokens.size())
+            root["model"]["unk_token"] = tokens[unk->get<size_t>()];
+    }
     // BOS/EOS and whether a text gets them, as tokenizer_config.json would say.
     // BOS/EOS as llama.cpp sets them: its defaults for a "gpt2" vocabulary (id 11 for both; no BOS
     // for chatglm), then the file's ids; add_bos by the pre-tokenizer type unless the file says.
@@ -417,7 +433,8 @@ std::unique_ptr<Tokenizer> load_tokenizer_from_gguf(const ModelFile& mf) {
     const std::string model = it->get<std::string>();
     if (model == "llama") return SpmTokenizer::from_gguf(mf);
     if (model == "gpt2") return gpt2_from_gguf(mf);
-    throw ModelError(mf.path.string() + ": unsupported tokenizer model '" + excerpt(model, 40) + "' (journey knows llama, gpt2)");
+    if (model == "gemma4") return gpt2_from_gguf(mf, true);
+    throw ModelError(mf.path.string() + ": unsupported tokenizer model '" + excerpt(model, 40) + "' (journey knows llama, gpt2, gemma4)");
 }
 
 }  // namespace journey

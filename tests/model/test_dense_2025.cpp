@@ -21,8 +21,11 @@
 #include "cli_run.h"
 #include "journey/chat/jinja/template.h"
 #include "journey/errors.h"
+#include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
+#include "journey/text/spm_tokenizer.h"
+#include "journey/text/tokenizer_loader.h"
 #include "log_softmax.h"
 
 using namespace journey;
@@ -284,8 +287,9 @@ bool same_bytes(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-TEST_CASE("dense 2025: journey convert of SmolLM3 and Phi-4-mini is llama.cpp's converter file, byte for byte", "[dense2025][convert]") {
-    for (const std::string family : {"smollm3", "phi4-mini"}) {
+TEST_CASE("dense 2025: journey convert of SmolLM3, Phi-4-mini and Gemma 4 is llama.cpp's converter file, byte for byte", "[dense2025][convert]") {
+    // (gemma4: Gemma4ForConditionalGeneration's text model, its tokenizer as gguf-py's LlamaHfVocab)
+    for (const std::string family : {"smollm3", "phi4-mini", "gemma4"}) {
         INFO(family);
         const fs::path hf = fresh_hf(family);
         for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(dir_of(family) + "/hf/" + f, hf / f);
@@ -426,6 +430,34 @@ TEST_CASE("dense 2025: what Granite and OLMo 2 carry that journey does not run i
     CHECK_THAT(r.err, Catch::Contains("Granite without attention_multiplier cannot be stored in GGUF"));
     CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
     fs::remove_all(hf.parent_path());
+}
+
+TEST_CASE("dense 2025: Gemma 4's tokenizer from its GGUF (tokenizer.ggml.model gemma4) encodes and decodes as its tokenizer.json", "[dense2025][gemma4][gguf-vocab]") {
+    // The stand-in's 640-token vocabulary (Gemma 4's ids 0..639 and their merges) from llama.cpp's
+    // converter file against the Hugging Face pipeline of the same tokenizer.json, on the texts of
+    // the full Gemma 4 tokenizer's fixture cases (most fall back to bytes here) and markup.
+    const auto gguf = load_tokenizer_from_gguf(read_gguf(gguf_of("gemma4")));
+    const auto hf = load_tokenizer_json(data_dir() + "/convert/gemma4/tokenizer.json");
+    const auto cases = nlohmann::json::parse(std::ifstream(data_dir() + "/tokenizers/gemma4/cases.json"))["cases"];
+    std::vector<std::string> texts{"<|turn>user\nHi <|\"|>x<|\"|><turn|>\n<|turn>model\n<|channel>thought\n<channel|>", "  a  b\t\n\n c <0x41>"};
+    for (const auto& c : cases) texts.push_back(c["text"].get<std::string>());
+    REQUIRE(texts.size() > 40);
+    for (const std::string& t : texts) {
+        INFO(t);
+        for (const bool special : {false, true}) {
+            const auto ids = gguf->encode(t, special);
+            // "</s>" (id 212, a plain token of Gemma 4's vocabulary) is one llama.cpp's vocabulary
+            // loader makes a control token (its end-of-generation texts; llama_vocab_rules.cpp), so
+            // with special tokens parsed the GGUF side is llama.cpp's one id where HF spells bytes.
+            if (special && t.find("</s>") != std::string::npos) {
+                CHECK(std::find(ids.begin(), ids.end(), TokenId(212)) != ids.end());
+                continue;
+            }
+            CHECK(ids == hf->encode(t, special));
+            CHECK(gguf->decode(ids) == hf->decode(ids));
+        }
+    }
+    CHECK(gguf->special_prefix() == std::vector<TokenId>{2});  // <bos>
 }
 
 TEST_CASE("dense 2025: a tied checkpoint storing only lm_head.weight loads and converts as the one storing the embedding", "[dense2025][convert]") {
