@@ -43,6 +43,7 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::E: return c.n_expert;
         case Dim::FE: return c.n_ff_exp;
         case Dim::FE2: return 2 * int64_t{c.n_ff_exp};
+        case Dim::FS: return c.n_ff_shexp;
         case Dim::HD2: return 2 * HD;
         case Dim::SQKV: return c.ssm_channels();
         case Dim::SV: return int64_t{c.ssm_v_heads} * c.ssm_head_dim;
@@ -104,6 +105,10 @@ const Role roles[] = {
     {ffn_norm_post_attn, &L::mlp_norm_w},  // gpt-oss's pre-MLP norm
     {ffn_gate_inp, &L::moe_router},
     {ffn_gate_inp_b, &L::moe_router_b},
+    {ffn_gate_inp_shexp, &L::shexp_gate_inp},
+    {ffn_gate_shexp, &L::shexp_gate},
+    {ffn_up_shexp, &L::shexp_up},
+    {ffn_down_shexp, &L::shexp_down},
     // Hybrid: the gated attention's q|gate and the Gated DeltaNet mixer (out_proj: attn_out).
     {attn_q_gate, &L::attn_q},
     {ssm_qkv, &L::ssm_qkv},
@@ -143,6 +148,7 @@ const ExpertRole expert_roles[] = {
     {ffn_down_exps_b, nullptr, &Experts::down_b, Dim::C},
     {ffn_gate_up_exps, &Experts::gate_up, nullptr, Dim::FE2},
     {ffn_gate_up_exps_b, nullptr, &Experts::gate_up_b, Dim::FE2},
+    {ffn_gate_up_exps_cat, &Experts::gate, nullptr, Dim::FE2},  // each expert's rows: gate, then up
 };
 const ExpertRole* expert_role_of(Tensor t) {
     for (const ExpertRole& r : expert_roles)
@@ -330,6 +336,12 @@ public:
                     if (dtype_block(t->dtype) > 1 && (layout != Layout::Linear || cols % dtype_block(t->dtype) != 0))
                         fail(t->name, "is " + std::string(dtype_name(t->dtype)) + " with rows that are not whole blocks");
                     const uint64_t bytes = dtype_bytes(t->dtype, uint64_t(rows * cols));
+                    if (r->tensor == Tensor::ffn_gate_up_exps_cat) {  // [gate | up] rows: two views, no copy
+                        const uint64_t half = bytes / 2;
+                        lw.experts.gate.push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes, rows / 2, cols, layout});
+                        lw.experts.up.push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes + half, rows / 2, cols, layout});
+                        continue;
+                    }
                     (lw.experts.*(r->m)).push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes, rows, cols, layout});
                 } else {
                     if (dtype_block(t->dtype) > 1) fail(t->name, "is a quantized vector; biases must be F32, F16 or BF16");
