@@ -247,6 +247,12 @@ public:
         const ModelConfig& sc = shapes ? *shapes : config_;
         const int64_t out = size_of(g.out, sc), in = size_of(g.in, sc);
         if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
+            if (out == 1 && t->shape == std::vector<int64_t>{in}) {  // a one-row matrix stored 1-D (llama-quantize's [C])
+                TensorInfo row = *t;
+                row.shape = {1, in};
+                owner.*(*m) = matrix(row, 1, in, layout);
+                return;
+            }
             owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
         } else if (auto* v = std::get_if<Vector Owner::*>(&role.field)) {
             if (role.tensor == Tensor::ssm_conv1d) {  // [CH, K] (GGUF) or [CH, 1, K] (HF Conv1d), as float
