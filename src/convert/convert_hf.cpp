@@ -397,7 +397,8 @@ void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& ta
         // tensors stay F32; other weights take the output type.
         const std::string gguf = gguf_tensor_name(m.hf->tensor, m.layer);
         const bool keep_f32 = s.shape.size() <= 1 || is_norm(m.hf->tensor) || m.hf->tensor == Tensor::pos_embd ||
-                              m.hf->tensor == Tensor::ssm_conv1d || !gguf.ends_with(".weight");
+                              m.hf->tensor == Tensor::ssm_conv1d || m.hf->tensor == Tensor::ffn_gate_inp ||
+                              m.hf->tensor == Tensor::ffn_gate_inp_shexp || !gguf.ends_with(".weight");
         add(make_out(gguf, keep_f32 ? DType::F32 : dense, s));
         // GPT-2 checkpoints have no lm_head: llama.cpp's converter leaves output tied.
     }

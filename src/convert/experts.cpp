@@ -98,6 +98,20 @@ bool ExpertConverter::take(const HfName& hf, int layer, int expert, const std::s
         }
         return true;
     }
+    if (hf.tensor == Tensor::ffn_gate_up_exps_cat) {  // Qwen2MoeModel: [E, 2F, C] split on dim -2: gate, then up
+        if (t.shape.size() != 3 || t.shape[1] % 2 != 0) fail(hf_name, "is not [experts, 2 x width, input]");
+        const int64_t e = t.shape[0], f = t.shape[1] / 2, cin = t.shape[2];
+        const size_t es = esize(t);
+        for (int half = 0; half < 2; ++half) {
+            OutTensor o{gguf_tensor_name(half ? Tensor::ffn_up_exps : Tensor::ffn_gate_exps, layer), {e, f, cin}, dense_, nullptr, {}};
+            o.row = [src, f, cin, es, half](int64_t r, float* dst) {  // expert r / f's row (half f + r % f)
+                const int64_t x = r / f, j = r % f;
+                to_float(dst, src->dtype, src->data + size_t((x * 2 * f + half * f + j) * cin) * es, cin);
+            };
+            add_(std::move(o));
+        }
+        return true;
+    }
     if (hf.tensor == Tensor::ffn_down_exps && hf.layout == Layout::Conv1D) {  // [E, F, C] -> [E, C, F]
         if (t.shape.size() != 3) fail(hf_name, "is not [experts, width, output]");
         const int64_t e = t.shape[0], f = t.shape[1], cout = t.shape[2];

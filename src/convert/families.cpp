@@ -264,7 +264,10 @@ void qwen35_keys(KeyWriter& w, const HfModel& hf) {
                   "reorders the value heads)");
     if (c.n_nextn <= 0) hf.refuse("no mtp_num_hidden_layers: journey converts Qwen3.5 with its MTP head's count");
     w.u32(K::block_count, c.n_layer + c.n_nextn);
-    for (Key k : {K::context_length, K::embedding_length, K::feed_forward_length, K::head_count}) w.field(k, c);
+    w.field(K::context_length, c);
+    w.field(K::embedding_length, c);
+    if (hf.has("intermediate_size")) w.field(K::feed_forward_length, c);  // (Qwen3.5-MoE has none)
+    w.field(K::head_count, c);
     if (hf.has("num_key_value_heads")) w.field(K::head_count_kv, c);
     const nlohmann::json rp = hf.json.contains("rope_parameters") && hf.json["rope_parameters"].is_object() ? hf.json["rope_parameters"]
                                                                                                           : nlohmann::json::object();
@@ -285,7 +288,7 @@ void qwen35_keys(KeyWriter& w, const HfModel& hf) {
     }
     w.file_type(hf.file_type);
     if (hf.has_integer("moe_intermediate_size")) w.field(K::expert_feed_forward_length, c);
-    if (hf.has("shared_expert_intermediate_size")) hf.refuse("shared experts (shared_expert_intermediate_size) are not converted by journey");
+    if (hf.has("shared_expert_intermediate_size")) w.field(K::expert_shared_feed_forward_length, c);  // Qwen2MoeModel
     w.u32(K::nextn_predict_layers, c.n_nextn);
     for (Key k : {K::ssm_conv_kernel, K::ssm_state_size, K::ssm_group_count, K::ssm_time_step_rank}) w.field(k, c);
     w.u32(K::ssm_inner_size, int64_t{c.ssm_v_heads} * c.ssm_head_dim);
@@ -354,6 +357,9 @@ const ConverterHook hooks[] = {
     {Arch::qwen35, qwen35_keys, qwen35_tensor, nullptr, false, false, qwen35_rename, true},
     // issue 36: Gemma4Model, from its Gemma4ForConditionalGeneration checkpoint (text model only)
     {Arch::gemma4, gemma4_keys, nullptr, gemma4_vocab, false, false, nullptr, true},
+    // Qwen3_5MoeTextModel: the same class chain (Qwen2MoeModel writes the experts' keys and splits
+    // the fused gate_up_proj: experts.cpp), from its Qwen3_5MoeForConditionalGeneration checkpoint
+    {Arch::qwen35moe, qwen35_keys, qwen35_tensor, nullptr, false, false, qwen35_rename, true},
 };
 
 }  // namespace

@@ -50,7 +50,10 @@ bool is_attn_v(Cat c) { return c == Cat::attn_v || c == Cat::attn_qkv; }
 // llama-quantize quantizes 2-D weights only, never norms or learned positions.
 bool quantizable(const PlanTensor& t) {
     const std::string& n = t.name;
-    if (t.shape.size() < 2) return false;
+    // ggml_n_dims: outer dimensions of 1 do not count (Qwen3.5-MoE's shared-expert gate [1, C] is 1-D)
+    size_t dims = t.shape.size();
+    while (dims > 1 && t.shape[t.shape.size() - dims] == 1) --dims;
+    if (dims < 2) return false;
     if (n.size() < 6 || n.compare(n.size() - 6, 6, "weight") != 0) return false;
     if (has(n, "_norm.weight")) return false;
     if (n == "position_embd.weight" || n == "token_types.weight") return false;
@@ -251,6 +254,8 @@ std::vector<OutTensor> plan_quantized(const std::vector<OutTensor>& tensors, con
         for (const OutTensor& t : tensors)
             if (t.name == plan[i].name) {
                 OutTensor o = t;
+                // llama-quantize writes ggml_n_dims dimensions: outer ones of 1 dropped ([1, C] -> [C])
+                while (o.shape.size() > 1 && o.shape.front() == 1) o.shape.erase(o.shape.begin());
                 if (types[i] != t.type) {
                     if (!can_quantize(types[i]))
                         throw UsageError("tensor '" + t.name + "': journey cannot encode " + std::string(dtype_name(types[i])));

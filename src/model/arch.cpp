@@ -264,6 +264,38 @@ const HfName qwen35_hf[] = {
     {ssm_out, "model.layers.{}.linear_attn.out_proj.weight"},
 };
 const HybridTraits qwen35_hybrid = {4, true};
+// Qwen3.5-MoE (35B-A3B, 122B-A10B, 397B-A17B): Qwen3.5's hybrid layers with a mixture of experts
+// for the MLP: a softmax router over the experts (the kept top-k renormalised: llama.cpp
+// hard-codes it, transformers' Qwen3.5-MoE router always does), the experts stored fused
+// (transformers 5: gate_up_proj [E, 2 FE, C], down_proj [E, C, FE]), and a shared expert whose
+// output is scaled by sigmoid(shared_expert_gate · x). Untied in the real checkpoints.
+const char* const qwen35moe_types[] = {"qwen3_5_moe_text"};
+const Tensor qwen35moe_tensors[] = {tok_embd, output_norm, attn_norm, attn_q_gate, attn_k, attn_v, attn_q_norm, attn_k_norm,
+                                    attn_out, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
+                                    ffn_gate_up_exps_cat, ffn_gate_inp_shexp, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp,
+                                    ssm_qkv, ssm_gate, ssm_beta, ssm_alpha, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out};
+const HfName qwen35moe_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q_gate, "model.layers.{}.self_attn.q_proj.weight"}, {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm_post_attn, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate_inp, "model.layers.{}.mlp.gate.weight"},
+    {ffn_gate_up_exps_cat, "model.layers.{}.mlp.experts.gate_up_proj"},
+    {ffn_down_exps, "model.layers.{}.mlp.experts.down_proj"},
+    {ffn_gate_inp_shexp, "model.layers.{}.mlp.shared_expert_gate.weight"},
+    {ffn_gate_shexp, "model.layers.{}.mlp.shared_expert.gate_proj.weight"},
+    {ffn_up_shexp, "model.layers.{}.mlp.shared_expert.up_proj.weight"},
+    {ffn_down_shexp, "model.layers.{}.mlp.shared_expert.down_proj.weight"},
+    {ssm_qkv, "model.layers.{}.linear_attn.in_proj_qkv.weight"}, {ssm_gate, "model.layers.{}.linear_attn.in_proj_z.weight"},
+    {ssm_beta, "model.layers.{}.linear_attn.in_proj_b.weight"}, {ssm_alpha, "model.layers.{}.linear_attn.in_proj_a.weight"},
+    {ssm_conv1d, "model.layers.{}.linear_attn.conv1d.weight"}, {ssm_dt, "model.layers.{}.linear_attn.dt_bias"},
+    {ssm_a, "model.layers.{}.linear_attn.A_log"}, {ssm_norm, "model.layers.{}.linear_attn.norm.weight"},
+    {ssm_out, "model.layers.{}.linear_attn.out_proj.weight"},
+};
+const MoeTraits qwen35moe_moe = {MoeGating::softmax_topk, true, nullptr, true};
 // ---- end of the hybrid families ----
 
 using NK = NormKind;
@@ -288,6 +320,7 @@ const ArchTraits table[] = {
     {Arch::qwen35,  "qwen35",  qwen35_types,  NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        true,  false, false, false, qwen35_tensors, qwen35_hf, nullptr, nullptr, &qwen35_hybrid},
     {Arch::granite, "granite", granite_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, llama_tensors,   llama_hf},
     {Arch::olmo2,   "olmo2",   olmo2_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, olmo2_tensors,   olmo2_hf},
+    {Arch::qwen35moe, "qwen35moe", qwen35moe_types, NK::rmsnorm, AK::swiglu, PK::rope,   RP::half,        true,  false, false, false, qwen35moe_tensors, qwen35moe_hf, nullptr, &qwen35moe_moe, &qwen35_hybrid},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -312,6 +345,7 @@ const char* const gemma4_unused[] = {"model.vision_tower.", "model.audio_tower."
 const HfWrapper wrappers[] = {
     {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
     {"qwen3_5", Arch::qwen35, "text_config", "qwen3_5_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
+    {"qwen3_5_moe", Arch::qwen35moe, "text_config", "qwen3_5_moe_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
     {"gemma4", Arch::gemma4, "text_config", "gemma4_text", qwen35_renames, gemma4_unused, "vision and audio towers"},
 };
 
@@ -360,6 +394,11 @@ const GgufTensor gguf_tensors[] = {
     {ffn_gate_exps_b, "blk.{}.ffn_gate_exps.bias", Dim::FE},
     {ffn_up_exps_b, "blk.{}.ffn_up_exps.bias", Dim::FE},
     {ffn_down_exps_b, "blk.{}.ffn_down_exps.bias", Dim::C},
+    // The shared expert: its gate is one logit per token ([1, C]; the converter keeps HF's shape).
+    {ffn_gate_inp_shexp, "blk.{}.ffn_gate_inp_shexp.weight", Dim::One},
+    {ffn_gate_shexp, "blk.{}.ffn_gate_shexp.weight", Dim::FS},
+    {ffn_up_shexp, "blk.{}.ffn_up_shexp.weight", Dim::FS},
+    {ffn_down_shexp, "blk.{}.ffn_down_shexp.weight", Dim::C, Dim::FS},
     // Hybrid: the gated attention's q|gate, the Gated DeltaNet mixer.
     {attn_q_gate, "blk.{}.attn_q.weight", Dim::HD2},
     {ssm_qkv, "blk.{}.attn_qkv.weight", Dim::SQKV},

@@ -74,6 +74,7 @@ void ModelConfig::validate(const std::string& source) const {
              "experts used per token (" + std::to_string(n_expert_used) + ") must be between 1 and the experts (" +
                  std::to_string(n_expert) + ", at most 4096)");
         need(n_ff_exp > 0, "an expert's MLP width must be positive");
+        need(n_ff_shexp >= 0 && n_ff_shexp <= (1 << 24), "the shared expert's width must be in [0, 2^24]");
     }
     if (!recurrent_layers.empty()) {  // hybrid: the Gated DeltaNet mixer's sizes
         need(recurrent_layers.size() == size_t(n_layer), "recurrent layer flags must cover every layer");
@@ -183,7 +184,7 @@ void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, con
             // transformers 5 keeps GPT-NeoX's rotary_pct here (read by gptneox_from_hf)
             if (k == "partial_rotary_factor" && (c.arch == Arch::gptneox || c.arch == Arch::phi3)) continue;
             // Qwen3.5's M-RoPE (read by read_hybrid)
-            if ((k == "partial_rotary_factor" || k == "mrope_section" || k == "mrope_interleaved") && c.arch == Arch::qwen35) continue;
+            if ((k == "partial_rotary_factor" || k == "mrope_section" || k == "mrope_interleaved") && traits_of(c.arch).hybrid) continue;
             if (std::find(keys.begin(), keys.end(), k) == keys.end())
                 throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
         }
@@ -343,9 +344,16 @@ void read_moe(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, cons
         throw ModelError(source + ": \"mlp_only_layers\" (dense layers among the experts' ones) is not supported");
     if (present(j, "decoder_sparse_step") && get_int(j, "decoder_sparse_step", source) != 1)
         throw ModelError(source + ": \"decoder_sparse_step\" other than 1 (dense layers among the experts' ones) is not supported");
+    if (t.moe->shared_expert) {  // Qwen3.5-MoE: one shared expert, gated (its width is required)
+        c.n_ff_shexp = get_int(j, "shared_expert_intermediate_size", source);
+    }
+    // The family's routing renormalises its top-k; a config saying otherwise is not this model.
+    if (!t.moe->hf_norm_key && present(j, "norm_topk_prob") && !json_value(j, "norm_topk_prob", true, source))
+        throw ModelError(source + ": \"norm_topk_prob\": false is not supported for " + t.name);
     for (const char* key : {"shared_expert_intermediate_size", "n_shared_experts", "num_shared_experts", "moe_layer_freq"})
-        if (present(j, key) && !(j[key].is_number() && j[key].get<double>() == 0))
-            throw ModelError(source + ": \"" + std::string(key) + "\" (shared experts) is not supported");
+        if (present(j, key) && !(j[key].is_number() && j[key].get<double>() == 0) &&
+            !(t.moe->shared_expert && key == std::string("shared_expert_intermediate_size")))
+            throw ModelError(source + ": \"" + std::string(key) + "\" (shared experts) is not supported for " + t.name);
     if (t.arch == Arch::gpt_oss) {
         c.swiglu_limit = get_float(j, "swiglu_limit", 7.0f, source);
     }
@@ -537,7 +545,7 @@ void read_hybrid(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, c
         if (2 * sum != c.n_rot) throw ModelError(source + ": rope_parameters.mrope_section does not add up to half the rotary width");
     }
     for (const char* key : {"num_experts", "num_local_experts", "shared_expert_intermediate_size"})
-        if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" (a mixture of experts) is not supported for " + t.name);
+        if (present(j, key) && !t.moe) throw ModelError(source + ": \"" + std::string(key) + "\" (a mixture of experts) is not supported for " + t.name);
 }
 // ---- end of hybrid
 
@@ -559,7 +567,9 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
     c.n_head = get_int(j, "num_attention_heads", source);
     c.n_kv_head = present(j, "num_key_value_heads") ? get_int(j, "num_key_value_heads", source) : c.n_head;
     c.head_dim = present(j, "head_dim") ? get_int(j, "head_dim", source) : c.n_embd / c.n_head;
-    c.n_ff = get_int(j, "intermediate_size", source);
+    // Qwen3.5-MoE has no dense MLP and no intermediate_size: the experts' width stands in.
+    c.n_ff = t.moe && !present(j, "intermediate_size") ? get_int(j, "moe_intermediate_size", source)
+                                                        : get_int(j, "intermediate_size", source);
     c.norm_eps = get_float(j, "rms_norm_eps", 1e-6f, source);
     c.tied_output = json_value(j, "tie_word_embeddings", t.hf_tied_default, source);
     if (t.arch == Arch::gemma3) c.rope_local_theta = get_float(j, "rope_local_base_freq", 0.0f, source);

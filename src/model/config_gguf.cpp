@@ -148,7 +148,7 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
             const ArchTraits* t = find_arch(arch);
             const bool zero = (rest == "expert_count" || rest == "expert_used_count") && it->is_number_integer() &&
                               it->get<int64_t>() == 0;
-            known = known && ((t && t->moe) || zero);
+            known = known && ((t && t->moe && (rest != "expert_shared_feed_forward_length" || t->moe->shared_expert)) || zero);
         }
         if (const GgufKey* g = find_key(rest); g && is_hybrid_key(g->key)) {  // a hybrid family's keys only
             const ArchTraits* t = find_arch(arch);
@@ -235,6 +235,11 @@ void read_moe(ModelConfig& c, const ArchTraits& t, const Keys& k) {
     c.n_ff_exp = k.integer(Key::expert_feed_forward_length);
     c.moe_gating = t.moe->gating;
     c.moe_norm_topk = t.moe->norm_topk;
+    if (t.moe->shared_expert) {  // llama.cpp: expert_shared_feed_forward_length, else feed_forward_length
+        const nlohmann::json* ff = k.raw(Key::feed_forward_length);
+        c.n_ff_shexp = ff ? k.integer(Key::expert_shared_feed_forward_length, k.integer(Key::feed_forward_length))
+                          : k.integer(Key::expert_shared_feed_forward_length);
+    }
     if (c.activation == ActivationKind::swiglu_oai) {
         c.swiglu_limit = 7.0f;
         c.swiglu_alpha = 1.702f;
@@ -306,7 +311,10 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     c.n_embd = k.integer(Key::embedding_length);
     c.n_layer = k.integer(Key::block_count);
     const nlohmann::json* ff = k.raw(Key::feed_forward_length);
-    c.n_ff = ff && ff->is_array() && c.arch == Arch::gemma4 ? 1 : k.integer(Key::feed_forward_length);  // gemma4: per layer (read_gemma4)
+    // gemma4: per layer (read_gemma4); Qwen3.5-MoE has no dense width (the experts' stands in)
+    c.n_ff = ff && ff->is_array() && c.arch == Arch::gemma4 ? 1
+             : !ff && traits->moe                           ? k.integer(Key::expert_feed_forward_length)
+                                                            : k.integer(Key::feed_forward_length);
     c.n_ctx = k.integer(Key::context_length);
     c.n_head = k.integer(Key::head_count);
     c.n_kv_head = k.integer(Key::head_count_kv, c.n_head);
@@ -323,7 +331,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         c.n_rot = k.integer(Key::rope_dimension_count, c.head_dim);
         // GPT-NeoX, Phi-3 (Phi-4-mini) and Qwen3.5 rotate a part of each head; the other families all of it.
         // Gemma 4's full layers rotate all of the head, holding pairs still with rope_freqs.
-        const bool partial = c.arch == Arch::gptneox || c.arch == Arch::phi3 || c.arch == Arch::qwen35;
+        const bool partial = c.arch == Arch::gptneox || c.arch == Arch::phi3 || traits->hybrid;
         if (c.n_rot != c.head_dim && (!partial || c.n_rot > c.head_dim || c.n_rot % 2 != 0))
             k.fail(Key::rope_dimension_count, "differs from head_dim " + std::to_string(c.head_dim) +
                                                " (partial rotary embedding is not supported for " + arch + ")");

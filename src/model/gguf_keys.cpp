@@ -39,6 +39,7 @@ const GgufKey keys[] = {
     {Key::expert_count, "expert_count", &C::n_expert},
     {Key::expert_used_count, "expert_used_count", &C::n_expert_used},
     {Key::expert_feed_forward_length, "expert_feed_forward_length", &C::n_ff_exp},
+    {Key::expert_shared_feed_forward_length, "expert_shared_feed_forward_length", &C::n_ff_shexp},
     {Key::rope_dimension_sections, "rope.dimension_sections"},  // -> rope_sections
     {Key::nextn_predict_layers, "nextn_predict_layers", &C::n_nextn},
     {Key::ssm_conv_kernel, "ssm.conv_kernel", &C::ssm_conv},

@@ -30,6 +30,7 @@ namespace {
 // read it).
 struct Scratch {
     LineVector<float> logits, xg, gate, up, yg;
+    LineVector<float> sh_gate, sh_up, sh_y, sh_logit;  // the shared expert's
     std::vector<int> ids, offset, row_of;
     std::vector<Product> products;
     std::vector<float> weights;
@@ -51,6 +52,30 @@ void activate(float* up, const float* gate, int64_t n, const ModelConfig& c) {
         const float x = std::min(gate[i], limit);
         const float y = std::clamp(up[i], -limit, limit);
         up[i] = x / (1.0f + std::exp(-alpha * x)) * (y + 1.0f);
+    }
+}
+
+// The shared expert (Qwen3.5-MoE, as llama.cpp's qwen35moe): out += sigmoid(x · g) * down(silu(gate(x)) * up(x)).
+void shared_expert(float* out, const float* xn, const LayerWeights& w, const ModelConfig& c, int T, bool prompt, Observer* observer) {
+    Scratch& s = scratch;
+    const int C = c.n_embd, F = c.n_ff_shexp;
+    grow(s.sh_gate, int64_t{T} * F);
+    grow(s.sh_up, int64_t{T} * F);
+    grow(s.sh_y, int64_t{T} * C);
+    grow(s.sh_logit, T);
+    for (const Matrix* m : {&w.shexp_gate, &w.shexp_up, &w.shexp_gate_inp})
+        if (observer) observer->product(*m, xn, T);
+    matmul(s.sh_gate.data(), xn, w.shexp_gate, T, prompt);
+    matmul(s.sh_up.data(), xn, w.shexp_up, T, prompt);
+    swiglu(s.sh_up.data(), s.sh_gate.data(), int64_t{T} * F);
+    if (observer) observer->product(w.shexp_down, s.sh_up.data(), T);
+    matmul(s.sh_y.data(), s.sh_up.data(), w.shexp_down, T, prompt);
+    matmul(s.sh_logit.data(), xn, w.shexp_gate_inp, T, prompt);
+    for (int t = 0; t < T; ++t) {
+        const float g = 1.0f / (1.0f + std::exp(-s.sh_logit[size_t(t)]));
+        const float* y = s.sh_y.data() + int64_t{t} * C;
+        float* o = out + int64_t{t} * C;
+        for (int d = 0; d < C; ++d) o[d] += y[d] * g;
     }
 }
 
@@ -185,6 +210,7 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
             for (int d = 0; d < C; ++d) o[d] += y[d];
         }
     }
+    if (w.shexp_down) shared_expert(out, xn, w, c, T, prompt, observer);
 }
 
 const float* moe_last_router_logits() { return scratch.logits.data(); }

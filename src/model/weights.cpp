@@ -43,6 +43,7 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::E: return c.n_expert;
         case Dim::FE: return c.n_ff_exp;
         case Dim::FE2: return 2 * int64_t{c.n_ff_exp};
+        case Dim::FS: return c.n_ff_shexp;
         case Dim::HD2: return 2 * HD;
         case Dim::SQKV: return c.ssm_channels();
         case Dim::SV: return int64_t{c.ssm_v_heads} * c.ssm_head_dim;
@@ -104,6 +105,10 @@ const Role roles[] = {
     {ffn_norm_post_attn, &L::mlp_norm_w},  // gpt-oss's pre-MLP norm
     {ffn_gate_inp, &L::moe_router},
     {ffn_gate_inp_b, &L::moe_router_b},
+    {ffn_gate_inp_shexp, &L::shexp_gate_inp},
+    {ffn_gate_shexp, &L::shexp_gate},
+    {ffn_up_shexp, &L::shexp_up},
+    {ffn_down_shexp, &L::shexp_down},
     // Hybrid: the gated attention's q|gate and the Gated DeltaNet mixer (out_proj: attn_out).
     {attn_q_gate, &L::attn_q},
     {ssm_qkv, &L::ssm_qkv},
@@ -146,6 +151,7 @@ const ExpertRole expert_roles[] = {
     {ffn_down_exps_b, nullptr, &Experts::down_b, Dim::C},
     {ffn_gate_up_exps, &Experts::gate_up, nullptr, Dim::FE2},
     {ffn_gate_up_exps_b, nullptr, &Experts::gate_up_b, Dim::FE2},
+    {ffn_gate_up_exps_cat, &Experts::gate, nullptr, Dim::FE2},  // each expert's rows: gate, then up
 };
 const ExpertRole* expert_role_of(Tensor t) {
     for (const ExpertRole& r : expert_roles)
@@ -244,6 +250,12 @@ public:
         const ModelConfig& sc = shapes ? *shapes : config_;
         const int64_t out = size_of(g.out, sc), in = size_of(g.in, sc);
         if (auto* m = std::get_if<Matrix Owner::*>(&role.field)) {
+            if (out == 1 && t->shape == std::vector<int64_t>{in}) {  // a one-row matrix stored 1-D (llama-quantize's [C])
+                TensorInfo row = *t;
+                row.shape = {1, in};
+                owner.*(*m) = matrix(row, 1, in, layout);
+                return;
+            }
             owner.*(*m) = layout == Layout::Linear ? matrix(*t, out, in, layout) : matrix(*t, in, out, layout);
         } else if (auto* v = std::get_if<Vector Owner::*>(&role.field)) {
             if (role.tensor == Tensor::ssm_conv1d) {  // [CH, K] (GGUF) or [CH, 1, K] (HF Conv1d), as float
@@ -333,6 +345,12 @@ public:
                     if (dtype_block(t->dtype) > 1 && (layout != Layout::Linear || cols % dtype_block(t->dtype) != 0))
                         fail(t->name, "is " + std::string(dtype_name(t->dtype)) + " with rows that are not whole blocks");
                     const uint64_t bytes = dtype_bytes(t->dtype, uint64_t(rows * cols));
+                    if (r->tensor == Tensor::ffn_gate_up_exps_cat) {  // [gate | up] rows: two views, no copy
+                        const uint64_t half = bytes / 2;
+                        lw.experts.gate.push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes, rows / 2, cols, layout});
+                        lw.experts.up.push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes + half, rows / 2, cols, layout});
+                        continue;
+                    }
                     (lw.experts.*(r->m)).push_back(Matrix{t->dtype, t->data + uint64_t(e) * bytes, rows, cols, layout});
                 } else {
                     if (dtype_block(t->dtype) > 1) fail(t->name, "is a quantized vector; biases must be F32, F16 or BF16");

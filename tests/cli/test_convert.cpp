@@ -346,7 +346,9 @@ TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for
     // interleaved gate|up; llama-quantize keeps the router and raises attention for 8 experts
     // (MXFP4_MOE: the stacked experts MXFP4, every other matrix Q8_0).
     const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_moe_expect.json"));
-    for (const std::string family : {"qwen3moe", "gpt-oss"}) {
+    // qwen35moe (issue 35): Qwen3.5's hybrid layers with fused experts [E, 2F, C] split into gate
+    // and up, a gated shared expert (its [1, C] gate kept F32 by both tools) and an MoE MTP head.
+    for (const std::string family : {"qwen3moe", "gpt-oss", "qwen35moe"}) {
         INFO("family " << family);
         const fs::path ours = temp_dir() / ("convert-" + family) / (family + "-f32.gguf");
         const RunResult r = run_journey({"convert", "-m", hf_dir(family).string(), "-o", ours.string(), "--type", "f32"});

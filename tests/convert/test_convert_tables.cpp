@@ -15,8 +15,10 @@ using namespace journey;
 
 TEST_CASE("tables: each tensor of every row has a GGUF name, each name one tensor role", "[convert]") {
     for (const ArchTraits& t : arch_table()) {
-        // gpt-oss's fused gate|up experts are Hugging Face's layout only: GGUF stores them as two.
-        auto hf_only = [](Tensor x) { return x == Tensor::ffn_gate_up_exps || x == Tensor::ffn_gate_up_exps_b; };
+        // gpt-oss's and Qwen's fused gate|up experts are Hugging Face's layouts only: GGUF stores them as two.
+        auto hf_only = [](Tensor x) {
+            return x == Tensor::ffn_gate_up_exps || x == Tensor::ffn_gate_up_exps_b || x == Tensor::ffn_gate_up_exps_cat;
+        };
         for (Tensor x : t.tensors) CHECK((hf_only(x) ? find_gguf_tensor(x) == nullptr : find_gguf_tensor(x) != nullptr));
         for (const HfName& n : t.hf_names)
             CHECK((hf_only(n.tensor) ? find_gguf_tensor(n.tensor) == nullptr : find_gguf_tensor(n.tensor) != nullptr));

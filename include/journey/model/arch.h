@@ -14,7 +14,7 @@ namespace journey {
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
                   smollm3, gemma4 /* issue 36's dense families */, qwen35,
-                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */ };
+                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */, qwen35moe };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
@@ -33,6 +33,12 @@ enum class Tensor {
     // expert (HF "{e}" names) or stacked [E, out, in] (GGUF ffn_*_exps; HF gpt-oss's fused gate_up).
     attn_sinks, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_inp_b, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
     ffn_gate_exps_b, ffn_up_exps_b, ffn_down_exps_b, ffn_gate_up_exps, ffn_gate_up_exps_b,
+    // Qwen's experts as transformers 5 stores them: gate_up_proj [E, 2 FE, C], each expert's gate
+    // rows then its up rows (not interleaved). GGUF stores them as ffn_gate_exps and ffn_up_exps.
+    ffn_gate_up_exps_cat,
+    // A shared expert beside the routed ones (Qwen3.5-MoE, Qwen3-Next): a SwiGLU MLP of width FS
+    // whose output is scaled by sigmoid(x · ffn_gate_inp_shexp), one gate logit per token.
+    ffn_gate_inp_shexp, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp,
     // Hybrid models (src/model/delta_net.cpp): a gated attention's q projection ([q_h | gate_h]
     // per head, GGUF attn_q), and the Gated DeltaNet mixer of the linear-attention layers: its
     // q|k|v and z (output gate) projections, beta and alpha (decay) projections, the causal
@@ -60,8 +66,10 @@ struct MoeTraits {
     bool norm_topk;          // GGUF: renormalise the kept weights (llama.cpp hard-codes it per family)
     const char* hf_norm_key; // config.json's key for it (nullptr: the family has none, norm_topk holds)
     // Every layer is an MoE layer in the families here; a checkpoint that makes some layers dense
-    // (Qwen's mlp_only_layers / decoder_sparse_step) is refused. Shared experts (Qwen2-MoE,
-    // Granite-MoE) would be a field here and a tensor of the row.
+    // (Qwen's mlp_only_layers / decoder_sparse_step) is refused.
+    // A shared expert beside the routed ones, behind its own sigmoid gate (Qwen3.5-MoE: HF
+    // shared_expert_intermediate_size, GGUF expert_shared_feed_forward_length; the row names its tensors).
+    bool shared_expert = false;
 };
 
 // A hybrid family (Qwen3.5): some layers are Gated DeltaNet linear attention (a fixed-size
@@ -75,12 +83,13 @@ struct HybridTraits {
 // Symbolic sizes of a tensor's shape, resolved against a ModelConfig (weights.cpp's size_of):
 // C = n_embd, QKV = H*D + 2*Hkv*D (fused q|k|v), F = n_ff, F2 = 2F (fused gate|up), V = n_vocab,
 // Ctx = n_ctx, HD = H*D, KD = Hkv*D, D = head_dim, D2 = rotated dims / 2; mixtures of experts:
-// H = heads (attention sinks), E = experts (the router), FE = an expert's width, FE2 = 2 FE.
+// H = heads (attention sinks), E = experts (the router), FE = an expert's width, FE2 = 2 FE,
+// FS = the shared expert's width.
 // An expert tensor's shape is one expert's (out, in); GGUF stacks E of them.
 // Hybrid (Gated DeltaNet): HD2 = 2 H*D (gated attention's [q | gate]), SQKV = conv channels
 // (2 Hk*Dk + Hv*Dv), SV = Hv*Dv, HV = Hv (value heads), DV = Dv, K4 = the conv kernel.
 // Gemma 4's per-layer embeddings: PL = P (the per-layer width), LP = n_layer * P; One = 1.
-enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, HD2, SQKV, SV, HV, DV, K4, PL, LP, One };
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, FS, HD2, SQKV, SV, HV, DV, K4, PL, LP, One };
 
 // A tensor's GGUF name (llama.cpp's, "{}" = layer index) and its shape as (out, in); a vector
 // (norms, biases, rope factors) has shape (out). Read by the loader (weights.cpp) and written by

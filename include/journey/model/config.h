@@ -75,6 +75,7 @@ struct ModelConfig {
     int n_expert = 0;                  // 0: a dense model
     int n_expert_used = 0;
     int n_ff_exp = 0;
+    int n_ff_shexp = 0;                // the shared expert's width (the row's MoeTraits::shared_expert); 0: none
     MoeGating moe_gating = MoeGating::softmax_topk;
     bool moe_norm_topk = false;        // softmax_topk: the kept weights renormalised to sum 1
     float swiglu_limit = 0.0f;         // swiglu_oai: gate clamped above, up clamped to [-limit, limit]

@@ -17,6 +17,7 @@ enum class Key {
     rope_scaling_attn_factor, yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow,
     use_parallel_residual, attn_logit_softcapping, final_logit_softcapping,
     expert_count, expert_used_count, expert_feed_forward_length,  // mixtures of experts only
+    expert_shared_feed_forward_length,  // a family with a shared expert only
     // hybrid families only (Qwen3.5): M-RoPE sections, the MTP heads, the Gated DeltaNet mixer's sizes, which layers recur
     rope_dimension_sections, nextn_predict_layers, ssm_conv_kernel, ssm_state_size, ssm_group_count,
     ssm_time_step_rank, ssm_inner_size, recurrent_layers, full_attention_interval,

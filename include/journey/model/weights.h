@@ -53,6 +53,11 @@ struct LayerWeights {
     Matrix moe_router;                // (C -> E)        ffn_gate_inp / mlp.gate / mlp.router
     Vector moe_router_b;              // (E)             gpt-oss
     Experts experts;
+    // A shared expert beside the routed ones (Qwen3.5-MoE; Fs = n_ff_shexp): its SwiGLU MLP and
+    // the gate row whose sigmoid scales its output.
+    Matrix shexp_gate_inp;            // (C -> 1)        mlp.shared_expert_gate / ffn_gate_inp_shexp
+    Matrix shexp_gate, shexp_up;      // (C -> Fs)
+    Matrix shexp_down;                // (Fs -> C)
     // Hybrid: a Gated DeltaNet layer (src/model/delta_net.cpp; Hk/Hv key/value heads of width S,
     // CH = 2*Hk*S + Hv*S conv channels). Its out_proj is attn_out (Hv*S -> C); a full-attention
     // layer with an output gate has attn_q (C -> 2*H*D): [q_h | gate_h] per head.
@@ -82,13 +87,15 @@ struct LayerWeights {
     }
 
     // Every matrix field (the unused ones empty), for what goes over all of them.
-    std::array<Matrix*, 15> matrices() {
+    std::array<Matrix*, 19> matrices() {
         return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
-                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj};
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj,
+                &shexp_gate_inp, &shexp_gate, &shexp_up, &shexp_down};
     }
-    std::array<const Matrix*, 15> matrices() const {
+    std::array<const Matrix*, 19> matrices() const {
         return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
-                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj};
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj,
+                &shexp_gate_inp, &shexp_gate, &shexp_up, &shexp_down};
     }
 };
 
