@@ -87,6 +87,8 @@ const Role roles[] = {
     {attn_v_b, &L::attn_v_b},
     {attn_q_norm, &L::attn_q_norm},
     {attn_k_norm, &L::attn_k_norm},
+    {attn_q_norm_full, &L::attn_q_norm},  // OLMoE: the forward pass reads the width off the vector
+    {attn_k_norm_full, &L::attn_k_norm},
     {attn_out, &L::attn_out},
     {attn_out_b, &L::attn_out_b},
     {attn_post_norm, &L::attn_post_norm},
