@@ -1,7 +1,9 @@
 // Experts as llama.cpp's converter writes them:
 // - one tensor per expert in the checkpoint (Qwen2/3-MoE: mlp.experts.E.{gate,up,down}_proj):
 //   Qwen2MoeModel.modify_tensors holds a layer's experts until all of them are read, then writes
-//   ffn_down_exps, ffn_gate_exps and ffn_up_exps, each the E matrices stacked in expert order;
+//   ffn_down_exps, ffn_gate_exps and ffn_up_exps, each the E matrices stacked in expert order
+//   (OlmoeModel the same; Mixtral's block_sparse_moe.experts.E.w1/w2/w3: LlamaModel stacks them
+//   as ffn_gate_exps, ffn_down_exps, ffn_up_exps: the order of the HF names, both);
 // - gpt-oss in transformers' dequantized layout: gate_up_proj [E, C, 2F] (input-major, gate and
 //   up interleaved along 2F) is split and transposed into ffn_gate_exps and ffn_up_exps [E, F, C],
 //   its bias [E, 2F] into the two biases [E, F], and down_proj [E, F, C] transposed into
@@ -12,7 +14,9 @@
 //   hands these over first: the converter writes them before every other tensor.
 #include "experts.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "journey/errors.h"
 #include "journey/kernels/to_float.h"
@@ -28,8 +32,12 @@ size_t esize(const TensorInfo& t) { return dtype_bytes(t.dtype, 1); }
 ExpertConverter::ExpertConverter(const ModelConfig& c, const ArchTraits& traits, const std::filesystem::path& weights,
                                  DType dense, Add add)
     : c_(c), weights_(weights), dense_(dense), add_(std::move(add)) {
+    std::vector<const HfName*> per_expert;
     for (const HfName& n : traits.hf_names)
-        if (std::string_view(n.name).find("{e}") != std::string_view::npos) ++per_expert_roles_;
+        if (std::string_view(n.name).find("{e}") != std::string_view::npos) per_expert.push_back(&n);
+    per_expert_roles_ = per_expert.size();
+    std::sort(per_expert.begin(), per_expert.end(), [](const HfName* a, const HfName* b) { return std::string_view(a->name) < b->name; });
+    for (const HfName* n : per_expert) stack_order_.push_back(n->tensor);
 }
 
 void ExpertConverter::fail(const std::string& hf_name, const std::string& what) const {
@@ -129,7 +137,7 @@ bool ExpertConverter::take(const HfName& hf, int layer, int expert, const std::s
 
 void ExpertConverter::stack(int layer) {
     Layer& l = layers_[layer];
-    for (Tensor role : {Tensor::ffn_down_exps, Tensor::ffn_gate_exps, Tensor::ffn_up_exps}) {
+    for (Tensor role : stack_order_) {
         const auto it = l.by_role.find(role);
         if (it == l.by_role.end()) continue;
         const std::vector<const TensorInfo*> parts = it->second;

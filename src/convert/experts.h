@@ -37,6 +37,9 @@ private:
     DType dense_;
     Add add_;
     size_t per_expert_roles_ = 0;  // the family's HF names with "{e}"
+    // Those roles in the order the converter writes the stacks: by HF name (Qwen2MoeModel's
+    // down_proj, gate_proj, up_proj; Mixtral's w1 (gate), w2 (down), w3 (up)).
+    std::vector<Tensor> stack_order_;
     struct Layer {
         std::map<Tensor, std::vector<const TensorInfo*>> by_role;  // [role][expert]
         size_t count = 0;

@@ -110,6 +110,21 @@ void llama_keys(KeyWriter& w, const HfModel& hf) {
     w.u32(K::rope_dimension_count, hf.config.head_dim);
 }
 
+// LlamaModel.set_gguf_parameters for MixtralForCausalLM: llama's keys (expert counts among
+// TextModel's). A GGUF llama has no sliding window (llama.cpp would run the layers full).
+void mixtral_keys(KeyWriter& w, const HfModel& hf) {
+    if (hf.config.sliding_window > 0) hf.refuse("sliding_window cannot be stored in a GGUF llama (Mixtral) file (llama.cpp would not apply it)");
+    llama_keys(w, hf);
+}
+
+// OlmoeModel.set_gguf_parameters: TextModel's keys, the norm epsilon then set to 1e-5 whatever
+// config.json says; llama.cpp's olmoe never renormalises the kept expert weights.
+void olmoe_keys(KeyWriter& w, const HfModel& hf) {
+    if (hf.config.norm_eps != 1e-5f) hf.refuse("rms_norm_eps other than 1e-5 is not converted (llama.cpp's converter writes 1e-5 for OLMoE)");
+    if (hf.config.moe_norm_topk) hf.refuse("norm_topk_prob true cannot be stored in a GGUF olmoe file (llama.cpp never renormalises)");
+    text_model_keys(w, hf);
+}
+
 // Llama's q/k row order for llama.cpp's rope (LlamaModel.permute): within each head, rows
 // (j*half + i) go to (2*i + j).
 void llama_permute_qk(Tensor t, const std::string& hf_name, const HfModel& hf, Source& s) {
@@ -360,6 +375,9 @@ const ConverterHook hooks[] = {
     // Qwen3_5MoeTextModel: the same class chain (Qwen2MoeModel writes the experts' keys and splits
     // the fused gate_up_proj: experts.cpp), from its Qwen3_5MoeForConditionalGeneration checkpoint
     {Arch::qwen35moe, qwen35_keys, qwen35_tensor, nullptr, false, false, qwen35_rename, true},
+    // issue 34's other MoE families: MixtralForCausalLM (LlamaModel: q/k permuted) and OlmoeModel
+    {Arch::mixtral, mixtral_keys, llama_permute_qk, nullptr, false, true},
+    {Arch::olmoe, olmoe_keys},
 };
 
 }  // namespace

@@ -176,6 +176,56 @@ const HfName gpt_oss_hf[] = {
     {ffn_down_exps_b, "model.layers.{}.mlp.experts.down_proj_bias"},
 };
 const MoeTraits gpt_oss_moe = {MoeGating::topk_softmax, false, nullptr};
+
+// Mixtral: Llama's block (and names), its MLP a softmax-routed mixture whose kept weights are
+// always renormalised (no key for it); experts w1 (gate), w3 (up), w2 (down), one tensor each.
+// In GGUF it is llama.cpp's llama with expert_count > 0 (config_gguf.cpp picks this row then).
+const char* const mixtral_types[] = {"mixtral"};
+const Tensor mixtral_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_out,
+                                  ffn_norm, ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps};
+const HfName mixtral_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"}, {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"}, {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate_inp, "model.layers.{}.block_sparse_moe.gate.weight"},
+    {ffn_gate_exps, "model.layers.{}.block_sparse_moe.experts.{e}.w1.weight"},
+    {ffn_up_exps, "model.layers.{}.block_sparse_moe.experts.{e}.w3.weight"},
+    {ffn_down_exps, "model.layers.{}.block_sparse_moe.experts.{e}.w2.weight"},
+};
+// transformers' MixtralConfig defaults for the keys that change the math.
+const char* const mixtral_defaults = R"({
+    "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "tie_word_embeddings": false, "num_key_value_heads": 8,
+    "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 131072})";
+const MoeTraits mixtral_moe = {MoeGating::softmax_topk, true, nullptr, true};
+
+// OLMoE: Llama's attention with q/k RMSNorms over the whole projection (before the heads are
+// split), every layer's MLP a softmax-routed mixture, the kept weights not renormalised
+// (norm_topk_prob false; llama.cpp hard-codes that); experts one tensor each, as Qwen3-MoE's.
+const char* const olmoe_types[] = {"olmoe"};
+const Tensor olmoe_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm_full,
+                                attn_k_norm_full, attn_out, ffn_norm, ffn_gate_inp, ffn_gate_exps, ffn_up_exps,
+                                ffn_down_exps};
+const HfName olmoe_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q, "model.layers.{}.self_attn.q_proj.weight"}, {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm_full, "model.layers.{}.self_attn.q_norm.weight"},
+    {attn_k_norm_full, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate_inp, "model.layers.{}.mlp.gate.weight"},
+    {ffn_gate_exps, "model.layers.{}.mlp.experts.{e}.gate_proj.weight"},
+    {ffn_up_exps, "model.layers.{}.mlp.experts.{e}.up_proj.weight"},
+    {ffn_down_exps, "model.layers.{}.mlp.experts.{e}.down_proj.weight"},
+};
+// transformers' OlmoeConfig defaults for the keys that change the math.
+const char* const olmoe_defaults = R"({
+    "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": false, "num_experts": 64,
+    "num_experts_per_tok": 8, "norm_topk_prob": false, "max_position_embeddings": 4096})";
+const MoeTraits olmoe_moe = {MoeGating::softmax_topk, false, "norm_topk_prob", true};
 // ---- end of the mixture-of-experts families ----
 
 // ---- The dense families of issue 36 ----
@@ -321,6 +371,8 @@ const ArchTraits table[] = {
     {Arch::granite, "granite", granite_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, llama_tensors,   llama_hf},
     {Arch::olmo2,   "olmo2",   olmo2_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, olmo2_tensors,   olmo2_hf},
     {Arch::qwen35moe, "qwen35moe", qwen35moe_types, NK::rmsnorm, AK::swiglu, PK::rope,   RP::half,        true,  false, false, false, qwen35moe_tensors, qwen35moe_hf, nullptr, &qwen35moe_moe, &qwen35_hybrid},
+    {Arch::mixtral, "llama",   mixtral_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, mixtral_tensors, mixtral_hf, mixtral_defaults, &mixtral_moe},
+    {Arch::olmoe,   "olmoe",   olmoe_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, olmoe_tensors, olmoe_hf, olmoe_defaults, &olmoe_moe},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -371,6 +423,8 @@ const GgufTensor gguf_tensors[] = {
     {attn_v_b, "blk.{}.attn_v.bias", Dim::KD},
     {attn_q_norm, "blk.{}.attn_q_norm.weight", Dim::D},
     {attn_k_norm, "blk.{}.attn_k_norm.weight", Dim::D},
+    {attn_q_norm_full, "blk.{}.attn_q_norm.weight", Dim::HD},  // OLMo 2, OLMoE: over the whole projection
+    {attn_k_norm_full, "blk.{}.attn_k_norm.weight", Dim::KD},
     {attn_out, "blk.{}.attn_output.weight", Dim::C, Dim::HD},
     {attn_out_b, "blk.{}.attn_output.bias", Dim::C},
     {attn_post_norm, "blk.{}.post_attention_norm.weight", Dim::C},
@@ -418,9 +472,6 @@ const GgufTensor gguf_tensors[] = {
     {per_layer_proj, "blk.{}.proj.weight", Dim::C, Dim::PL},
     {per_layer_post_norm, "blk.{}.post_norm.weight", Dim::C},
     {layer_out_scale, "blk.{}.layer_output_scale.weight", Dim::One},
-    // OLMo 2's q/k norms over the whole projection.
-    {attn_q_norm_full, "blk.{}.attn_q_norm.weight", Dim::HD},
-    {attn_k_norm_full, "blk.{}.attn_k_norm.weight", Dim::KD},
 };
 
 std::string join(auto names) {
@@ -459,8 +510,8 @@ bool hf_tensor_ignorable(std::string_view name) {
 
 bool is_norm(Tensor t) {
     return t == output_norm || t == attn_norm || t == attn_post_norm || t == ffn_norm || t == ffn_post_norm ||
-           t == attn_q_norm || t == attn_k_norm || t == ffn_norm_post_attn || t == per_layer_proj_norm ||
-           t == per_layer_post_norm || t == attn_q_norm_full || t == attn_k_norm_full;
+           t == attn_q_norm || t == attn_k_norm || t == attn_q_norm_full || t == attn_k_norm_full || t == ffn_norm_post_attn || t == per_layer_proj_norm ||
+           t == per_layer_post_norm;
 }
 
 bool is_recurrent_tensor(Tensor t) {
@@ -470,8 +521,8 @@ bool is_recurrent_tensor(Tensor t) {
 
 bool is_attention_tensor(Tensor t) {
     return t == attn_q || t == attn_q_gate || t == attn_k || t == attn_v || t == attn_q_norm || t == attn_k_norm ||
-           t == attn_out || t == attn_qkv || t == attn_q_b || t == attn_k_b || t == attn_v_b || t == attn_out_b ||
-           t == attn_q_norm_full || t == attn_k_norm_full;
+           t == attn_q_norm_full || t == attn_k_norm_full ||
+           t == attn_out || t == attn_qkv || t == attn_q_b || t == attn_k_b || t == attn_v_b || t == attn_out_b;
 }
 
 const ArchTraits& traits_of(Arch a) {
@@ -486,6 +537,12 @@ const ArchTraits* find_arch(std::string_view name) {
     for (const ArchTraits& t : table)
         if (name == t.name) return &t;
     return nullptr;
+}
+
+const ArchTraits* find_arch(std::string_view name, bool experts) {
+    const ArchTraits* t = find_arch(name);
+    if (t && t->arch == Arch::llama && experts) return &traits_of(Arch::mixtral);
+    return t;
 }
 
 const ArchTraits* find_hf_arch(std::string_view model_type) {
@@ -503,7 +560,8 @@ const HfWrapper* find_hf_wrapper(std::string_view model_type) {
 
 std::string arch_names() {
     std::vector<std::string> v;
-    for (const ArchTraits& t : table) v.emplace_back(t.name);
+    for (const ArchTraits& t : table)
+        if (find_arch(t.name) == &t) v.emplace_back(t.name);  // once each (mixtral is llama's)
     return join(v);
 }
 

@@ -357,6 +357,14 @@ void read_moe(ModelConfig& c, const nlohmann::json& j, const ArchTraits& t, cons
     if (t.arch == Arch::gpt_oss) {
         c.swiglu_limit = get_float(j, "swiglu_limit", 7.0f, source);
     }
+    // Mixtral, OLMoE: the experts are intermediate_size wide (their configs have no other key).
+    if (t.moe->experts_ff && present(j, "moe_intermediate_size"))
+        throw ModelError(source + ": \"moe_intermediate_size\" is not supported for " + std::string(t.hf_types[0]) + " (its experts are intermediate_size wide)");
+    // OLMoE's clip_qkv clamps q, k and v (transformers applies it; llama.cpp's olmoe does not).
+    if (t.arch == Arch::olmoe && present(j, "clip_qkv"))
+        throw ModelError(source + ": \"clip_qkv\" (clamping q, k and v) is not supported for olmoe");
+    // (router_jitter_noise, router_aux_loss_coef, output_router_logits: training only; transformers
+    // applies none of them when running the model.)
 }
 // ---- end of mixture of experts
 

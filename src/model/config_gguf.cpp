@@ -135,7 +135,7 @@ void read_granite(ModelConfig& c, const Keys& k) {
 }
 
 // Any "<arch>." key outside gguf_keys.h's table may change the math and is refused by name.
-void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const Keys& k) {
+void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const ArchTraits& traits, const Keys& k) {
     const std::string prefix = arch + ".";
     for (auto it = file.metadata.begin(); it != file.metadata.end(); ++it) {
         const std::string& key = it.key();
@@ -145,15 +145,11 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const K
         if (rest.starts_with("expert_")) {
             // A mixture-of-experts family reads its experts' keys (read_moe); a dense model's
             // converter may write zero experts; anything else is experts journey would not run.
-            const ArchTraits* t = find_arch(arch);
             const bool zero = (rest == "expert_count" || rest == "expert_used_count") && it->is_number_integer() &&
                               it->get<int64_t>() == 0;
-            known = known && ((t && t->moe && (rest != "expert_shared_feed_forward_length" || t->moe->shared_expert)) || zero);
+            known = known && ((traits.moe && (rest != "expert_shared_feed_forward_length" || traits.moe->shared_expert)) || zero);
         }
-        if (const GgufKey* g = find_key(rest); g && is_hybrid_key(g->key)) {  // a hybrid family's keys only
-            const ArchTraits* t = find_arch(arch);
-            known = t && t->hybrid;
-        }
+        if (const GgufKey* g = find_key(rest); g && is_hybrid_key(g->key)) known = traits.hybrid;  // a hybrid family's keys only
         if (const GgufKey* g = find_key(rest); g && is_gemma4_key(g->key)) known = arch == "gemma4";
         if (const GgufKey* g = find_key(rest); g && is_granite_key(g->key)) known = arch == "granite";
         if (!known) k.fail(rest, "is not supported (it may change the math; journey refuses rather than ignore it)");
@@ -232,7 +228,13 @@ void read_moe(ModelConfig& c, const ArchTraits& t, const Keys& k) {
     if (!t.moe) return;
     c.n_expert = k.integer(Key::expert_count);
     c.n_expert_used = k.integer(Key::expert_used_count);
-    c.n_ff_exp = k.integer(Key::expert_feed_forward_length);
+    if (t.moe->experts_ff) {  // Mixtral, OLMoE: llama.cpp's experts are feed_forward_length wide
+        if (k.integer(Key::expert_feed_forward_length, c.n_ff) != c.n_ff)
+            k.fail(Key::expert_feed_forward_length, "differs from feed_forward_length (llama.cpp's " + std::string(t.name) + " reads that one)");
+        c.n_ff_exp = c.n_ff;
+    } else {
+        c.n_ff_exp = k.integer(Key::expert_feed_forward_length);
+    }
     c.moe_gating = t.moe->gating;
     c.moe_norm_topk = t.moe->norm_topk;
     if (t.moe->shared_expert) {  // llama.cpp: expert_shared_feed_forward_length, else feed_forward_length
@@ -301,13 +303,16 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     if (it == file.metadata.end() || !it->is_string())
         throw ModelError(source + ": metadata 'general.architecture' is missing");
     const std::string arch = it->get<std::string>();
-    const ArchTraits* traits = find_arch(arch);
+    // llama.cpp's llama architecture is Mixtral's too: a file with experts takes Mixtral's row.
+    const auto experts = file.metadata.find(key_of(arch, Key::expert_count));
+    const bool has_experts = experts != file.metadata.end() && experts->is_number_integer() && experts->get<int64_t>() > 0;
+    const ArchTraits* traits = find_arch(arch, has_experts);
     if (!traits) throw ModelError(source + ": architecture '" + arch + "' is not supported (supported: " + arch_names() + ")");
 
     ModelConfig c;
     apply_traits(c, *traits);
     const Keys k(file, arch);
-    refuse_unknown_keys(file, arch, k);
+    refuse_unknown_keys(file, arch, *traits, k);
     c.n_embd = k.integer(Key::embedding_length);
     c.n_layer = k.integer(Key::block_count);
     const nlohmann::json* ff = k.raw(Key::feed_forward_length);

@@ -205,11 +205,11 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             s.linear(v_new, b.xn, w.attn_v, w.attn_v_b);
         }
     }
-    if (w.attn_q_norm) {  // RMSNorm of q and k before rope: Qwen3, Gemma 3 over each head's D values,
-                          // OLMo 2 over the whole projection (its norms hold H*D and Hkv*D weights)
-        const bool whole = w.attn_q_norm.n == HD;
-        rmsnorm(b.q, b.q, w.attn_q_norm.data, whole ? T : T * H, whole ? int(HD) : D, c.norm_eps);
-        if (!shares) rmsnorm(k_new, k_new, w.attn_k_norm.data, whole ? T : T * Hkv, whole ? int(KD) : D, c.norm_eps);
+    if (w.attn_q_norm) {  // Qwen3, Gemma 3: RMSNorm over each head's D values of q and k, before rope;
+        // OLMo 2, OLMoE: over each token's whole projection (the norm's width: H*D, Hkv*D)
+        const int nq = int(w.attn_q_norm.n), nk = int(w.attn_k_norm.n);
+        rmsnorm(b.q, b.q, w.attn_q_norm.data, int(int64_t{T} * HD / nq), nq, c.norm_eps);
+        if (!shares) rmsnorm(k_new, k_new, w.attn_k_norm.data, int(int64_t{T} * KD / nk), nk, c.norm_eps);
     }
     if (c.v_norm && !shares) unit_rmsnorm(v_new, int64_t{T} * Hkv, D, c.norm_eps);  // Gemma 4: no weight
     const AttentionOptions ao{c.attn_scale, c.attn_softcap, c.window_of(l), w.attn_sinks.data};  // sinks: gpt-oss

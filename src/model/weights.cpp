@@ -88,6 +88,8 @@ const Role roles[] = {
     {attn_v_b, &L::attn_v_b},
     {attn_q_norm, &L::attn_q_norm},
     {attn_k_norm, &L::attn_k_norm},
+    {attn_q_norm_full, &L::attn_q_norm},  // OLMo 2, OLMoE: the forward pass reads the width off the vector
+    {attn_k_norm_full, &L::attn_k_norm},
     {attn_out, &L::attn_out},
     {attn_out_b, &L::attn_out_b},
     {attn_post_norm, &L::attn_post_norm},
@@ -128,9 +130,6 @@ const Role roles[] = {
     {per_layer_proj, &L::ple_proj},
     {per_layer_post_norm, &L::ple_post_norm},
     {layer_out_scale, &L::out_scale},
-    // OLMo 2's q/k norms over the whole projection (forward tells them by their length).
-    {attn_q_norm_full, &L::attn_q_norm},
-    {attn_k_norm_full, &L::attn_k_norm},
 };
 
 // The experts' tensors: E matrices (or vectors) per layer, bound by Binder::bind_experts (their

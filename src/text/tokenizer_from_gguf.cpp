@@ -411,6 +411,8 @@ std::string gguf_pre_of_tokenizer_json(const json& tj, std::string_view family, 
     std::string found;
     // GPT-2's plain ByteLevel (also a GPT-NeoX/Pythia directory's: the same regex)
     if ((family == "gpt2" || family == "gpt_neox") && pre.value("type", "") == "ByteLevel") found = "gpt-2";
+    // OLMoE's GPT-NeoX-style vocabulary: llama.cpp's converter names it "olmo" (GPT-2's regex)
+    if (family == "olmoe" && pre.value("type", "") == "ByteLevel") found = "olmo";
     const std::string dump = pre.dump();
     for (const HfPreSignature& s : hf_pre_signatures) {
         if (!found.empty()) break;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -262,4 +263,32 @@ TEST_CASE("moe: journey info shows the experts, those a token uses and its activ
     REQUIRE(t.exit_code == 0);
     CHECK_THAT(t.out, Catch::Contains("8 per layer, 2 per token (width 96; routing: top-2 logits, then softmax)"));
     CHECK_THAT(t.out, Catch::Contains("per token"));
+}
+
+TEST_CASE("moe: Mixtral's GGUF is llama with experts; OLMoE's norms span the projection; keys not run are refused", "[moe]") {
+    namespace fs = std::filesystem;
+    // llama.cpp's llama architecture with expert_count > 0 is Mixtral's row: renormalised top-k.
+    const auto mixtral = Model::load(gguf_of("mixtral"), LoadOptions{.tokenizer = false});
+    CHECK(mixtral->config().arch == Arch::mixtral);
+    CHECK(mixtral->config().n_expert == 8);
+    CHECK(mixtral->config().n_ff_exp == mixtral->config().n_ff);
+    CHECK(mixtral->config().moe_norm_topk);
+    const auto dense = Model::load(dir_of("mistral") + "/mistral-F32.gguf", LoadOptions{.tokenizer = false});
+    CHECK(dense->config().arch == Arch::llama);
+    // OLMoE: q/k norms as wide as the projections, top-k weights kept as the softmax gave them.
+    const auto olmoe = Model::load(dir_of("olmoe") + "/hf", LoadOptions{.tokenizer = false});
+    const ModelConfig& c = olmoe->config();
+    CHECK_FALSE(c.moe_norm_topk);
+    CHECK(olmoe->weights().layers[0].attn_q_norm.n == int64_t{c.n_head} * c.head_dim);
+    CHECK(olmoe->weights().layers[0].attn_k_norm.n == int64_t{c.n_kv_head} * c.head_dim);
+    // clip_qkv (transformers clamps q, k, v) is not run: refused by name.
+    const fs::path dir = fs::temp_directory_path() / "journey-moe-olmoe-clip" / "hf";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(dir_of("olmoe") + "/hf"))
+        fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+    config["clip_qkv"] = 8.0;
+    std::ofstream(dir / "config.json") << config.dump();
+    CHECK_THROWS_WITH(Model::load(dir, LoadOptions{.tokenizer = false}), Catch::Contains("\"clip_qkv\""));
+    fs::remove_all(dir.parent_path());
 }

@@ -12,9 +12,10 @@
 namespace journey {
 
 // One value per GGUF general.architecture (Hugging Face model_types map onto these rows).
+// Mixtral shares llama's GGUF architecture name (llama.cpp's llama with expert_count > 0).
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
                   smollm3, gemma4 /* issue 36's dense families */, qwen35,
-                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */, qwen35moe };
+                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */, qwen35moe, mixtral, olmoe };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
@@ -27,6 +28,9 @@ enum class Tensor {
     tok_embd, pos_embd, output_norm, output_norm_b, output, rope_freqs, rope_factors_long, rope_factors_short,
     attn_norm, attn_norm_b, attn_qkv, attn_qkv_b, attn_q, attn_q_b, attn_k, attn_k_b, attn_v, attn_v_b,
     attn_q_norm, attn_k_norm, attn_out, attn_out_b, attn_post_norm,
+    // OLMo 2's and OLMoE's q/k norms: one RMSNorm over the whole projection (H*D, Hkv*D values), not
+    // per head (GGUF: the same attn_q_norm / attn_k_norm names, of another shape).
+    attn_q_norm_full, attn_k_norm_full,
     ffn_norm, ffn_norm_b, ffn_up, ffn_up_b, ffn_gate, ffn_gate_up, ffn_down, ffn_down_b, ffn_post_norm,
     // Mixture of experts (src/model/moe.cpp): attention sinks (gpt-oss), its pre-MLP norm (GGUF
     // post_attention_norm), the router and its bias, the experts' matrices and biases, one per
@@ -49,9 +53,6 @@ enum class Tensor {
     // a projection P -> C and its post-norm; and the scalar each layer's output is multiplied by.
     per_layer_tok_embd, per_layer_model_proj, per_layer_proj_norm, per_layer_inp_gate, per_layer_proj,
     per_layer_post_norm, layer_out_scale,
-    // OLMo 2's q/k norms: one RMSNorm over the whole projection (H*D and Hkv*D values), not per head
-    // (GGUF: the same attn_q_norm / attn_k_norm names, of another shape).
-    attn_q_norm_full, attn_k_norm_full,
 };
 
 // How a mixture-of-experts block routes a token (llama.cpp's build_moe_ffn gating):
@@ -65,6 +66,9 @@ struct MoeTraits {
     MoeGating gating;
     bool norm_topk;          // GGUF: renormalise the kept weights (llama.cpp hard-codes it per family)
     const char* hf_norm_key; // config.json's key for it (nullptr: the family has none, norm_topk holds)
+    // The experts' width is the MLP width (feed_forward_length / intermediate_size), as llama.cpp
+    // reads it for Mixtral and OLMoE; else GGUF's expert_feed_forward_length (Qwen3-MoE, gpt-oss).
+    bool experts_ff = false;
     // Every layer is an MoE layer in the families here; a checkpoint that makes some layers dense
     // (Qwen's mlp_only_layers / decoder_sparse_step) is refused.
     // A shared expert beside the routed ones, behind its own sigmoid gate (Qwen3.5-MoE: HF
@@ -173,6 +177,9 @@ std::string_view arch_name(Arch a);
 const ArchTraits& traits_of(Arch a);
 // The row whose GGUF name is `name`, or nullptr.
 const ArchTraits* find_arch(std::string_view name);
+// The same for a file that has experts (its "<arch>.expert_count" > 0): llama's is Mixtral's row,
+// as llama.cpp's llama architecture runs an MoE MLP when the file has experts.
+const ArchTraits* find_arch(std::string_view name, bool experts);
 // The row a Hugging Face model_type belongs to (mistral -> llama), or nullptr.
 const ArchTraits* find_hf_arch(std::string_view model_type);
 // The wrapper a Hugging Face model_type names ("gemma3"), or nullptr.
