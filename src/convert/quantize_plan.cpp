@@ -1,6 +1,6 @@
 // llama-quantize's per-tensor type choice (see quantize_plan.h), for the file types journey
-// writes: the dense ones, the legacy 32-blocks, the K-quant mixes, the i-quant mixes and the
-// ternary ones, with and without an importance matrix, with its rules for mixtures of experts
+// writes: the dense ones, the legacy 32-blocks, the K-quant mixes, the i-quant mixes (IQ1_S …
+// IQ4_XS) and the ternary ones, with and without an importance matrix, with its rules for mixtures of experts
 // (routers kept, attention raised for 8 experts; MXFP4_MOE: the stacked experts MXFP4, the other
 // matrices Q8_0).
 #include "journey/convert/quantize_plan.h"
@@ -25,7 +25,8 @@ const QuantTarget kTargets[] = {
     {"Q6_K", 18, D::Q6_K},    {"Q2_K_S", 21, D::Q2_K},  {"IQ2_XXS", 19, D::IQ2_XXS}, {"IQ2_XS", 20, D::IQ2_XS},
     {"IQ3_XS", 22, D::IQ3_S}, {"IQ3_XXS", 23, D::IQ3_XXS}, {"IQ1_S", 24, D::IQ1_S}, {"IQ3_S", 26, D::IQ3_S},
     {"IQ3_M", 27, D::IQ3_S},  {"IQ2_S", 28, D::IQ2_XS},  {"IQ2_M", 29, D::IQ2_S},   {"IQ1_M", 31, D::IQ1_M},
-    {"TQ1_0", 36, D::TQ1_0},  {"TQ2_0", 37, D::TQ2_0},  {"MXFP4_MOE", 38, D::MXFP4},
+    {"IQ4_NL", 25, D::IQ4_NL}, {"IQ4_XS", 30, D::IQ4_XS}, {"TQ1_0", 36, D::TQ1_0},  {"TQ2_0", 37, D::TQ2_0},
+    {"MXFP4_MOE", 38, D::MXFP4},
 };
 
 enum class Cat { output, token_embd, attn_qkv, attn_v, attn_k, attn_q, attn_output, ffn_up, ffn_gate, ffn_down, other };
@@ -166,6 +167,7 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
             else if (f == "IQ3_M") type = D::Q4_K;
             else if (f == "Q3_K_M") type = i_attention_wv < 2 ? D::Q5_K : D::Q4_K;
             else if (f == "Q3_K_L") type = D::Q5_K;
+            else if (is({"IQ4_NL", "IQ4_XS"}) && n_gqa >= 4) type = D::Q5_K;
             else if ((f == "Q4_K_M" || f == "Q5_K_M") && use_more_bits(i_attention_wv, n_attention_wv)) type = D::Q6_K;
             else if (f == "Q4_K_S" && i_attention_wv < 4) type = D::Q5_K;
             if (is_70b && (type == D::Q3_K || type == D::Q4_K)) type = D::Q5_K;
@@ -189,12 +191,14 @@ std::vector<DType> plan_types(const QuantTarget& target, const PlanModel& model,
             else if (f == "Q3_K_L") type = D::Q5_K;
             else if (f == "Q4_K_M") {
                 if (use_more_bits(i, n_layer)) type = D::Q6_K;
-            } else if (f == "Q5_K_M" && use_more_bits(i, n_layer)) type = D::Q6_K;
+            } else if (is({"IQ4_NL", "IQ4_XS"}) && !imatrix && i < n_layer / 8) type = D::Q5_K;
+            else if (f == "Q5_K_M" && use_more_bits(i, n_layer)) type = D::Q6_K;
             else if (f == "Q4_K_S" && i < n_layer / 8) type = D::Q5_K;
             else if ((f == "Q4_0" || f == "Q5_0") && imatrix && i < n_layer / 8) type = f == "Q4_0" ? D::Q4_1 : D::Q5_1;
             ++i_ffn_down;
         } else if (c == Cat::attn_output && eight_experts) {
-            if (is({"Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "Q4_K_S", "Q4_K_M", "IQ3_S", "IQ3_M"})) type = D::Q5_K;
+            if (is({"Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "Q4_K_S", "Q4_K_M", "IQ3_S", "IQ3_M", "IQ4_NL", "IQ4_XS"}))
+                type = D::Q5_K;
         } else if (c == Cat::attn_output) {
             if (f == "Q2_K") type = D::Q3_K;
             else if (f == "IQ3_XXS") type = D::IQ3_S;
@@ -257,8 +261,6 @@ std::vector<OutTensor> plan_quantized(const std::vector<OutTensor>& tensors, con
                 // llama-quantize writes ggml_n_dims dimensions: outer ones of 1 dropped ([1, C] -> [C])
                 while (o.shape.size() > 1 && o.shape.front() == 1) o.shape.erase(o.shape.begin());
                 if (types[i] != t.type) {
-                    if (!can_quantize(types[i]))
-                        throw UsageError("tensor '" + t.name + "': journey cannot encode " + std::string(dtype_name(types[i])));
                     o.raw = nullptr;
                     o.type = types[i];
                     if (imatrix) {

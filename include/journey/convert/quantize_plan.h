@@ -55,7 +55,7 @@ bool requires_imatrix(const QuantTarget& target, const std::string& name, DType 
 // The one planner of journey quantize (a GGUF file's tensors) and journey convert at a quantized
 // type (the F32 conversion's tensors): the tensors in llama-quantize's order, each re-typed as it
 // chooses. A tensor whose type changes is produced from its rows (`row`, no longer `raw`).
-// Throws UsageError naming a tensor whose chosen type journey cannot encode. With an importance
+// With an importance
 // matrix each re-typed tensor carries its weights (OutTensor::imatrix, when the matrix has its
 // name); without one, a tensor that requires one is refused (UsageError) as llama-quantize does.
 std::vector<OutTensor> plan_quantized(const std::vector<OutTensor>& tensors, const QuantTarget& target, const PlanModel& model,

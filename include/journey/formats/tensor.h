@@ -14,7 +14,7 @@ namespace journey {
 // (formats/ggml_types.h has their sizes, kernels/blocks/layout.h their bit layouts).
 enum class DType {
     F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS,
-    // the importance-matrix lattice types and the ternary types (read, not written), MXFP4
+    // the importance-matrix lattice types, the ternary types, MXFP4
     IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0, MXFP4
 };
 

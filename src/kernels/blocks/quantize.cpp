@@ -866,13 +866,6 @@ void quantize_tq2_0(const float* x, unsigned char* out, int64_t nb) {
 
 float qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w) { return make_qp_quants(n, nmax, x, L, w); }
 
-bool can_quantize(DType t) {
-    switch (t) {
-        case DType::IQ4_NL: case DType::IQ4_XS: return false;
-        default: return true;
-    }
-}
-
 void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* weights) {
     const auto block = int64_t(dtype_block(t));
     if (n < 0 || n % block != 0)
@@ -926,11 +919,10 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* we
             return;
         case DType::IQ1_M: quantize_iq1_m(x, out, nb, weights); return;
         case DType::MXFP4: quantize_mxfp4(x, out, nb); return;
-        case DType::IQ4_NL: case DType::IQ4_XS:
-            throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) + " yet");
+        case DType::IQ4_NL: quantize_iq4_nl(x, out, nb, weights); return;
+        case DType::IQ4_XS: quantize_iq4_xs(x, out, nb, weights); return;
     }
-    throw std::invalid_argument("journey cannot encode " + std::string(dtype_name(t)) +
-                                " (its encoder searches a non-uniform grid journey does not implement)");
+    throw std::invalid_argument("journey cannot encode type " + std::to_string(int(t)));
 }
 
 }  // namespace journey

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "iq_grids.h"
+#include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/half.h"
 
 namespace journey {
@@ -1058,6 +1059,135 @@ void quantize_iq3_s(const float* x, unsigned char* out, int64_t nb, const float*
             sc[ib / 2] = uint8_t(l1 | (l2 << 4));
         }
     }
+}
+
+// ============================ IQ4_NL / IQ4_XS: 4-bit indices into kIq4Values
+namespace {
+
+// ggml's best_index_int8: the index of the value nearest x (ties to the lower), by bisection.
+int best_index_iq4(float x) {
+    const int8_t* val = kIq4Values;
+    if (x <= val[0]) return 0;
+    if (x >= val[15]) return 15;
+    int ml = 0, mu = 15;
+    while (mu - ml > 1) {
+        const int mav = (ml + mu) / 2;
+        if (x < val[mav]) mu = mav;
+        else ml = mav;
+    }
+    return x - val[mu - 1] < val[mu] - x ? mu - 1 : mu;
+}
+
+// ggml's quantize_row_iq4_nl_impl with ntry 7 (what quantize_iq4_nl / quantize_iq4_xs pass):
+// per 32, the scale of the largest |x| tried at 15 steps, the best weighted fit kept; for IQ4_XS
+// (super 256) the 8 scales then 6-bit integers of one f16 d. dh: the f16 d; q4: the nibbles;
+// scales_h, scales_l: IQ4_XS's scale bits (unused for IQ4_NL, super 32).
+void iq4_impl(int super, const float* x, unsigned char* dh, uint8_t* q4, unsigned char* scales_h, uint8_t* scales_l,
+              const float* quant_weights) {
+    constexpr int block_size = 32, ntry = 7;
+    const int8_t* values = kIq4Values;
+    float scales[QK_K / block_size], weight[block_size];
+    uint8_t L[QK_K];
+    float sigma2 = 0;
+    for (int j = 0; j < super; ++j) sigma2 += x[j] * x[j];
+    sigma2 *= 2.f / float(super);
+    std::memset(q4, 0, size_t(super / 2));
+    put_f16(dh, 0.f);
+    float max_scale = 0, amax_scale = 0;
+    for (int ib = 0; ib < super / block_size; ++ib) {
+        const float* xb = x + ib * block_size;
+        uint8_t* Lb = L + ib * block_size;
+        if (quant_weights) {
+            const float* qw = quant_weights + ib * block_size;
+            for (int j = 0; j < block_size; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
+        } else {
+            for (int j = 0; j < block_size; ++j) weight[j] = xb[j] * xb[j];
+        }
+        float amax = 0, max = 0;
+        for (int j = 0; j < block_size; ++j) {
+            const float ax = std::fabs(xb[j]);
+            if (ax > amax) {
+                amax = ax;
+                max = xb[j];
+            }
+        }
+        if (amax < 1e-15f) {  // GROUP_MAX_EPS
+            scales[ib] = 0;
+            continue;
+        }
+        float d = -max / float(values[0]);
+        float id = 1 / d;
+        float sumqx = 0, sumq2 = 0;
+        for (int j = 0; j < block_size; ++j) {
+            const int l = best_index_iq4(id * xb[j]);
+            Lb[j] = uint8_t(l);
+            const float q = values[l], w = weight[j];
+            sumqx += w * q * xb[j];
+            sumq2 += w * q * q;
+        }
+        d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
+        float best = d * sumqx;
+        for (int itry = -ntry; itry <= ntry; ++itry) {
+            id = float(itry + values[0]) / max;
+            sumqx = sumq2 = 0;
+            for (int j = 0; j < block_size; ++j) {
+                const float q = values[best_index_iq4(id * xb[j])], w = weight[j];
+                sumqx += w * q * xb[j];
+                sumq2 += w * q * q;
+            }
+            if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+                d = sumqx / sumq2;
+                best = d * sumqx;
+            }
+        }
+        scales[ib] = d;
+        const float abs_d = std::fabs(d);
+        if (abs_d > amax_scale) {
+            amax_scale = abs_d;
+            max_scale = d;
+        }
+    }
+    if (super / block_size > 1) {
+        uint16_t sh = 0;
+        const float d = -max_scale / 32;  // -0.0 when every scale is 0, as ggml writes it
+        put_f16(dh, d);
+        const float id = d ? 1 / d : 0.f;
+        for (int ib = 0; ib < super / block_size; ++ib) {
+            int l = nearest_int(id * scales[ib]);
+            l = std::max(-32, std::min(31, l));
+            const float dl = d * float(l);
+            const float idl = dl ? 1 / dl : 0.f;
+            uint8_t* Lb = L + ib * block_size;
+            const float* xb = x + ib * block_size;
+            for (int j = 0; j < block_size; ++j) Lb[j] = uint8_t(best_index_iq4(idl * xb[j]));
+            l += 32;
+            const auto l_l = uint8_t(l & 0xf), l_h = uint8_t(l >> 4);
+            if (ib % 2 == 0) scales_l[ib / 2] = l_l;
+            else scales_l[ib / 2] = uint8_t(scales_l[ib / 2] | (l_l << 4));
+            sh = uint16_t(sh | (l_h << 2 * (ib % 8)));
+        }
+        std::memcpy(scales_h, &sh, 2);
+    } else {
+        put_f16(dh, scales[0]);
+        const float id = scales[0] ? 1 / scales[0] : 0;
+        for (int j = 0; j < super; ++j) L[j] = uint8_t(best_index_iq4(id * x[j]));
+    }
+    for (int i = 0; i < super / 32; ++i)
+        for (int j = 0; j < 16; ++j) q4[16 * i + j] = uint8_t(L[32 * i + j] | (L[32 * i + 16 + j] << 4));
+}
+
+}  // namespace
+
+// IQ4_NL (18 bytes: f16 d, qs[16]).
+void quantize_iq4_nl(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    for (int64_t ib = 0; ib < nb; ++ib, out += 18)
+        iq4_impl(32, x + 32 * ib, out, out + 2, nullptr, nullptr, quant_weights ? quant_weights + 32 * ib : nullptr);
+}
+
+// IQ4_XS (136 bytes: f16 d, u16 scales_h, scales_l[4], qs[128]).
+void quantize_iq4_xs(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    for (int64_t ib = 0; ib < nb; ++ib, out += 136)
+        iq4_impl(QK_K, x + QK_K * ib, out, out + 8, out + 2, out + 4, quant_weights ? quant_weights + QK_K * ib : nullptr);
 }
 
 }  // namespace journey

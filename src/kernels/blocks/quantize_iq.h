@@ -13,6 +13,8 @@ void quantize_iq2_xs(const float* x, unsigned char* out, int64_t nb, const float
 void quantize_iq2_s(const float* x, unsigned char* out, int64_t nb, const float* qw);
 void quantize_iq1_s(const float* x, unsigned char* out, int64_t nb, const float* qw);  // qw required
 void quantize_iq1_m(const float* x, unsigned char* out, int64_t nb, const float* qw);
+void quantize_iq4_nl(const float* x, unsigned char* out, int64_t nb, const float* qw);  // qw may be null
+void quantize_iq4_xs(const float* x, unsigned char* out, int64_t nb, const float* qw);  // qw may be null
 
 // ggml's make_qp_quants (quantize.cpp), shared with the i-quant searches.
 float qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w);

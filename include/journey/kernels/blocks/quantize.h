@@ -9,15 +9,13 @@
 
 namespace journey {
 
-// True when journey can encode rows of type t (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4).
-bool can_quantize(DType t);
-
 // Encodes the n floats at x as type t into dst (dtype_bytes(t, n) bytes). n must be a whole
-// number of blocks; throws std::invalid_argument otherwise or when !can_quantize(t).
+// number of blocks; throws std::invalid_argument otherwise, and for IQ2_XXS, IQ2_XS and IQ1_S
+// without weights (ggml's searches need them). Every DType is encodable.
 // weights (n floats, may be null): an importance matrix's weight per column (Imatrix::weights_of);
 // given, the K-quants run ggml's quantize_row_*_impl searches instead of the reference ones
-// (as llama-quantize --imatrix does); the other types ignore it.
+// and the i-quants (IQ1-IQ4) weigh their searches with it (as llama-quantize --imatrix does);
+// the legacy 32-blocks, TQ1_0, TQ2_0 and MXFP4 ignore it.
 void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* weights = nullptr);
 
 }  // namespace journey
