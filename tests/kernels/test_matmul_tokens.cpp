@@ -68,7 +68,7 @@ TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][
             force_portable_kernels(portable);
             for (int threads : {1, 2, 3}) {
                 set_num_threads(threads);
-                for (int T : {2, 5}) {
+                for (int T : {2, 5, 7}) {  // 7: the groups of 4, 2 and 1 tokens (Q6_K, Q8_0, Q4_0)
                     INFO("portable " << portable << ", threads " << threads << ", T " << T);
                     std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), alone(static_cast<size_t>(n_out));
                     for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i)) + 0.05f * float(i % 13);

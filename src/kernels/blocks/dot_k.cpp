@@ -338,6 +338,47 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
     return acc;
 }
 
+// Q6_K, one row against N tokens (dot_rows_k_tokens): each half's quants are unpacked and the
+// scales permuted once, then every token takes dot_row_q6_k_vnni's operations (exact integer
+// sums, the same fma per super-block), so out[t · out_stride] has the bits of the token alone.
+template <int N>
+JOURNEY_VNNI void dot_row_q6_k_tokens_vnni(float* out, int64_t out_stride, const std::byte* row, const QuantizedActivations* xs,
+                                           bool ask) {
+    float acc[N];
+    for (int t = 0; t < N; ++t) acc[t] = 0.0f;
+    const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+    for (int64_t k = 0; k < xs[0].n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * 210);
+        if (ask) ask_ahead<210>(b);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));
+        const __m512i sc = _mm512_maskz_broadcast_i64x4(0xFF, sc16);  // vpermw reads the low 16
+        __m512i isum[N];
+        for (int t = 0; t < N; ++t) {
+            const __m256i bias = _mm256_slli_epi32(
+                _mm256_madd_epi16(sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].sum16.data() + 16 * k))), 5);
+            isum[t] = _mm512_maskz_sub_epi32(0x00FF, _mm512_setzero_si512(), _mm512_maskz_broadcast_i64x4(0xFF, bias));
+        }
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(b + 64 * h);
+            __m512i qh = _mm512_maskz_broadcast_i64x4(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * h)));
+            qh = _mm512_mask_srli_epi16(qh, 0xFFFF0000, qh, 2);  // upper half: bits 2-3 and 6-7 down
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45));
+            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), _mm512_and_si512(qh, bits45));
+            const __m512i slo = _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h]), sc);
+            const __m512i shi = _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h + 1]), sc);
+            for (int t = 0; t < N; ++t) {
+                const int8_t* qx = xs[t].q.data() + k * kSuper;
+                isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(lo, _mm512_loadu_si512(qx + 128 * h)), slo);
+                isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(hi, _mm512_loadu_si512(qx + 128 * h + 64)), shi);
+            }
+        }
+        const float d = half_f16c(b + 208);
+        for (int t = 0; t < N; ++t) acc[t] = std::fma(float(sum16_i32(isum[t])), d * xs[t].d[size_t(k)], acc[t]);
+    }
+    for (int t = 0; t < N; ++t) out[t * out_stride] = acc[t];
+}
+
 }  // namespace
 
 bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
@@ -365,6 +406,17 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
 
 bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                        int64_t r1, bool fast) {
+    if (fast && W.dtype == DType::Q6_K) {
+        const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+        for (int64_t r = r0; r < r1; ++r) {
+            const std::byte* row = W.data + size_t(r) * row_bytes;
+            int t = 0;  // only the first pass over the row reads memory: it asks ahead
+            for (; t + 4 <= T; t += 4) dot_row_q6_k_tokens_vnni<4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+            for (; t + 2 <= T; t += 2) dot_row_q6_k_tokens_vnni<2>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+            for (; t < T; ++t) dot_row_q6_k_tokens_vnni<1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+        }
+        return true;
+    }
     if (!(fast && W.rows16 && W.dtype == DType::Q4_K && r0 % 16 == 0 && (r1 % 16 == 0 || r1 == W.rows))) return false;
     const size_t group_bytes = 16 * dtype_bytes(W.dtype, uint64_t(W.cols));
     int64_t r = r0;
