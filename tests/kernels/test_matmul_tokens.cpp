@@ -10,6 +10,7 @@
 
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
+#include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/blocks/quantize.h"
 #include "journey/kernels/half.h"
 #include "journey/kernels/thread_pool.h"
@@ -67,7 +68,7 @@ TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][
             force_portable_kernels(portable);
             for (int threads : {1, 2, 3}) {
                 set_num_threads(threads);
-                for (int T : {2, 5}) {
+                for (int T : {2, 5, 7}) {  // 7: the groups of 4, 2 and 1 tokens (Q6_K, Q8_0, Q4_0)
                     INFO("portable " << portable << ", threads " << threads << ", T " << T);
                     std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), alone(static_cast<size_t>(n_out));
                     for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * float(i)) + 0.05f * float(i % 13);
@@ -76,6 +77,38 @@ TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][
                         matmul(alone.data(), x.data() + t * n_in, W, 1);
                         CHECK(std::memcmp(alone.data(), got.data() + t * n_out, alone.size() * sizeof(float)) == 0);
                     }
+                }
+            }
+        }
+    }
+    force_portable_kernels(false);
+    set_num_threads(threads_before);
+}
+
+// Q4_K regrouped 16 rows (pack_rows16, as loaded): the several-token kernel unpacks each group's
+// weights once for up to four tokens; every row keeps the bits of the token alone (T = 1..9 takes
+// the groups of 4, 2 and 1).
+TEST_CASE("matmul_tokens: Q4_K regrouped 16 rows, each row the bits of the token alone", "[kernels][parallel]") {
+    const int threads_before = num_threads();
+    const int64_t n_out = 80, n_in = 768;  // 5 groups of 16 rows, 3 super-blocks a row
+    const std::string bytes = make_weights(DType::Q4_K, n_out, n_in);
+    Matrix W{DType::Q4_K, reinterpret_cast<const std::byte*>(bytes.data()), n_out, n_in, Layout::Linear};
+    REQUIRE(can_pack_rows16(W));
+    std::vector<std::byte> packed(rows16_bytes(W));
+    pack_rows16(W, packed.data());
+    W.rows16 = packed.data();
+    for (bool portable : {false, true}) {
+        force_portable_kernels(portable);
+        for (int threads : {1, 2, 3}) {
+            set_num_threads(threads);
+            for (int T : {2, 3, 4, 7, 9}) {
+                INFO("portable " << portable << ", threads " << threads << ", T " << T);
+                std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), alone(static_cast<size_t>(n_out));
+                for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.13f * float(i)) + 0.07f * float(i % 11);
+                matmul_tokens(got.data(), x.data(), W, T);
+                for (int t = 0; t < T; ++t) {
+                    matmul(alone.data(), x.data() + t * n_in, W, 1);
+                    CHECK(std::memcmp(alone.data(), got.data() + t * n_out, alone.size() * sizeof(float)) == 0);
                 }
             }
         }

@@ -233,14 +233,21 @@ JOURNEY_VNNI float dot_row_q45_k_vnni(const std::byte* row, const QuantizedActiv
 // 2c) and the high ones kept in place (16 q, sub-block 2c+1; the sum is shifted back, exactly).
 // Each sub-block's sums of the 16 rows then take their scales (vpmulld), the mins their x sums
 // (vpmaddwd), and the float work is one fma per super-block for 16 rows.
-JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, const std::byte* group, const QuantizedActivations& x) {
-    __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
+// N tokens at once (sequences decoded together, dot_rows_k_tokens): each vector of 16 rows'
+// quants is loaded and split into nibbles once, the scales and mins unpacked once, and every
+// token then takes exactly the one-token operations (the integer sums are exact, and each
+// token's float steps are the same fmas in the same order), so token t's 16 outputs, stored at
+// out + t · out_stride, have the bits of the token alone.
+template <int N>
+JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, int64_t out_stride, const std::byte* group, const QuantizedActivations* xs) {
+    __m512 acc[N], accm[N];
+    for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps(), accm[t] = _mm512_setzero_ps();
     const __m512i lo4 = _mm512_set1_epi8(0x0f), hi4 = _mm512_set1_epi8(char(0xf0));
     const __m512i six = _mm512_set1_epi32(0x3f3f3f3f), four = _mm512_set1_epi32(0x0f0f0f0f),
                   top = _mm512_set1_epi32(0x30303030), byte0 = _mm512_set1_epi32(0xff), words = _mm512_set1_epi32(0x00ff00ff);
     // x's sums per 32 as the word pairs (Σ32_0, Σ32_2), (Σ32_1, Σ32_3), (Σ32_4, Σ32_6), (Σ32_5, Σ32_7)
     const __m128i pairs = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
-    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+    for (int64_t k = 0; k < xs[0].n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16Block);
         // Asking for the lines kStreamAhead on, like the one-row kernels: without it (the hardware
         // prefetcher alone) Llama 3.2 1B Q4_K_M tg32 ran -t 1 at 26.6, 27.0, 30.1 tok/s against
@@ -251,43 +258,52 @@ JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, const std::byte* group, const
         const __m512i s03 = _mm512_and_si512(w0, six), m03 = _mm512_and_si512(w1, six);
         const __m512i s47 = _mm512_or_si512(_mm512_and_si512(w2, four), _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w0, 2), top));
         const __m512i m47 = _mm512_or_si512(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w2, 4), four), _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, w1, 2), top));
-        const int8_t* qx = x.q.data() + k * kSuper;
         const unsigned char* qs = b + 256;
-        __m512i isum = _mm512_setzero_si512();
+        __m512i isum[N];
+        for (int t = 0; t < N; ++t) isum[t] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
-            __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+            __m512i lo[N], hi[N];
+            for (int t = 0; t < N; ++t) lo[t] = _mm512_setzero_si512(), hi[t] = _mm512_setzero_si512();
 #pragma GCC unroll 8
             for (int j = 0; j < 8; ++j) {
                 const __m512i p = _mm512_loadu_si512(qs + 64 * (8 * c + j));
-                int32_t xl, xh;
-                std::memcpy(&xl, qx + 64 * c + 4 * j, 4);
-                std::memcpy(&xh, qx + 64 * c + 32 + 4 * j, 4);
-                lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(p, lo4), _mm512_set1_epi32(xl));
-                hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(p, hi4), _mm512_set1_epi32(xh));
+                const __m512i pl = _mm512_and_si512(p, lo4), ph = _mm512_and_si512(p, hi4);
+                for (int t = 0; t < N; ++t) {
+                    const int8_t* qx = xs[t].q.data() + k * kSuper;
+                    int32_t xl, xh;
+                    std::memcpy(&xl, qx + 64 * c + 4 * j, 4);
+                    std::memcpy(&xh, qx + 64 * c + 32 + 4 * j, 4);
+                    lo[t] = _mm512_dpbusd_epi32(lo[t], pl, _mm512_set1_epi32(xl));
+                    hi[t] = _mm512_dpbusd_epi32(hi[t], ph, _mm512_set1_epi32(xh));
+                }
             }
             const __m512i s = c < 2 ? s03 : s47;
             const int at = 16 * (c % 2);  // scale 2c is byte 2c % 4 of its word, 2c+1 the next
             const __m512i sc_lo = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, s, unsigned(at)), byte0);
             const __m512i sc_hi = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, s, unsigned(at + 8)), byte0);
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(lo, sc_lo));
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(_mm512_maskz_srai_epi32(0xFFFF, hi, 4), sc_hi));
+            for (int t = 0; t < N; ++t) {
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(lo[t], sc_lo));
+                isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(_mm512_maskz_srai_epi32(0xFFFF, hi[t], 4), sc_hi));
+            }
         }
-        const __m128i x32 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32.data() + 8 * k)), pairs);
-        __m512i msum = _mm512_madd_epi16(_mm512_and_si512(m03, words), _mm512_maskz_broadcastd_epi32(0xFFFF, x32));
-        msum = _mm512_add_epi32(msum, _mm512_madd_epi16(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, m03, 8), words),
-                                                        _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0x55))));
-        msum = _mm512_add_epi32(msum, _mm512_madd_epi16(_mm512_and_si512(m47, words),
-                                                        _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0xaa))));
-        msum = _mm512_add_epi32(msum, _mm512_madd_epi16(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, m47, 8), words),
-                                                        _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0xff))));
-        const __m512 dx = _mm512_set1_ps(x.d[size_t(k)]);
         const __m512 d = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
         const __m512 dmin = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32)));
-        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(d, dx), acc);
-        accm = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, msum), _mm512_mul_ps(dmin, dx), accm);
+        const __m512i m03_lo = _mm512_and_si512(m03, words), m03_hi = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, m03, 8), words);
+        const __m512i m47_lo = _mm512_and_si512(m47, words), m47_hi = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, m47, 8), words);
+        for (int t = 0; t < N; ++t) {
+            const QuantizedActivations& x = xs[t];
+            const __m128i x32 = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32.data() + 8 * k)), pairs);
+            __m512i msum = _mm512_madd_epi16(m03_lo, _mm512_maskz_broadcastd_epi32(0xFFFF, x32));
+            msum = _mm512_add_epi32(msum, _mm512_madd_epi16(m03_hi, _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0x55))));
+            msum = _mm512_add_epi32(msum, _mm512_madd_epi16(m47_lo, _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0xaa))));
+            msum = _mm512_add_epi32(msum, _mm512_madd_epi16(m47_hi, _mm512_maskz_broadcastd_epi32(0xFFFF, _mm_shuffle_epi32(x32, 0xff))));
+            const __m512 dx = _mm512_set1_ps(x.d[size_t(k)]);
+            acc[t] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum[t]), _mm512_mul_ps(d, dx), acc[t]);
+            accm[t] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, msum), _mm512_mul_ps(dmin, dx), accm[t]);
+        }
     }
-    _mm512_storeu_ps(out, _mm512_sub_ps(acc, accm));
+    for (int t = 0; t < N; ++t) _mm512_storeu_ps(out + t * out_stride, _mm512_sub_ps(acc[t], accm[t]));
 }
 
 // Q6_K: half h of the super-block (elements 128h .. 128h+127) is ql[64h .. 64h+63], low nibbles
@@ -322,6 +338,47 @@ JOURNEY_VNNI float dot_row_q6_k_vnni(const std::byte* row, const QuantizedActiva
     return acc;
 }
 
+// Q6_K, one row against N tokens (dot_rows_k_tokens): each half's quants are unpacked and the
+// scales permuted once, then every token takes dot_row_q6_k_vnni's operations (exact integer
+// sums, the same fma per super-block), so out[t · out_stride] has the bits of the token alone.
+template <int N>
+JOURNEY_VNNI void dot_row_q6_k_tokens_vnni(float* out, int64_t out_stride, const std::byte* row, const QuantizedActivations* xs,
+                                           bool ask) {
+    float acc[N];
+    for (int t = 0; t < N; ++t) acc[t] = 0.0f;
+    const __m512i low4 = _mm512_set1_epi8(0x0f), bits45 = _mm512_set1_epi8(0x30);
+    for (int64_t k = 0; k < xs[0].n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * 210);
+        if (ask) ask_ahead<210>(b);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192)));
+        const __m512i sc = _mm512_maskz_broadcast_i64x4(0xFF, sc16);  // vpermw reads the low 16
+        __m512i isum[N];
+        for (int t = 0; t < N; ++t) {
+            const __m256i bias = _mm256_slli_epi32(
+                _mm256_madd_epi16(sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].sum16.data() + 16 * k))), 5);
+            isum[t] = _mm512_maskz_sub_epi32(0x00FF, _mm512_setzero_si512(), _mm512_maskz_broadcast_i64x4(0xFF, bias));
+        }
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(b + 64 * h);
+            __m512i qh = _mm512_maskz_broadcast_i64x4(0xFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * h)));
+            qh = _mm512_mask_srli_epi16(qh, 0xFFFF0000, qh, 2);  // upper half: bits 2-3 and 6-7 down
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45));
+            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), _mm512_and_si512(qh, bits45));
+            const __m512i slo = _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h]), sc);
+            const __m512i shi = _mm512_permutexvar_epi16(_mm512_load_si512(kTables.perm6[2 * h + 1]), sc);
+            for (int t = 0; t < N; ++t) {
+                const int8_t* qx = xs[t].q.data() + k * kSuper;
+                isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(lo, _mm512_loadu_si512(qx + 128 * h)), slo);
+                isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(hi, _mm512_loadu_si512(qx + 128 * h + 64)), shi);
+            }
+        }
+        const float d = half_f16c(b + 208);
+        for (int t = 0; t < N; ++t) acc[t] = std::fma(float(sum16_i32(isum[t])), d * xs[t].d[size_t(k)], acc[t]);
+    }
+    for (int t = 0; t < N; ++t) out[t * out_stride] = acc[t];
+}
+
 }  // namespace
 
 bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
@@ -335,7 +392,7 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
     if (fast && W.rows16 && W.dtype == DType::Q4_K) {
         const size_t group_bytes = 16 * row_bytes;
         for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q45_k_vnni<false>(W.data + size_t(r0) * row_bytes, x);
-        for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q4_k_vnni(out + r0, W.rows16 + size_t(r0 / 16) * group_bytes, x);
+        for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q4_k_vnni<1>(out + r0, 0, W.rows16 + size_t(r0 / 16) * group_bytes, &x);
     }
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
@@ -345,6 +402,33 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
             default: out[r] = fast ? dot_row_q6_k_vnni(row, x) : dot_row_portable_q6(row, x); break;
         }
     }
+}
+
+bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                       int64_t r1, bool fast) {
+    if (fast && W.dtype == DType::Q6_K) {
+        const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+        for (int64_t r = r0; r < r1; ++r) {
+            const std::byte* row = W.data + size_t(r) * row_bytes;
+            int t = 0;  // only the first pass over the row reads memory: it asks ahead
+            for (; t + 4 <= T; t += 4) dot_row_q6_k_tokens_vnni<4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+            for (; t + 2 <= T; t += 2) dot_row_q6_k_tokens_vnni<2>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+            for (; t < T; ++t) dot_row_q6_k_tokens_vnni<1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+        }
+        return true;
+    }
+    if (!(fast && W.rows16 && W.dtype == DType::Q4_K && r0 % 16 == 0 && (r1 % 16 == 0 || r1 == W.rows))) return false;
+    const size_t group_bytes = 16 * dtype_bytes(W.dtype, uint64_t(W.cols));
+    int64_t r = r0;
+    for (; r + 16 <= r1; r += 16) {
+        const std::byte* g = W.rows16 + size_t(r / 16) * group_bytes;
+        int t = 0;
+        for (; t + 4 <= T; t += 4) dot_rows16_q4_k_vnni<4>(out + t * out_stride + r, out_stride, g, xs + t);
+        for (; t + 2 <= T; t += 2) dot_rows16_q4_k_vnni<2>(out + t * out_stride + r, out_stride, g, xs + t);
+        for (; t < T; ++t) dot_rows16_q4_k_vnni<1>(out + t * out_stride + r, out_stride, g, xs + t);
+    }
+    for (int t = 0; t < T; ++t) dot_rows_k(out + t * out_stride, W, xs[t], r, r1, fast);  // rows past the last 16 (none when rows16 is set)
+    return true;
 }
 
 bool can_pack_rows16(const Matrix& W) {

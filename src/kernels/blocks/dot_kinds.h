@@ -9,6 +9,11 @@ namespace journey {
 bool has_k_dot(DType t);  // Q4_K, Q5_K, Q6_K
 // out[r] = row r · x for r0 <= r < r1; fast: the AVX-512 VNNI kernels (same bits).
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+// T tokens (dot_rows_tokens), on the fast path: Q6_K rows, and Q4_K regrouped 16 rows (pack_rows16)
+// with r0 a multiple of 16: each block's weights unpacked once for up to 4 tokens, the bits of dot_rows_k
+// on each token alone; returns true. Otherwise does nothing and returns false.
+bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                       int64_t r1, bool fast);
 
 // The importance-matrix and ternary types (blocks/dot_iq.cpp), x as Q8_K: super-blocks unpacked
 // to int8 with integer scales, one float step per 256.

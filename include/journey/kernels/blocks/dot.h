@@ -80,7 +80,8 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 // when the CPU has it and the portable kernels are not forced (see gemv.h).
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 // The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0 and
-// Q4_0 unpack each weight block once for all the tokens (sequences decoded together).
+// Q4_0, Q6_K and Q4_K regrouped 16 rows (pack_rows16), unpack each weight block once for up to four
+// tokens (sequences decoded together).
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                      int64_t r1);
 
