@@ -126,10 +126,12 @@ void attribution_lines(std::vector<std::string>& lines, const Attribution& a, co
         for (size_t h = 0; h < l.heads.size(); ++h) parts.push_back({fmt("layer %d head %zu", l.layer, h), l.heads[h]});
         if (l.attn_bias != 0) parts.push_back({fmt("layer %d attention bias", l.layer), l.attn_bias});
         if (l.heads.empty()) parts.push_back({fmt("layer %d attention", l.layer), l.attn});
-        parts.push_back({fmt("layer %d mlp", l.layer), l.mlp});
+        if (l.experts.empty()) parts.push_back({fmt("layer %d mlp", l.layer), l.mlp});
+        for (const LayerAttribution::Expert& e : l.experts)
+            parts.push_back({fmt("layer %d expert %d (weight %.3f)", l.layer, e.id, e.weight), e.part});
     }
     std::stable_sort(parts.begin(), parts.end(), [](const Part& x, const Part& y) { return std::abs(x.v) > std::abs(y.v); });
-    lines.push_back("  largest parts (heads, attention biases, MLPs, embeddings):");
+    lines.push_back("  largest parts (heads, attention biases, MLPs or their experts, embeddings):");
     for (size_t i = 0; i < parts.size() && i < rows; ++i) lines.push_back(fmt("  %+12.4f  ", parts[i].v) + parts[i].name);
     lines.push_back("  per layer:     attention          mlp   top heads");
     for (const LayerAttribution& l : a.layers) {
@@ -139,6 +141,11 @@ void attribution_lines(std::vector<std::string>& lines, const Attribution& a, co
         std::string line = fmt("  layer %-4d %+12.4f %+12.4f  ", l.layer, l.attn, l.mlp);
         for (size_t i = 0; i < order.size() && i < 3; ++i) line += fmt(" h%zu %+.3f", order[i], l.heads[order[i]]);
         lines.push_back(line);
+        if (!l.experts.empty()) {
+            std::string ex = "             mlp = experts";
+            for (const LayerAttribution::Expert& e : l.experts) ex += fmt("  e%d %+.4f", e.id, e.part);
+            lines.push_back(ex);
+        }
     }
 }
 

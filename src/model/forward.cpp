@@ -327,17 +327,29 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     s.pre_norm(b.xn, c.parallel_residual ? b.x0 : b.x, w.mlp_norm_w, w.mlp_norm_b);
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
         const int E = c.n_expert;
-        std::vector<float> routed;  // the router logits [T, E], kept only for an observer
+        const int K = c.n_expert_used;
+        std::vector<float> routed, chosen;  // the router logits [T, E] and the experts' rows [T, K, C], only for an observer
         if (s.tokens) {  // several sequences' tokens: each as alone
             for (int t = 0; t < T; ++t) {
                 moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false, s.observer);
-                if (s.observer) routed.insert(routed.end(), moe_last_router_logits(), moe_last_router_logits() + E);
+                if (s.observer) {
+                    routed.insert(routed.end(), moe_last_router_logits(), moe_last_router_logits() + E);
+                    chosen.resize(size_t(t + 1) * size_t(K) * size_t(C));
+                    moe_last_expert_rows(chosen.data() + int64_t{t} * K * C, 1, c);
+                }
             }
         } else {
             moe_ffn(b.proj, b.xn, w, c, T, s.prompt, s.observer);
-            if (s.observer) routed.assign(moe_last_router_logits(), moe_last_router_logits() + int64_t{T} * E);
+            if (s.observer) {
+                routed.assign(moe_last_router_logits(), moe_last_router_logits() + int64_t{T} * E);
+                chosen.resize(size_t(T) * size_t(K) * size_t(C));
+                moe_last_expert_rows(chosen.data(), T, c);
+            }
         }
-        if (s.observer) s.notify("moe_logits", l, routed.data(), {T, E});
+        if (s.observer) {
+            s.notify("moe_logits", l, routed.data(), {T, E});
+            s.notify("moe_expert_out", l, chosen.data(), {T, K, C});
+        }
         s.residual_scale(b.proj);
         s.site("mlp_out", l, b.proj, {T, C});
         add(b.x, b.proj, int64_t{T} * C);

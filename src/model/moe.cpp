@@ -215,4 +215,10 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
 
 const float* moe_last_router_logits() { return scratch.logits.data(); }
 
+void moe_last_expert_rows(float* out, int T, const ModelConfig& c) {
+    const int K = c.n_expert_used, C = c.n_embd;
+    for (int i = 0; i < T * K; ++i)
+        std::memcpy(out + int64_t{i} * C, scratch.yg.data() + int64_t{scratch.row_of[size_t(i)]} * C, sizeof(float) * size_t(C));
+}
+
 }  // namespace journey

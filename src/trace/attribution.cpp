@@ -60,6 +60,10 @@ Attribution attribute(const Model& m, const AttributionRows& rows, TokenId targe
     if (rows.resid.size() != C || rows.attn_out.size() != size_t(c.n_layer) || rows.mlp_out.size() != size_t(c.n_layer))
         throw std::logic_error("attribution: the pass was not recorded");
 
+    for (const LayerWeights& lw : w.layers)  // Gemma 4: resid gains ple_out and is scaled per layer
+        if (lw.ple_gate || lw.out_scale)
+            throw UsageError("--attribute: per-layer inputs and layer output scales (Gemma 4's per_layer_* and "
+                             "layer_output_scale) are not attributed; the parts would not add up to the logit");
     std::vector<float> u = unembedding_row(m, target);
     if (contrast) {
         const std::vector<float> v = unembedding_row(m, *contrast);
@@ -95,6 +99,13 @@ Attribution attribute(const Model& m, const AttributionRows& rows, TokenId targe
         la.attn = f(rows.attn_out[size_t(l)]);
         la.mlp = f(rows.mlp_out[size_t(l)]);
         a.sum += la.attn + la.mlp;
+        if (l < int(rows.experts.size()) && !rows.experts[size_t(l)].empty()) {
+            const std::vector<float>& ex = rows.experts[size_t(l)];
+            const auto& ids = rows.expert_ids.at(size_t(l));
+            if (ex.size() != ids.size() * C) throw std::logic_error("attribution: the experts' rows differ from their routing");
+            for (size_t j = 0; j < ids.size(); ++j)
+                la.experts.push_back({ids[j].first, ids[j].second, f(std::span<const float>(ex.data() + j * C, C))});
+        }
         // Heads: each head's product, through the post-attention norm frozen at its scale on
         // the whole projection (the heads plus the bias), when there is one.
         const std::vector<float>& heads = rows.heads.empty() ? std::vector<float>{} : rows.heads[size_t(l)];

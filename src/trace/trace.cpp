@@ -87,6 +87,8 @@ TraceObserver::TraceObserver(const Model& m, std::span<const TokenId> tokens, co
         rows_.attn_out.resize(static_cast<size_t>(c.n_layer));
         rows_.heads.resize(static_cast<size_t>(c.n_layer));
         rows_.mlp_out.resize(static_cast<size_t>(c.n_layer));
+        rows_.experts.resize(static_cast<size_t>(c.n_layer));
+        rows_.expert_ids.resize(static_cast<size_t>(c.n_layer));
     }
     for (int l = 0; l < c.n_layer; ++l) {
         LayerTrace& lt = trace_.layers[static_cast<size_t>(l)];
@@ -129,6 +131,7 @@ void TraceObserver::observe(const Intermediate& t) {
         else if (n == "pos_embed") record(rows_.pos_embed, t);
         else if (n == "attn_out") record(rows_.attn_out[size_t(layer(t.layer).layer)], t);
         else if (n == "mlp_out") record(rows_.mlp_out[size_t(layer(t.layer).layer)], t);
+        else if (n == "moe_expert_out") record(rows_.experts[size_t(layer(t.layer).layer)], t);
         else if (n == "resid_post" && last_layer) record(rows_.resid, t);
         else if (n == "final_norm" && model_.config().final_softcap > 0) record(final_normed_, t);
     }
@@ -214,6 +217,11 @@ void TraceObserver::observe_moe(const Intermediate& t) {
     for (float v : logits) {
         const double lp = double(v) - lse;
         m.router_entropy -= std::exp(lp) * lp;
+    }
+    if (opts_.attribute) {
+        auto& to = rows_.expert_ids[size_t(t.layer)];
+        to.clear();
+        for (const MoeTrace::Expert& e : m.experts) to.emplace_back(e.id, e.weight);
     }
     layer(t.layer).moe = std::move(m);
 }

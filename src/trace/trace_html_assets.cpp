@@ -348,9 +348,12 @@ function renderAttribution(app, d) {
   let max = Math.abs(a.embedding.token) + 1e-12;
   if (a.embedding.position !== null) max = Math.max(max, Math.abs(a.embedding.position));
   a.layers.forEach(l => { max = Math.max(max, Math.abs(l.attn), Math.abs(l.mlp), ...l.heads.map(Math.abs)); });
+  // A mixture of experts: one column per choice (1st, 2nd, ... expert), each its weighted part.
+  const K = Math.max(0, ...a.layers.map(l => l.experts ? l.experts.length : 0));
   const t = el('table', 'attr');
   const head = el('tr');
-  ['layer'].concat(Array.from({length: H}, (_, h) => `h${h}`), ['bias', 'attn', 'mlp']).forEach(x => head.appendChild(el('th', '', x)));
+  ['layer'].concat(Array.from({length: H}, (_, h) => `h${h}`), ['bias', 'attn', 'mlp'],
+                   Array.from({length: K}, (_, j) => `expert ${j + 1}`)).forEach(x => head.appendChild(el('th', '', x)));
   t.appendChild(head);
   const cell = (tr, v, title) => {
     const td = el('td', 'num', fix(v, 2));
@@ -369,7 +372,12 @@ function renderAttribution(app, d) {
     l.heads.forEach((v, h) => cell(tr, v, `layer ${l.layer} head ${h}`));
     cell(tr, l.attn_bias, `layer ${l.layer} attention bias`);
     cell(tr, l.attn, `layer ${l.layer} attention (all heads + bias)`);
-    cell(tr, l.mlp, `layer ${l.layer} MLP`);
+    cell(tr, l.mlp, `layer ${l.layer} MLP` + (l.experts ? ' (all experts)' : ''));
+    (l.experts || []).forEach(e => {
+      cell(tr, e.part, `layer ${l.layer} expert ${e.id} (router weight ${fix(e.weight, 4)})`);
+      tr.lastChild.textContent = `#${e.id} ${fix(e.part, 2)}`;
+      tr.lastChild.dataset.expert = e.id;
+    });
     t.appendChild(tr);
   });
   app.appendChild(t);

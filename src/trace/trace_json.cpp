@@ -102,9 +102,16 @@ json embedding_json(const Trace& tr) {
 
 json attribution_json(const Attribution& a, const Tokenizer& tok) {
     json layers = json::array();
-    for (const LayerAttribution& l : a.layers)
+    for (const LayerAttribution& l : a.layers) {
+        json experts = nullptr;  // a dense MLP
+        if (!l.experts.empty()) {
+            experts = json::array();
+            for (const LayerAttribution::Expert& e : l.experts)
+                experts.push_back({{"id", e.id}, {"weight", e.weight}, {"part", e.part}});
+        }
         layers.push_back({{"layer", l.layer}, {"attn", l.attn}, {"heads", l.heads}, {"attn_bias", l.attn_bias},
-                          {"mlp", l.mlp}});
+                          {"mlp", l.mlp}, {"experts", std::move(experts)}});
+    }
     return {{"target", json(token_json(tok, a.target))},
             {"contrast", a.contrast ? json(token_json(tok, *a.contrast)) : json(nullptr)},
             {"logit", a.logit},

@@ -156,11 +156,17 @@ TEST_CASE("families: the observer sees the same named intermediates on every rot
         s.set_observer(&names);
         const std::vector<TokenId> ids = {1, 2, 3};
         s.eval(ids);
-        // A mixture of experts' layer adds its router logits between resid_mid and mlp_out.
+        // A mixture of experts' layer adds its router logits, then its experts' weighted rows,
+        // between resid_mid and mlp_out.
         if (m->config().n_expert > 0) {
             std::vector<std::string> dense;
             for (size_t i = 0; i < names.seen.size(); ++i) {
                 const std::string& n = names.seen[i];
+                if (n.starts_with("moe_expert_out@")) {
+                    REQUIRE(i > 0);
+                    CHECK(names.seen[i - 1] == "moe_logits@" + n.substr(n.find('@') + 1));
+                    continue;
+                }
                 if (!n.starts_with("moe_logits@")) {
                     dense.push_back(n);
                     continue;
@@ -168,7 +174,7 @@ TEST_CASE("families: the observer sees the same named intermediates on every rot
                 REQUIRE(i > 0);
                 CHECK(names.seen[i - 1] == "resid_mid@" + n.substr(n.find('@') + 1));
             }
-            CHECK(names.seen.size() - dense.size() == size_t(m->config().n_layer));
+            CHECK(names.seen.size() - dense.size() == 2 * size_t(m->config().n_layer));
             names.seen = dense;
         }
         if (first.empty()) {

@@ -25,4 +25,9 @@ void moe_ffn(float* out, const float* xn, const LayerWeights& w, const ModelConf
 // its tokens (forward hands them to the observer as moe_logits). Valid until the next moe_ffn.
 const float* moe_last_router_logits();
 
+// The weighted outputs of the calling thread's last moe_ffn, per token in the order of choice:
+// out[T, n_expert_used, C], row (t, j) = weight_j * expert_j(xn_t), the very rows moe_ffn summed
+// (forward hands them to the observer as moe_expert_out). Valid until the next moe_ffn.
+void moe_last_expert_rows(float* out, int T, const ModelConfig& c);
+
 }  // namespace journey

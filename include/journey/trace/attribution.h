@@ -14,7 +14,9 @@
 // Heads: attn_out = Σ_h z_h · W_O[rows of h] + b_O, so each head's part is its own product (the
 // trace computes it) and b_O is the layer's attention bias part. A post-attention norm (Gemma 2
 // and 3) is linearised the same way, its scale frozen at its value on the whole attn_out.
-// Mixture-of-experts MLPs are one part per layer (the experts are not split).
+// Mixture-of-experts MLPs: mlp_out = Σ_j weight_j · expert_j(x), so each chosen expert's weighted
+// output (the pass's moe_expert_out rows) is its own part, and the experts add up to the MLP's part.
+// (No family journey runs has a shared expert: the converter and the loader refuse them.)
 //
 // A quantized output matrix: the model's logit is its quantized product, which rounds the
 // activations to 8 bits (llama.cpp's way); the parts add up to the float product of the final
@@ -35,6 +37,8 @@ struct AttributionRows {
     std::vector<std::vector<float>> attn_out;  // [layer][C] as added to the residual
     std::vector<std::vector<float>> heads;     // [layer][H*C] z_h · W_O per head (no bias, no post-norm)
     std::vector<std::vector<float>> mlp_out;   // [layer][C] as added to the residual
+    std::vector<std::vector<float>> experts;   // [layer][K*C] a MoE layer's weighted expert rows (else empty)
+    std::vector<std::vector<std::pair<int, float>>> expert_ids;  // [layer][K] (expert, router weight)
     std::vector<float> resid;                  // [C] the final residual, the final norm's input
 };
 
@@ -44,6 +48,12 @@ struct LayerAttribution {
     std::vector<double> heads;    // [H] each head's part
     double attn_bias = 0;         // b_O's part (0 without a bias)
     double mlp = 0;
+    struct Expert {
+        int id = 0;
+        float weight = 0;  // the router's weight, included in part
+        double part = 0;   // weight · expert(x), through the frozen final norm
+    };
+    std::vector<Expert> experts;  // a mixture of experts: the chosen ones in the order of choice (Σ part = mlp)
 };
 
 struct Attribution {
