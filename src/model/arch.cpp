@@ -148,7 +148,7 @@ const HfName qwen3moe_hf[] = {
     {ffn_down_exps, "model.layers.{}.mlp.experts.{e}.down_proj.weight"},
 };
 // llama.cpp's qwen3moe: softmax router, the kept weights renormalised (hard-coded true).
-const MoeTraits qwen3moe_moe = {MoeGating::softmax_topk, true, "norm_topk_prob"};
+const MoeTraits qwen3moe_moe = {.gating = MoeGating::softmax_topk, .norm_topk = true, .hf_norm_key = "norm_topk_prob"};
 
 // gpt-oss: attention with sinks and q/k/v/o biases, alternating sliding/full layers, yarn; the
 // router has a bias and softmaxes its top-k logits; experts with biases and the clamped SwiGLU.
@@ -175,7 +175,7 @@ const HfName gpt_oss_hf[] = {
     {ffn_down_exps, "model.layers.{}.mlp.experts.down_proj", Layout::Conv1D},
     {ffn_down_exps_b, "model.layers.{}.mlp.experts.down_proj_bias"},
 };
-const MoeTraits gpt_oss_moe = {MoeGating::topk_softmax, false, nullptr};
+const MoeTraits gpt_oss_moe = {.gating = MoeGating::topk_softmax, .norm_topk = false, .hf_norm_key = nullptr};
 
 // Mixtral: Llama's block (and names), its MLP a softmax-routed mixture whose kept weights are
 // always renormalised (no key for it); experts w1 (gate), w3 (up), w2 (down), one tensor each.
@@ -198,7 +198,7 @@ const HfName mixtral_hf[] = {
 const char* const mixtral_defaults = R"({
     "rms_norm_eps": 1e-5, "rope_theta": 1000000.0, "tie_word_embeddings": false, "num_key_value_heads": 8,
     "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 131072})";
-const MoeTraits mixtral_moe = {MoeGating::softmax_topk, true, nullptr, true};
+const MoeTraits mixtral_moe = {.gating = MoeGating::softmax_topk, .norm_topk = true, .hf_norm_key = nullptr, .experts_ff = true};
 
 // OLMoE: Llama's attention with q/k RMSNorms over the whole projection (before the heads are
 // split), every layer's MLP a softmax-routed mixture, the kept weights not renormalised
@@ -225,7 +225,7 @@ const HfName olmoe_hf[] = {
 const char* const olmoe_defaults = R"({
     "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": false, "num_experts": 64,
     "num_experts_per_tok": 8, "norm_topk_prob": false, "max_position_embeddings": 4096})";
-const MoeTraits olmoe_moe = {MoeGating::softmax_topk, false, "norm_topk_prob", true};
+const MoeTraits olmoe_moe = {.gating = MoeGating::softmax_topk, .norm_topk = false, .hf_norm_key = "norm_topk_prob", .experts_ff = true};
 // ---- end of the mixture-of-experts families ----
 
 // ---- The dense families of issue 36 ----
@@ -345,7 +345,7 @@ const HfName qwen35moe_hf[] = {
     {ssm_a, "model.layers.{}.linear_attn.A_log"}, {ssm_norm, "model.layers.{}.linear_attn.norm.weight"},
     {ssm_out, "model.layers.{}.linear_attn.out_proj.weight"},
 };
-const MoeTraits qwen35moe_moe = {MoeGating::softmax_topk, true, nullptr, true};
+const MoeTraits qwen35moe_moe = {.gating = MoeGating::softmax_topk, .norm_topk = true, .hf_norm_key = nullptr, .experts_ff = false, .shared_expert = true};
 // ---- end of the hybrid families ----
 
 using NK = NormKind;
