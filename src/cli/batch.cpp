@@ -313,7 +313,6 @@ std::vector<std::unique_ptr<Session>> batch_sessions(const Model& model, const S
     sessions.push_back(std::make_unique<Session>(model, opts));
     if (parallel <= 1) return sessions;
     const Session& one = *sessions[0];
-    const ModelConfig& c = model.config();
     const double mib = double(one.kv_bytes_per_token()) * double(one.n_ctx()) / (1024.0 * 1024.0);
     const double need = mib * (parallel - 1);
     const double avail = double(available_memory()) / (1024.0 * 1024.0);
