@@ -16,6 +16,9 @@
 # and the share of the read bandwidth each run's tg reaches (llama.cpp's: its tg times the same
 # file's bytes, over the read journey measured next to it in the same round). Each round's
 # header gives the time and the load average.
+# TYPES="iq2_xxs iq3_s iq4_xs tq2_0" in the environment replaces the llama shape's list of files
+# (llama-3.2-1b-<type>.gguf; the i-quants made with `journey quantize --imatrix`, issue 37); the
+# BF16 directory row is run only when MODELS_DIR has it.
 # DEPTH=N in the environment runs every test after N positions in the KV cache (-d N for both
 # tools, as llama-bench's depth): the one-token attention then reads N positions per layer.
 set -euo pipefail
@@ -59,12 +62,12 @@ for r in $(seq "$rounds"); do
       [ "$d" != q8_0 ] && journey_row "$d" hf "$prefix-$d"
     done
   else
-    for d in f16 q8_0 q4_k_m q6_k; do
+    for d in ${TYPES:-f16 q8_0 q4_k_m q6_k}; do
       llama_row "$d" "$prefix-$d.gguf"
       journey_row "$d" gguf "$prefix-$d.gguf"
     done
   fi
-  journey_row bf16 hf "$prefix-bf16"
+  if [ -d "$models/$prefix-bf16" ]; then journey_row bf16 hf "$prefix-bf16"; fi
 done | tee "$out"
 
 python3 - "$out" "$pp" "$tg" "$depth" <<'PY'
@@ -90,8 +93,8 @@ print(f"\n| journey / llama.cpp, same round | {pp_name} | {tg_name} |\n| --- | -
 for num, den in [("journey f32 gguf", "llama.cpp f32 gguf"), ("journey f32 hf", "llama.cpp f32 gguf"),
                  ("journey f16 gguf", "llama.cpp f16 gguf"), ("journey f16 hf", "llama.cpp f16 gguf"),
                  ("journey bf16 hf", "llama.cpp f16 gguf"), ("journey bf16 hf", "llama.cpp f32 gguf"),
-                 ("journey q8_0 gguf", "llama.cpp q8_0 gguf"), ("journey q4_k_m gguf", "llama.cpp q4_k_m gguf"),
-                 ("journey q6_k gguf", "llama.cpp q6_k gguf")]:
+                 *[(k, "llama.cpp " + k.split()[1] + " gguf") for k in runs
+                   if k.startswith("journey ") and k.endswith(" gguf") and k.split()[1] not in ("f32", "f16")]]:
     pp, tg = ratios(num, den, 0), ratios(num, den, 1)
     if pp: print(f"| {num} / {den} | {pp} | {tg} |")
 

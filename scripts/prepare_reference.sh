@@ -32,5 +32,5 @@ echo "building llama.cpp $commit natively in $src/build (a few minutes on two co
 cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
 cmake --build "$src/build" -j "$(nproc)" \
-  --target llama-bench llama-quantize llama-imatrix llama-batched-bench llama-cli >/dev/null
+  --target llama-bench llama-quantize llama-imatrix llama-batched-bench >/dev/null
 echo "$src/build/bin"
