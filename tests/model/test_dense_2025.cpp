@@ -517,6 +517,31 @@ TEST_CASE("dense 2025: the chat templates of SmolLM3 (/think, /no_think) and Phi
     }
 }
 
+TEST_CASE("dense 2025: the chat templates of Gemma 4 (tools, thinking) and Qwen3.5 render as jinja2 renders them", "[dense2025][chat]") {
+    // scripts/render_chat_cases.py: jinja2 in transformers' environment, each family's own template.
+    const auto cases = nlohmann::ordered_json::parse(std::ifstream(data_dir() + "/chat_templates/newer_cases.json"))["cases"];
+    REQUIRE(cases.size() >= 20);
+    int rendered = 0;
+    for (const auto& c : cases) {
+        const std::string family = c["family"];
+        INFO(family << " / " << c["conversation"].get<std::string>() << " / add_generation_prompt=" << c["add_generation_prompt"]);
+        const auto tc = nlohmann::json::parse(std::ifstream(data_dir() + "/convert/" + family + "/tokenizer_config.json"));
+        const jinja::Template t(tc["chat_template"].get<std::string>(), family);
+        nlohmann::ordered_json vars = c["variables"];
+        vars["messages"] = c["messages"];
+        vars["add_generation_prompt"] = c["add_generation_prompt"];
+        jinja::RenderOptions o;
+        o.now = jinja::parse_iso8601("2025-01-15T10:30:00");
+        if (c.contains("error")) {
+            CHECK_THROWS_WITH(t.render(vars, o), Catch::Contains(c["error"].get<std::string>()));
+        } else {
+            CHECK(t.render(vars, o) == c["rendered"].get<std::string>());
+            ++rendered;
+        }
+    }
+    CHECK(rendered >= 20);
+}
+
 TEST_CASE("dense 2025: the README's model table names every family of the architecture table", "[dense2025]") {
     std::ifstream in(std::string(JOURNEY_SOURCE_DIR) + "/README.md");
     std::string hf_row, gguf_row;
