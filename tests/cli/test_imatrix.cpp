@@ -1,6 +1,8 @@
 // journey imatrix and quantize --imatrix against llama.cpp's own tools (tests/data/README.md,
 // "quant/imatrix/"): llama-imatrix's imatrix.gguf of base-F32.gguf on the fixture's text, and
-// llama-quantize --imatrix's files of the same base (sha256 per file).
+// llama-quantize --imatrix's files of the same base (sha256 per file), for every type journey
+// quantize writes (quantize_expect.json: the types whose ggml quantizer ignores the weights too,
+// as the metadata keys still differ).
 #include <cmath>
 #include <filesystem>
 #include <fstream>

@@ -387,12 +387,54 @@ void quantize_q2_k(const float* x, unsigned char* out, int64_t nb) {
 }
 
 // Q3_K (110 bytes): hmask[32], qs[64], scales[12] (16 x 6 bits), f16 d.
+// Sub-block j's 6-bit scale l (biased by 32) into the 12 scale bytes (zeroed before).
+void put_q3_k_scale(uint8_t* sc, int j, int l) {
+    if (j < 8) sc[j] = uint8_t(l & 0xF);
+    else sc[j - 8] = uint8_t(sc[j - 8] | ((l & 0xF) << 4));
+    l >>= 4;
+    sc[j % 4 + 8] = uint8_t(sc[j % 4 + 8] | (l << (2 * (j / 4))));
+}
+
+// The rest of a Q3_K block once its scales are packed: d, the quants of x at the stored scales
+// (L keeps make_*_quants' values where a scale is 0), hmask and qs.
+void finish_q3_k(const float* x, int8_t* L, float d, unsigned char* out) {
+    uint8_t* hmask = out;
+    uint8_t* qs = out + 32;
+    const uint8_t* sc = out + 96;
+    put_f16(out + 108, d);
+    const float dh = f16_round(d);
+    for (int j = 0; j < QK_K / 16; ++j) {
+        int8_t s = int8_t(j < 8 ? sc[j] & 0xF : sc[j - 8] >> 4);
+        s = int8_t((s | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
+        const float dd = dh * s;
+        if (!dd) continue;
+        for (int ii = 0; ii < 16; ++ii) {
+            const int l = nearest_int(x[16 * j + ii] / dd);
+            L[16 * j + ii] = int8_t(std::max(-4, std::min(3, l)) + 4);
+        }
+    }
+    std::memset(hmask, 0, QK_K / 8);
+    int m = 0;
+    uint8_t hm = 1;
+    for (int j = 0; j < QK_K; ++j) {
+        if (L[j] > 3) {
+            hmask[m] = uint8_t(hmask[m] | hm);
+            L[j] = int8_t(L[j] - 4);
+        }
+        if (++m == QK_K / 8) {
+            m = 0;
+            hm = uint8_t(hm << 1);
+        }
+    }
+    for (int j = 0; j < QK_K; j += 128)
+        for (int l = 0; l < 32; ++l)
+            qs[j / 4 + l] = uint8_t(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+}
+
 void quantize_q3_k(const float* x, unsigned char* out, int64_t nb) {
     int8_t L[QK_K];
     float scales[QK_K / 16];
     for (int64_t i = 0; i < nb; ++i, x += QK_K, out += 110) {
-        uint8_t* hmask = out;
-        uint8_t* qs = out + 32;
         uint8_t* sc = out + 96;
         float max_scale = 0, amax = 0;
         for (int j = 0; j < QK_K / 16; ++j) {
@@ -408,45 +450,14 @@ void quantize_q3_k(const float* x, unsigned char* out, int64_t nb) {
         if (max_scale) {
             const float iscale = -32.f / max_scale;
             for (int j = 0; j < QK_K / 16; ++j) {
-                int8_t l = int8_t(nearest_int(iscale * scales[j]));
-                l = int8_t(std::max(-32, std::min(31, int(l))) + 32);
-                if (j < 8) sc[j] = uint8_t(l & 0xF);
-                else sc[j - 8] = uint8_t(sc[j - 8] | ((l & 0xF) << 4));
-                l = int8_t(l >> 4);
-                sc[j % 4 + 8] = uint8_t(sc[j % 4 + 8] | (l << (2 * (j / 4))));
+                const int8_t l = int8_t(nearest_int(iscale * scales[j]));
+                put_q3_k_scale(sc, j, int8_t(std::max(-32, std::min(31, int(l))) + 32));
             }
             d = 1 / iscale;
         } else {
             d = 0.f;
         }
-        put_f16(out + 108, d);
-        const float dh = f16_round(d);
-        for (int j = 0; j < QK_K / 16; ++j) {
-            int8_t s = int8_t(j < 8 ? sc[j] & 0xF : sc[j - 8] >> 4);
-            s = int8_t((s | (((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
-            const float dd = dh * s;
-            if (!dd) continue;
-            for (int ii = 0; ii < 16; ++ii) {
-                const int l = nearest_int(x[16 * j + ii] / dd);
-                L[16 * j + ii] = int8_t(std::max(-4, std::min(3, l)) + 4);
-            }
-        }
-        std::memset(hmask, 0, QK_K / 8);
-        int m = 0;
-        uint8_t hm = 1;
-        for (int j = 0; j < QK_K; ++j) {
-            if (L[j] > 3) {
-                hmask[m] = uint8_t(hmask[m] | hm);
-                L[j] = int8_t(L[j] - 4);
-            }
-            if (++m == QK_K / 8) {
-                m = 0;
-                hm = uint8_t(hm << 1);
-            }
-        }
-        for (int j = 0; j < QK_K; j += 128)
-            for (int l = 0; l < 32; ++l)
-                qs[j / 4 + l] = uint8_t(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+        finish_q3_k(x, L, d, out);
     }
 }
 
@@ -814,6 +825,69 @@ void quantize_qk_k_w(const float* x, unsigned char* out, int64_t nb, const float
     }
 }
 
+// Q3_K with an importance matrix: weighted sub-block scales, then their 6-bit quants by the
+// same weighted search (ggml's quantize_row_q3_K_impl).
+void quantize_q3_k_w(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    int8_t L[QK_K], Ls[QK_K / 16];
+    float scales[QK_K / 16], weight[16], sw[QK_K / 16];
+    for (int64_t i = 0; i < nb; ++i, x += QK_K, out += 110) {
+        float sumx2 = 0;
+        for (int j = 0; j < QK_K; ++j) sumx2 += x[j] * x[j];
+        const float sigma2 = 2 * sumx2 / QK_K;
+        for (int j = 0; j < QK_K / 16; ++j) {
+            const float* qw = quant_weights + QK_K * i + 16 * j;
+            for (int l = 0; l < 16; ++l) weight[l] = qw[l] * std::sqrt(sigma2 + x[16 * j + l] * x[16 * j + l]);
+            float sumw = 0;
+            for (int l = 0; l < 16; ++l) sumw += weight[l];
+            sw[j] = sumw;
+            scales[j] = make_qx_quants(16, 4, x + 16 * j, L + 16 * j, weight);
+        }
+        uint8_t* sc = out + 96;
+        std::memset(sc, 0, 12);
+        const float d_block = make_qx_quants(QK_K / 16, 32, scales, Ls, sw);
+        for (int j = 0; j < QK_K / 16; ++j) put_q3_k_scale(sc, j, Ls[j]);
+        finish_q3_k(x, L, d_block, out);
+    }
+}
+
+// The 32-element types with an importance matrix (ggml's quantize_row_q4_0_impl … q5_1_impl):
+// each element weighted by qw * sqrt(sigma2 + x^2), sigma2 the mean square of the whole row;
+// Q4_0 / Q5_0 by the symmetric search, Q4_1 / Q5_1 by the one with a min.
+template <int Bits, bool WithMin>
+void quantize_q32_w(const float* x, unsigned char* out, int64_t nb, const float* quant_weights) {
+    constexpr int qk = 32;
+    constexpr size_t block = 2 + (WithMin ? 2 : 0) + (Bits == 5 ? 4 : 0) + 16;
+    const int64_t n_per_row = nb * qk;
+    float sum_x2 = 0;
+    for (int64_t j = 0; j < n_per_row; ++j) sum_x2 += x[j] * x[j];
+    const float sigma2 = sum_x2 / n_per_row;
+    float weight[qk];
+    uint8_t L[qk], Laux[qk];
+    int8_t Ls[qk];
+    for (int64_t ib = 0; ib < nb; ++ib, out += block) {
+        const float* xb = x + qk * ib;
+        const float* qw = quant_weights + qk * ib;
+        for (int j = 0; j < qk; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
+        if constexpr (WithMin) {
+            float min;
+            const float d = make_qkx3_quants(qk, (1 << Bits) - 1, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36);
+            put_f16(out, d);
+            put_f16(out + 2, -min);
+        } else {
+            put_f16(out, make_qx_quants(qk, 1 << (Bits - 1), xb, Ls, weight));
+            for (int j = 0; j < qk; ++j) L[j] = uint8_t(Ls[j]);
+        }
+        unsigned char* qs = out + block - 16;
+        uint32_t qh = 0;
+        for (int j = 0; j < qk / 2; ++j) {
+            qs[j] = uint8_t((L[j] & 0x0F) | ((L[j + qk / 2] & 0x0F) << 4));
+            qh |= uint32_t((L[j] & 0x10u) >> 4) << j;
+            qh |= uint32_t((L[j + qk / 2] & 0x10u) >> 4) << (j + qk / 2);
+        }
+        if constexpr (Bits == 5) std::memcpy(qs - 4, &qh, 4);
+    }
+}
+
 // TQ1_0 (54 bytes: qs[48] five trits per byte, qh[4] four, f16 d) and TQ2_0 (66 bytes: qs[64]
 // four 2-bit trits per byte, f16 d): ternary values of amax-scaled rows (lroundf, as ggml).
 void quantize_tq1_0(const float* x, unsigned char* out, int64_t nb) {
@@ -885,15 +959,30 @@ void quantize_row(DType t, const float* x, void* dst, int64_t n, const float* we
             }
             return;
         case DType::Q8_0: quantize_q8_0(x, out, nb); return;
-        case DType::Q4_0: quantize_q4_0(x, out, nb); return;
-        case DType::Q4_1: quantize_min_max<4>(x, out, nb); return;
-        case DType::Q5_0: quantize_q5_0(x, out, nb); return;
-        case DType::Q5_1: quantize_min_max<5>(x, out, nb); return;
+        case DType::Q4_0:
+            if (weights) quantize_q32_w<4, false>(x, out, nb, weights);
+            else quantize_q4_0(x, out, nb);
+            return;
+        case DType::Q4_1:
+            if (weights) quantize_q32_w<4, true>(x, out, nb, weights);
+            else quantize_min_max<4>(x, out, nb);
+            return;
+        case DType::Q5_0:
+            if (weights) quantize_q32_w<5, false>(x, out, nb, weights);
+            else quantize_q5_0(x, out, nb);
+            return;
+        case DType::Q5_1:
+            if (weights) quantize_q32_w<5, true>(x, out, nb, weights);
+            else quantize_min_max<5>(x, out, nb);
+            return;
         case DType::Q2_K:
             if (weights) quantize_q2_k_w(x, out, nb, weights);
             else quantize_q2_k(x, out, nb);
             return;
-        case DType::Q3_K: quantize_q3_k(x, out, nb); return;
+        case DType::Q3_K:
+            if (weights) quantize_q3_k_w(x, out, nb, weights);
+            else quantize_q3_k(x, out, nb);
+            return;
         case DType::Q4_K:
             if (weights) quantize_qk_k_w<4>(x, out, nb, weights);
             else quantize_qk_k<4>(x, out, nb);
