@@ -714,6 +714,8 @@ ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
             throw ModelError(where + ": model_type \"" + excerpt(text_type, 40) + "\" is not supported in a \"" + type +
                              "\" checkpoint (expected " + w->text_model_type + ")");
         text["model_type"] = w->text_model_type;
+        // The wrapper's quantization (Ministral 3's FP8 checkpoints keep it at the top level) is the text model's.
+        if (present(j, "quantization_config") && !present(text, "quantization_config")) text["quantization_config"] = j["quantization_config"];
         ModelConfig c = config_from_hf(text, where);
         c.hf_wrapper = w->model_type;
         return c;

@@ -642,6 +642,8 @@ TEST_CASE("dense 2025: what Ministral 3 carries that journey or GGUF cannot run 
             "rope type 'none' is not supported for ministral3");
     refused("other text model", [](nlohmann::json& j) { j["text_config"]["model_type"] = "llama"; },
             "model_type \"llama\" is not supported in a \"mistral3\" checkpoint");
+    refused("fp8", [](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "static"}}; },
+            "quantization_config quant_method 'fp8' is not supported for mistral3");
     // Ministral 3's rope key on another family (Mistral: text_config alone, model_type mistral)
     refused("beta on mistral", [](nlohmann::json& j) { j = j["text_config"]; j["model_type"] = "mistral"; j["sliding_window"] = nullptr; },
             "\"llama_4_scaling_beta\" of rope type yarn is not supported");
