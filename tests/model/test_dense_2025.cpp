@@ -578,7 +578,7 @@ TEST_CASE("dense 2025: Ministral 3 converts to llama.cpp's file and gives llama.
     const nlohmann::json want = standin_of("mistral3")["gguf"];
     CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
     CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
-    for (const std::string path : {dir_of("mistral3") + "/hf", gguf.string()}) {
+    for (const std::string& path : {dir_of("mistral3") + "/hf", gguf.string()}) {
         const Measured got = check_model("mistral3", path);
         CHECK(got.greedy_equal == 32);  // every margin of the fixture is above 3e-2
         CHECK(got.greedy_total == 32);
@@ -589,7 +589,7 @@ TEST_CASE("dense 2025: Ministral 3 converts to llama.cpp's file and gives llama.
 TEST_CASE("dense 2025: Ministral 3's YaRN attention factor and query temperature, from config.json and GGUF alike", "[dense2025][mistral3]") {
     const fs::path hf = standin_hf("mistral3");
     const fs::path gguf = convert(hf);
-    for (const std::string path : {dir_of("mistral3") + "/hf", gguf.string()}) {
+    for (const std::string& path : {dir_of("mistral3") + "/hf", gguf.string()}) {
         INFO(path);
         const auto m = Model::load(path, LoadOptions{.tokenizer = false});
         const ModelConfig& c = m->config();
