@@ -1,12 +1,13 @@
-# usage: expect.py FAMILY SEED  (OUT=/tmp/moe3: OUT/FAMILY/FAMILY-F32.gguf; OUT/llama_ref built from llama_ref.cpp)
+# usage: [OUT=DIR] expect.py FAMILY SEED  (OUT, default /tmp/moe3: OUT/FAMILY/FAMILY-F32.gguf; OUT/llama_ref built from llama_ref.cpp)
 # ids drawn as the fixtures' (numpy default_rng(seed).choice over the NORMAL and BYTE tokens of the
 # GGUF vocabulary; BOS first when the tokenizer adds one), then llama_ref for each case.
-import json, subprocess, sys, hashlib
+import json, os, subprocess, sys, hashlib
 sys.path.insert(0, "/work/ref/llama.cpp/gguf-py")
 import numpy as np
 from gguf import GGUFReader
 fam, seed = sys.argv[1], int(sys.argv[2])
-path = f"/tmp/moe3/{fam}/{fam}-F32.gguf"
+out_dir = os.environ.get("OUT", "/tmp/moe3")
+path = f"{out_dir}/{fam}/{fam}-F32.gguf"
 r = GGUFReader(path)
 f = r.fields
 types = [int(f["tokenizer.ggml.token_type"].parts[i][0]) for i in f["tokenizer.ggml.token_type"].data]
@@ -19,7 +20,7 @@ for k, (name, n) in enumerate([("len12", 12), ("len200", 200)]):
     rng = np.random.default_rng(ids_seed)
     ids = [int(x) for x in rng.choice(pool, size=n - (1 if add_bos else 0))]
     if add_bos: ids = [bos] + ids
-    out = json.loads(subprocess.run(["/tmp/moe3/llama_ref", path] + [str(i) for i in ids], capture_output=True, check=True, text=True).stdout)
+    out = json.loads(subprocess.run([f"{out_dir}/llama_ref", path] + [str(i) for i in ids], capture_output=True, check=True, text=True).stdout)
     cases.append({"name": name, "n_tokens": n, "ids_seed": ids_seed, "bos_prepended": add_bos, "ids": ids, **{k2: v for k2, v in out.items() if k2 != "n_vocab"}})
     V = out["n_vocab"]
 print(json.dumps({"description": f"llama.cpp reference outputs for journey's {fam} stand-in", "family": fam,

@@ -111,6 +111,9 @@ std::vector<std::string> notes(const ModelConfig& c, int n_ctx) {
         n.push_back("multipliers: embedding x " + num(c.embed_scale) + ", attention scale " +
                     (c.attn_scale > 0 ? num(c.attn_scale) : "1/sqrt(head_dim)") + ", residual branches x " + num(c.residual_scale) +
                     ", logits / " + num(c.logit_scale));
+    if (c.attn_temp_scale != 0.0f)  // Ministral 3
+        n.push_back("query temperature: queries x 1 + " + num(c.attn_temp_scale) + " ln(1 + floor(position / " +
+                    std::to_string(c.attn_temp_floor) + "))");
     return n;
 }
 

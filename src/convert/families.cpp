@@ -78,7 +78,10 @@ void text_model_keys(KeyWriter& w, const HfModel& hf) {
         if (r.contains("beta_fast")) w.field(K::yarn_beta_fast, c);
         if (r.contains("beta_slow")) w.field(K::yarn_beta_slow, c);
     }
-    if (hf.has_number("rope_theta")) w.field(K::rope_freq_base, c);
+    // rope_theta at the top level, or in transformers 5's rope_parameters (TextModel mirrors the one into the other)
+    const bool rp_theta = hf.json.contains("rope_parameters") && hf.json["rope_parameters"].is_object() &&
+                          hf.json["rope_parameters"].contains("rope_theta") && hf.json["rope_parameters"]["rope_theta"].is_number();
+    if (hf.has_number("rope_theta") || rp_theta) w.field(K::rope_freq_base, c);
     w.field(K::layer_norm_rms_epsilon, c);
     // Mixtures of experts: the counts under any of the names llama.cpp's converter looks for.
     if (hf.has_integer("num_local_experts") || hf.has_integer("num_experts")) w.field(K::expert_count, c);
@@ -123,6 +126,23 @@ void olmoe_keys(KeyWriter& w, const HfModel& hf) {
     if (hf.config.norm_eps != 1e-5f) hf.refuse("rms_norm_eps other than 1e-5 is not converted (llama.cpp's converter writes 1e-5 for OLMoE)");
     if (hf.config.moe_norm_topk) hf.refuse("norm_topk_prob true cannot be stored in a GGUF olmoe file (llama.cpp never renormalises)");
     text_model_keys(w, hf);
+}
+
+// Mistral3Model.Ministral3Model.set_gguf_parameters: LlamaModel's keys, then YaRN's
+// mscale_all_dim as yarn_log_multiplier and llama_4_scaling_beta as the query temperature.
+// llama.cpp derives the attention factor from mscale_all_dim alone (mscale taken as 1), so a
+// config whose factor transformers computes otherwise is refused.
+void mistral3_keys(KeyWriter& w, const HfModel& hf) {
+    const nlohmann::json& r = hf.json.contains("rope_parameters") ? hf.json["rope_parameters"] : hf.json["rope_scaling"];
+    if (r.contains("attention_factor") || r.contains("attn_factor"))
+        hf.refuse("ministral3's rope attention_factor cannot be stored in GGUF (llama.cpp derives it from mscale_all_dim)");
+    if (!r.contains("mscale_all_dim") || !r["mscale_all_dim"].is_number())
+        hf.refuse("ministral3 without rope_parameters.mscale_all_dim is not converted (llama.cpp's converter reads it)");
+    if (!r.contains("mscale") || !r["mscale"].is_number() || r["mscale"].get<double>() != 1.0)
+        hf.refuse("ministral3's rope_parameters.mscale other than 1 cannot be stored in GGUF (llama.cpp takes it as 1)");
+    llama_keys(w, hf);
+    w.f32(K::yarn_log_multiplier, r["mscale_all_dim"].get<float>());
+    w.field(K::attention_temperature_scale, hf.config);
 }
 
 // Llama's q/k row order for llama.cpp's rope (LlamaModel.permute): within each head, rows
@@ -378,6 +398,9 @@ const ConverterHook hooks[] = {
     // issue 34's other MoE families: MixtralForCausalLM (LlamaModel: q/k permuted) and OlmoeModel
     {Arch::mixtral, mixtral_keys, llama_permute_qk, nullptr, false, true},
     {Arch::olmoe, olmoe_keys},
+    // issue 36: Mistral3Model (Ministral3Model = LlamaModel: q/k permuted), from its
+    // Mistral3ForConditionalGeneration checkpoint (text model only) or a Ministral3ForCausalLM one
+    {Arch::mistral3, mistral3_keys, llama_permute_qk, nullptr, true, false, nullptr, true},
 };
 
 }  // namespace

@@ -238,6 +238,10 @@ const char* const smollm3_types[] = {"smollm3"};
 // num_kv_shared_layers layers read an earlier layer's keys and values (their k/v weights unread,
 // as in llama.cpp) and may have a double-wide MLP. config.cpp reads the keys.
 const char* const gemma4_types[] = {"gemma4_text"};
+// Ministral 3 (llama.cpp's mistral3; transformers' ministral3): Llama's block and names; YaRN rope
+// and a Llama 4-style query temperature, q *= 1 + beta ln(1 + floor(pos / original context)),
+// read by config.cpp (HF rope_parameters.llama_4_scaling_beta; GGUF attention.temperature_scale).
+const char* const mistral3_types[] = {"ministral3"};
 const Tensor gemma4_tensors[] = {tok_embd, output_norm, attn_norm, attn_q, attn_k, attn_v, attn_q_norm, attn_k_norm,
                                  attn_out, attn_post_norm, ffn_norm, ffn_gate, ffn_up, ffn_down, ffn_post_norm,
                                  per_layer_tok_embd, per_layer_model_proj, per_layer_proj_norm, per_layer_inp_gate,
@@ -373,6 +377,7 @@ const ArchTraits table[] = {
     {Arch::qwen35moe, "qwen35moe", qwen35moe_types, NK::rmsnorm, AK::swiglu, PK::rope,   RP::half,        true,  false, false, false, qwen35moe_tensors, qwen35moe_hf, nullptr, &qwen35moe_moe, &qwen35_hybrid},
     {Arch::mixtral, "llama",   mixtral_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, mixtral_tensors, mixtral_hf, mixtral_defaults, &mixtral_moe},
     {Arch::olmoe,   "olmoe",   olmoe_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, olmoe_tensors, olmoe_hf, olmoe_defaults, &olmoe_moe},
+    {Arch::mistral3, "mistral3", mistral3_types, NK::rmsnorm, AK::swiglu,    PK::rope,    RP::interleaved, false, false, false, false, llama_tensors,   llama_hf},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -394,11 +399,15 @@ const char* const qwen35_unused[] = {"model.visual.", "mtp."};
 // its tensors as model.language_model.*; the vision and audio towers and their embedders set
 // aside (journey takes text only).
 const char* const gemma4_unused[] = {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.", "model.embed_audio."};
+// Mistral3ForConditionalGeneration (Ministral 3, Mistral Small 3.1+): the text model under
+// text_config, its tensors named as Gemma 3's (language_model.model.* in transformers 4,
+// model.language_model.* in 5); the Pixtral vision tower and the projector set aside.
 const HfWrapper wrappers[] = {
     {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
     {"qwen3_5", Arch::qwen35, "text_config", "qwen3_5_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
     {"qwen3_5_moe", Arch::qwen35moe, "text_config", "qwen3_5_moe_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
     {"gemma4", Arch::gemma4, "text_config", "gemma4_text", qwen35_renames, gemma4_unused, "vision and audio towers"},
+    {"mistral3", Arch::mistral3, "text_config", "ministral3", gemma3_renames, gemma3_unused, "vision tower and projector"},
 };
 
 // llama.cpp's LLM_TENSOR_* names and the shapes journey binds them with.

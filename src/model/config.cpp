@@ -103,6 +103,8 @@ void ModelConfig::validate(const std::string& source) const {
     need(std::isfinite(residual_scale) && residual_scale > 0.0f && std::isfinite(logit_scale) && logit_scale > 0.0f &&
              std::isfinite(embed_scale) && embed_scale > 0.0f && std::isfinite(attn_scale),
          "the embedding, residual and logit scales must be positive numbers");
+    need(std::isfinite(attn_temp_scale) && (attn_temp_scale == 0.0f || attn_temp_floor > 0),
+         "the attention temperature needs a finite scale and a positive original context");
     if (rope_scaling == RopeScaling::yarn) {
         need(rope_original_ctx > 0, "yarn needs original_max_position_embeddings");
         need(std::isfinite(rope_beta_fast) && std::isfinite(rope_beta_slow) && rope_beta_fast > 0.0f && rope_beta_slow > 0.0f,
@@ -166,7 +168,8 @@ std::vector<float> get_floats(const nlohmann::json& r, const char* key, const st
 }
 
 // The keys of one rope object that journey reads; any other one is refused by name (it may change the math).
-void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, const std::string& type, const std::string& where) {
+void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& j, const nlohmann::json& r, const std::string& type,
+                              const std::string& where) {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> known = {
         {"default", {}},
         {"linear", {"factor"}},
@@ -185,6 +188,10 @@ void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& r, con
             if (k == "partial_rotary_factor" && (c.arch == Arch::gptneox || c.arch == Arch::phi3)) continue;
             // Qwen3.5's M-RoPE (read by read_hybrid)
             if ((k == "partial_rotary_factor" || k == "mrope_section" || k == "mrope_interleaved") && traits_of(c.arch).hybrid) continue;
+            // Ministral 3's query temperature (read by read_mistral3); its config class also copies
+            // max_position_embeddings here (transformers ignores it: equal to the top level's, or refused)
+            if (c.arch == Arch::mistral3 && type == "yarn" && k == "llama_4_scaling_beta") continue;
+            if (c.arch == Arch::mistral3 && k == "max_position_embeddings" && j.contains(k) && *it == j[k]) continue;
             if (std::find(keys.begin(), keys.end(), k) == keys.end())
                 throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
         }
@@ -202,7 +209,7 @@ void read_rope_object(ModelConfig& c, const nlohmann::json& j, const nlohmann::j
     static const char* const kKnown = "default, linear, llama3, dynamic, yarn, longrope";
     if (type != "default" && type != "linear" && type != "llama3" && type != "dynamic" && type != "yarn" && type != "longrope")
         throw ModelError(where + ": unknown rope type \"" + excerpt(type, 40) + "\" (known: " + kKnown + ")");
-    refuse_unknown_rope_keys(c, r, type, where);
+    refuse_unknown_rope_keys(c, j, r, type, where);
     if (type == "default") return;
     const int max_pos = get_int(j, "max_position_embeddings", where);
     if (type == "linear") {
@@ -496,6 +503,25 @@ void read_granite(ModelConfig& c, const nlohmann::json& j, const std::string& so
 
 // OLMo 2 (Olmo2Config): its keys are Llama's; Olmo 3's sliding window is another model (olmo3),
 // which Olmo2's attention does not apply: refused, not ignored.
+// Ministral 3 (transformers' Ministral3Attention): YaRN rope, and every query multiplied by
+// 1 + llama_4_scaling_beta * ln(1 + floor(position / original_max_position_embeddings)), both
+// from rope_parameters, which it requires (as llama.cpp's converter does); no sliding window
+// (llama.cpp's mistral3 has none).
+void read_mistral3(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    const char* key = present(j, "rope_parameters") ? "rope_parameters" : "rope_scaling";
+    const std::string where = source + ": " + key;
+    if (c.rope_scaling != RopeScaling::yarn)
+        throw ModelError(where + ": rope type '" + std::string(rope_scaling_name(c.rope_scaling)) +
+                         "' is not supported for ministral3 (it needs yarn, with llama_4_scaling_beta)");
+    const nlohmann::json& r = j[key];
+    if (!present(r, "llama_4_scaling_beta")) throw ModelError(where + ": missing \"llama_4_scaling_beta\" (ministral3's query temperature)");
+    if (!present(r, "original_max_position_embeddings"))
+        throw ModelError(where + ": missing \"original_max_position_embeddings\" (ministral3's query temperature reads it)");
+    c.attn_temp_scale = get_float(r, "llama_4_scaling_beta", 0.0f, where);
+    c.attn_temp_floor = get_int(r, "original_max_position_embeddings", where);
+    if (present(j, "sliding_window")) throw ModelError(source + ": \"sliding_window\" is not supported for mistral3 (llama.cpp's mistral3 has none)");
+}
+
 void read_olmo2(const nlohmann::json& j, const std::string& source) {
     for (const char* key : {"sliding_window", "layer_types"})
         if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for olmo2");
@@ -621,6 +647,7 @@ ModelConfig llama_like_from_hf(const nlohmann::json& file_json, const ArchTraits
             if (present(j, key)) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     if (t.arch == Arch::granite) read_granite(c, j, source);
     if (t.arch == Arch::olmo2) read_olmo2(j, source);
+    if (t.arch == Arch::mistral3) read_mistral3(c, j, source);
     for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
         if (present(j, key) && t.arch != Arch::granite) throw ModelError(source + ": \"" + std::string(key) + "\" is not supported for " + t.name);
     read_sliding(c, j, source);
@@ -687,6 +714,8 @@ ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
             throw ModelError(where + ": model_type \"" + excerpt(text_type, 40) + "\" is not supported in a \"" + type +
                              "\" checkpoint (expected " + w->text_model_type + ")");
         text["model_type"] = w->text_model_type;
+        // The wrapper's quantization (Ministral 3's FP8 checkpoints keep it at the top level) is the text model's.
+        if (present(j, "quantization_config") && !present(text, "quantization_config")) text["quantization_config"] = j["quantization_config"];
         ModelConfig c = config_from_hf(text, where);
         c.hf_wrapper = w->model_type;
         return c;

@@ -134,6 +134,17 @@ void read_granite(ModelConfig& c, const Keys& k) {
     if (!k.flag(Key::rope_scaling_finetuned, true)) c.no_rope_layers.assign(size_t(c.n_layer), true);
 }
 
+bool is_mistral3_key(Key key) { return key == Key::yarn_log_multiplier || key == Key::attention_temperature_scale; }
+
+// Ministral 3 (llama.cpp's mistral3): the query temperature when attention.temperature_scale is
+// there and not 0, over rope.scaling.original_context_length (llama.cpp's n_ctx_orig_yarn, else
+// the context length).
+void read_mistral3(ModelConfig& c, const Keys& k) {
+    c.attn_temp_scale = k.number(Key::attention_temperature_scale, 0.0f);
+    if (!std::isfinite(c.attn_temp_scale)) k.fail(Key::attention_temperature_scale, "must be a finite number");
+    if (c.attn_temp_scale != 0.0f) c.attn_temp_floor = k.integer(Key::rope_scaling_original_context_length, c.n_ctx);
+}
+
 // Any "<arch>." key outside gguf_keys.h's table may change the math and is refused by name.
 void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const ArchTraits& traits, const Keys& k) {
     const std::string prefix = arch + ".";
@@ -152,6 +163,7 @@ void refuse_unknown_keys(const ModelFile& file, const std::string& arch, const A
         if (const GgufKey* g = find_key(rest); g && is_hybrid_key(g->key)) known = traits.hybrid;  // a hybrid family's keys only
         if (const GgufKey* g = find_key(rest); g && is_gemma4_key(g->key)) known = arch == "gemma4";
         if (const GgufKey* g = find_key(rest); g && is_granite_key(g->key)) known = arch == "granite";
+        if (const GgufKey* g = find_key(rest); g && is_mistral3_key(g->key)) known = arch == "mistral3";
         if (!known) k.fail(rest, "is not supported (it may change the math; journey refuses rather than ignore it)");
     }
 }
@@ -171,7 +183,7 @@ void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string&
         type = "longrope";
     if (type != "yarn")
         for (Key key : {Key::yarn_ext_factor, Key::yarn_attn_factor, Key::yarn_beta_fast,
-                                Key::yarn_beta_slow})
+                                Key::yarn_beta_slow, Key::yarn_log_multiplier})
             if (k.raw(key)) k.fail(key, "is given without rope.scaling.type yarn");
     if (type == "none") {
         if (k.number(Key::rope_scaling_factor, 1.0f) != 1.0f) k.fail(Key::rope_scaling_factor, "is given without rope.scaling.type");
@@ -203,6 +215,16 @@ void read_rope_scaling(ModelConfig& c, const ModelFile& file, const std::string&
     const double f = c.rope_factor;
     c.rope_mscale = k.raw(Key::yarn_attn_factor) ? k.number(Key::yarn_attn_factor)
                                                             : float((f <= 1.0 ? 1.0 : 1.0 + 0.1 * std::log(f)) * attn_factor);
+    // mistral3's yarn_log_multiplier (HF mscale_all_dim; 0: none): llama.cpp's attention factor
+    // mscale(f, 1) / mscale(f, it), mscale(f, m) = 1 + 0.1 m ln f, times rope.scaling.attn_factor,
+    // whatever yarn_attn_factor says (llama.cpp recomputes it; the converter writes both only
+    // from a config with attention_factor, refused then).
+    if (const float log_mul = k.number(Key::yarn_log_multiplier, 0.0f); log_mul != 0.0f) {
+        if (!std::isfinite(log_mul) || log_mul < 0.0f) k.fail(Key::yarn_log_multiplier, "must be a positive number");
+        if (k.raw(Key::yarn_attn_factor)) k.fail(Key::yarn_attn_factor, "is given with rope.scaling.yarn_log_multiplier (llama.cpp ignores it then)");
+        auto mscale = [f](double m) { return f <= 1.0 ? 1.0 : 1.0 + 0.1 * m * std::log(f); };
+        c.rope_mscale = float(mscale(1.0) / mscale(log_mul) * attn_factor);
+    }
 }
 
 // Which layers of a Gemma 3 file slide: attention.sliding_window_pattern as a count (every n-th
@@ -394,6 +416,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
         read_gemma4(c, k);
     }
     if (c.arch == Arch::granite) read_granite(c, k);
+    if (c.arch == Arch::mistral3) read_mistral3(c, k);
     read_moe(c, *traits, k);
     read_hybrid(c, *traits, k);
     c.validate(source);

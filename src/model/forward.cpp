@@ -228,6 +228,11 @@ void attention_heads(const Pass& s, const LayerWeights& w, int l, Buffers& b, st
             rotate(q, n, H, c, P, inv_freq, mscale);
             if (!shares) rotate(k_rows, n, Hkv, c, P, inv_freq, mscale);
         }
+        if (c.attn_temp_scale != 0.0f)  // Ministral 3: each rotated query times its position's temperature
+            for (int t = 0; t < n; ++t) {
+                const float tq = c.attn_temp(P + t);
+                for (int64_t i = t * HD; i < (t + 1) * HD; ++i) q[i] *= tq;
+            }
         if (!shares) kv.store_new(P, n, KD);
         if (kv.k16 && n == 1)
             attention_f16_cache(b.z + t0 * HD, b.att, q, reinterpret_cast<const uint16_t*>(kv.k16),

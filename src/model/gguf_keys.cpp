@@ -58,6 +58,8 @@ const GgufKey keys[] = {
     {Key::attention_scale, "attention.scale", nullptr, &C::attn_scale},
     {Key::residual_scale, "residual_scale", nullptr, &C::residual_scale},
     {Key::logit_scale, "logit_scale", nullptr, &C::logit_scale},
+    {Key::yarn_log_multiplier, "rope.scaling.yarn_log_multiplier"},  // -> rope_mscale
+    {Key::attention_temperature_scale, "attention.temperature_scale", nullptr, &C::attn_temp_scale},
 };
 
 }  // namespace

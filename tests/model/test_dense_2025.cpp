@@ -335,11 +335,11 @@ namespace {
 
 // The stand-in's directory (hf/ of model.tar.xz) with the tokenizer files of the fixture it borrows.
 fs::path standin_hf(const std::string& family) {
-    const std::string borrowed = family == "granite" ? "smollm2" : "llama3";
+    const std::string borrowed = family == "granite" ? "smollm2" : family == "mistral3" ? "mixtral" : "llama3";
     const fs::path hf = fresh_hf(family);
     copy_all(dir_of(family) + "/hf", hf);
-    for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"})
-        fs::copy_file(data_dir() + "/convert/" + borrowed + "/" + f, hf / f);
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model"})
+        if (fs::exists(data_dir() + "/convert/" + borrowed + "/" + f)) fs::copy_file(data_dir() + "/convert/" + borrowed + "/" + f, hf / f);
     return hf;
 }
 
@@ -591,4 +591,114 @@ TEST_CASE("dense 2025: what a GGUF cannot carry is refused by convert, naming it
     });
     CHECK_THROWS_WITH(Model::load(llama, LoadOptions{.tokenizer = false}), Catch::Contains("partial_rotary_factor != 1 (partial rotary embedding) is not supported for llama"));
     fs::remove_all(llama);
+}
+
+// ---- Ministral 3 (issue 36; llama.cpp's mistral3): journey's stand-in of
+// Ministral-3-8B-Instruct-2512's Mistral3ForConditionalGeneration (tests/data/README.md): YaRN
+// (factor 16, original context 64 in the stand-in) and the query temperature 1 + 0.1 ln(1 +
+// floor(pos / 64)), which the 200-token case crosses three times; the vision side set aside.
+TEST_CASE("dense 2025: Ministral 3 converts to llama.cpp's file and gives llama.cpp's numbers, HF and GGUF", "[dense2025][mistral3][convert]") {
+    const fs::path hf = standin_hf("mistral3");
+    const fs::path gguf = convert(hf);
+    const nlohmann::json want = standin_of("mistral3")["gguf"];
+    CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
+    CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
+    for (const std::string& path : {dir_of("mistral3") + "/hf", gguf.string()}) {
+        const Measured got = check_model("mistral3", path);
+        CHECK(got.greedy_equal == 32);  // every margin of the fixture is above 3e-2
+        CHECK(got.greedy_total == 32);
+    }
+    fs::remove_all(hf.parent_path());
+}
+
+TEST_CASE("dense 2025: Ministral 3's YaRN attention factor and query temperature, from config.json and GGUF alike", "[dense2025][mistral3]") {
+    const fs::path hf = standin_hf("mistral3");
+    const fs::path gguf = convert(hf);
+    for (const std::string& path : {dir_of("mistral3") + "/hf", gguf.string()}) {
+        INFO(path);
+        const auto m = Model::load(path, LoadOptions{.tokenizer = false});
+        const ModelConfig& c = m->config();
+        CHECK(c.arch == Arch::mistral3);
+        CHECK(c.rope_scaling == RopeScaling::yarn);
+        CHECK(c.rope_factor == 16.0f);
+        CHECK(c.rope_original_ctx == 64);
+        CHECK(c.rope_mscale == 1.0f);  // mscale / mscale_all_dim (HF) = llama.cpp's from yarn_log_multiplier
+        CHECK(c.attn_temp_scale == 0.1f);
+        CHECK(c.attn_temp_floor == 64);
+        CHECK(c.attn_temp(63) == 1.0f);
+        CHECK(c.attn_temp(64) == Approx(1.0 + 0.1 * std::log(2.0)).epsilon(1e-7));
+        CHECK(c.attn_temp(199) == Approx(1.0 + 0.1 * std::log(4.0)).epsilon(1e-7));
+    }
+    const RunResult r = run_journey({"info", "-m", gguf.string(), "--json"});
+    REQUIRE(r.exit_code == 0);
+    const std::string notes = nlohmann::json::parse(r.out)["notes"].dump();
+    CHECK_THAT(notes, Catch::Contains("query temperature: queries x 1 + 0.1 ln(1 + floor(position / 64))"));
+    CHECK_THAT(notes, Catch::Contains("attention factor 1)"));
+    fs::remove_all(hf.parent_path());
+    // The temperature changes the queries from position 64 on, not before: without it (beta 0)
+    // the 12-token case is the same model, the 200-token case another.
+    const auto base = Model::load(dir_of("mistral3") + "/hf", LoadOptions{.tokenizer = false});
+    const fs::path cold = hf_with("mistral3", "m3-beta0", [](nlohmann::json& j) { j["text_config"]["rope_parameters"]["llama_4_scaling_beta"] = 0.0; });
+    const auto flat = Model::load(cold, LoadOptions{.tokenizer = false});
+    const nlohmann::json cases = expect_of("mistral3")["cases"];
+    auto logits = [&](const Model& x, const nlohmann::json& cs) {
+        Session s(x, SessionOptions{.n_ctx = 256});
+        const auto l = s.eval(cs["ids"].get<std::vector<TokenId>>());
+        return std::vector<float>(l.begin(), l.end());
+    };
+    CHECK(logits(*flat, cases[0]) == logits(*base, cases[0]));
+    CHECK(logits(*flat, cases[1]) != logits(*base, cases[1]));
+    fs::remove_all(cold);
+}
+
+TEST_CASE("dense 2025: what Ministral 3 carries that journey or GGUF cannot run is refused by name", "[dense2025][mistral3]") {
+    const nlohmann::json base = nlohmann::json::parse(std::ifstream(dir_of("mistral3") + "/hf/config.json"));
+    auto refused = [&](const std::string& what, auto edit, const std::string& says) {
+        nlohmann::json j = base;
+        edit(j);
+        INFO(what);
+        CHECK_THROWS_WITH(config_from_hf(j, "config.json"), Catch::Contains(says));
+    };
+    refused("window", [](nlohmann::json& j) { j["text_config"]["sliding_window"] = 4096; },
+            "\"sliding_window\" is not supported for mistral3");
+    refused("no beta", [](nlohmann::json& j) { j["text_config"]["rope_parameters"].erase("llama_4_scaling_beta"); },
+            "missing \"llama_4_scaling_beta\"");
+    refused("no yarn", [](nlohmann::json& j) { j["text_config"]["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e6}}; },
+            "rope type 'none' is not supported for ministral3");
+    refused("other text model", [](nlohmann::json& j) { j["text_config"]["model_type"] = "llama"; },
+            "model_type \"llama\" is not supported in a \"mistral3\" checkpoint");
+    refused("fp8", [](nlohmann::json& j) { j["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "static"}}; },
+            "quantization_config quant_method 'fp8' is not supported for mistral3");
+    // Ministral 3's rope key on another family (Mistral: text_config alone, model_type mistral)
+    refused("beta on mistral", [](nlohmann::json& j) { j = j["text_config"]; j["model_type"] = "mistral"; j["sliding_window"] = nullptr; },
+            "\"llama_4_scaling_beta\" of rope type yarn is not supported");
+    // The text-only Ministral3ForCausalLM config reads the same.
+    nlohmann::json text = base["text_config"];
+    CHECK(config_from_hf(text, "config.json").attn_temp_scale == 0.1f);
+    // mscale other than 1: transformers' attention factor mscale(16, 0.5) / mscale(16, 1) runs from
+    // the directory; llama.cpp's mistral3 takes mscale as 1, so convert refuses it.
+    const fs::path hf = standin_hf("mistral3");
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["text_config"]["rope_parameters"]["mscale"] = 0.5;
+    std::ofstream(hf / "config.json") << c.dump();
+    const double f = std::log(16.0);
+    CHECK(Model::load(hf, LoadOptions{.tokenizer = false})->config().rope_mscale == Approx((1 + 0.05 * f) / (1 + 0.1 * f)).epsilon(1e-6));
+    const RunResult r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("rope_parameters.mscale other than 1 cannot be stored in GGUF"));
+    CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
+    // GGUF: mistral3's keys on another architecture, and a yarn_attn_factor beside the log multiplier.
+    c["text_config"]["rope_parameters"]["mscale"] = 1.0;
+    std::ofstream(hf / "config.json") << c.dump();
+    const fs::path gguf = convert(hf);
+    ModelFile llama = read_gguf(data_dir() + "/models/mixtral/mixtral-F32.gguf");
+    llama.metadata["llama.attention.temperature_scale"] = 0.1;
+    CHECK_THROWS_WITH(config_from_gguf(llama), Catch::Contains("'llama.attention.temperature_scale' is not supported"));
+    ModelFile both = read_gguf(gguf.string());
+    both.metadata["mistral3.rope.scaling.yarn_attn_factor"] = 1.0;
+    CHECK_THROWS_WITH(config_from_gguf(both), Catch::Contains("'mistral3.rope.scaling.yarn_attn_factor' is given with rope.scaling.yarn_log_multiplier"));
+    ModelFile plain = read_gguf(gguf.string());
+    plain.metadata.erase("mistral3.rope.scaling.type");
+    CHECK_THROWS_WITH(config_from_gguf(plain), Catch::Contains("is given without rope.scaling.type yarn"));
+    fs::remove_all(hf.parent_path());
 }

@@ -15,7 +15,8 @@ namespace journey {
 // Mixtral shares llama's GGUF architecture name (llama.cpp's llama with expert_count > 0).
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
                   smollm3, gemma4 /* issue 36's dense families */, qwen35,
-                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */, qwen35moe, mixtral, olmoe };
+                  granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */, qwen35moe, mixtral, olmoe,
+                  mistral3 /* issue 36: Ministral 3 */ };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)

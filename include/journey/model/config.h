@@ -2,6 +2,7 @@
 // Every family is a row of the architecture table (arch.h); the forward pass reads the kinds
 // (norm, activation, position) and the numbers here instead of asking "is this GPT-2?".
 #pragma once
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,6 +108,17 @@ struct ModelConfig {
     // embed_scale, attn_scale).
     float residual_scale = 1.0f;
     float logit_scale = 1.0f;
+    // Ministral 3 (Llama 4's attention temperature): after rope, each query at position p is
+    // multiplied by 1 + attn_temp_scale * ln(1 + floor(p / attn_temp_floor)) (HF
+    // rope_parameters.llama_4_scaling_beta over original_max_position_embeddings; GGUF
+    // attention.temperature_scale over rope.scaling.original_context_length). 0: none.
+    float attn_temp_scale = 0.0f;
+    int attn_temp_floor = 0;
+    float attn_temp(int pos) const {
+        if (attn_temp_scale == 0.0f) return 1.0f;
+        // as llama.cpp computes it (llm_graph_input_attn_temp): in double, stored as float
+        return float(std::log(std::floor(float(pos) / float(attn_temp_floor)) + 1.0) * attn_temp_scale + 1.0);
+    }
 
     int head_dim_of(int layer) const { return head_dim_swa > 0 && window_of_layer(layer) ? head_dim_swa : head_dim; }
     int n_ff_of(int layer) const { return n_ff_layers.empty() ? n_ff : n_ff_layers[size_t(layer)]; }

@@ -26,6 +26,9 @@ enum class Key {
     tensor_data_layout,  // old Llama files: how the converter permuted q/k (the rope pairing covers it)
     // Granite only: its four multipliers (llama.cpp's LLM_KV_EMBEDDING_SCALE, _ATTENTION_SCALE, _RESIDUAL_SCALE, _LOGIT_SCALE)
     embedding_scale, attention_scale, residual_scale, logit_scale,
+    // mistral3 only: YaRN's mscale_all_dim (the attention factor llama.cpp derives from it) and the
+    // query temperature (Llama 4's, LLM_KV_ROPE_SCALING_YARN_LOG_MUL and LLM_KV_ATTENTION_TEMPERATURE_SCALE)
+    yarn_log_multiplier, attention_temperature_scale,
 };
 
 struct GgufKey {
