@@ -38,18 +38,22 @@ extern "C" void on_fatal_signal(int sig) {
     ::raise(sig);
 }
 
-void arm(const fs::path& tmp) {
-    std::strncpy(g_tmp_path, tmp.c_str(), PATH_MAX);
+// The handler is in place before the file exists: mkostemps writes the name it tries into
+// g_tmp_path itself, so a signal at any moment after the file is created finds its name (a signal
+// before that unlinks a name not yet created). Armed only after creating, a SIGTERM in the
+// microseconds between the two left the file behind (seen on a loaded machine).
+void arm(const std::string& templ) {
+    std::strncpy(g_tmp_path, templ.c_str(), PATH_MAX);
     g_tmp_path[PATH_MAX] = '\0';
     struct sigaction sa = {};
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);
+    g_tmp_set = 1;
     for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &g_old[i]);
     struct sigaction ign = {};
     ign.sa_handler = SIG_IGN;
     sigemptyset(&ign.sa_mask);
     sigaction(SIGXFSZ, &ign, &g_old_xfsz);  // a file-size limit makes write() fail instead
-    g_tmp_set = 1;
 }
 
 void disarm() {
@@ -98,14 +102,19 @@ OutputFile::OutputFile(const fs::path& dest) : dest_(dest) {
     std::string ext = dest.extension().string();
     if (ext.size() > 16) ext.clear();
     templ += ".tmp.XXXXXX" + ext;
-    fd_ = ::mkostemps(templ.data(), int(ext.size()), O_CLOEXEC);
-    if (fd_ < 0) throw InputError("cannot write " + quoted(dest) + ": " + std::strerror(errno));
-    tmp_ = templ;
+    if (templ.size() > PATH_MAX) throw InputError("cannot write " + quoted(dest) + ": the name is too long");
+    arm(templ);
+    fd_ = ::mkostemps(g_tmp_path, int(ext.size()), O_CLOEXEC);
+    if (fd_ < 0) {
+        const int err = errno;
+        disarm();
+        throw InputError("cannot write " + quoted(dest) + ": " + std::strerror(err));
+    }
+    tmp_ = std::string(g_tmp_path);
     // mkstemp makes 0600; an output gets what a new file would (0666 less the umask).
     const mode_t mask = ::umask(0);
     ::umask(mask);
     ::fchmod(fd_, 0666 & ~mask);
-    arm(tmp_);
 }
 
 OutputFile::~OutputFile() {
