@@ -93,8 +93,11 @@ void text_model_keys(KeyWriter& w, const HfModel& hf) {
     w.file_type(hf.file_type);
 }
 
-// Qwen2MoeModel.set_gguf_parameters (Qwen3MoeModel adds nothing).
+// Qwen2MoeModel.set_gguf_parameters (Qwen3MoeModel adds nothing). llama.cpp's qwen3moe always
+// renormalises the kept expert weights and the converter writes no key for it: a checkpoint with
+// norm_topk_prob false (which transformers honours, and journey runs so) would change in the GGUF.
 void qwen3moe_keys(KeyWriter& w, const HfModel& hf) {
+    if (!hf.config.moe_norm_topk) hf.refuse("norm_topk_prob false cannot be stored in a GGUF qwen3moe file (llama.cpp always renormalises)");
     text_model_keys(w, hf);
     if (hf.has_integer("moe_intermediate_size")) w.field(K::expert_feed_forward_length, hf.config);
     if (hf.has("shared_expert_intermediate_size")) hf.refuse("shared experts (shared_expert_intermediate_size) are not converted by journey");

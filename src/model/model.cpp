@@ -95,12 +95,48 @@ std::unique_ptr<Model> Model::load(const fs::path& path, const LoadOptions& opts
     return model;
 }
 
+namespace {
+
+// The rows of a model beyond its tokenizer's ids (Qwen's and OLMoE's padding up to vocab_size):
+// tokens with no text. A GGUF names them [PAD<id>]; from a directory they are what Hugging Face's
+// decode makes of them, nothing, so that an answer or a sampled token among them prints (as an
+// empty token) instead of stopping the run with "not in the vocabulary".
+class PaddedRows final : public Tokenizer {
+public:
+    PaddedRows(std::unique_ptr<Tokenizer> inner, int32_t rows) : inner_(std::move(inner)), rows_(rows) {}
+    std::vector<TokenId> encode(std::string_view text, bool parse_special) const override { return inner_->encode(text, parse_special); }
+    std::string token_bytes(TokenId id) const override { return padding(id) ? std::string() : inner_->token_bytes(id); }
+    std::string decode(std::span<const TokenId> ids) const override {
+        std::vector<TokenId> kept;
+        kept.reserve(ids.size());
+        for (TokenId id : ids)
+            if (!padding(id)) kept.push_back(id);
+        return inner_->decode(kept);
+    }
+    int32_t n_vocab() const override { return inner_->n_vocab(); }
+    std::optional<TokenId> bos_id() const override { return inner_->bos_id(); }
+    std::optional<TokenId> eos_id() const override { return inner_->eos_id(); }
+    bool add_bos() const override { return inner_->add_bos(); }
+    std::vector<TokenId> special_prefix() const override { return inner_->special_prefix(); }
+    std::vector<TokenId> special_suffix() const override { return inner_->special_suffix(); }
+    std::string kind() const override { return inner_->kind(); }
+
+private:
+    bool padding(TokenId id) const { return id >= inner_->n_vocab() && id < rows_; }
+    std::unique_ptr<Tokenizer> inner_;
+    int32_t rows_;
+};
+
+}  // namespace
+
 Model::Model(ModelFile file, ModelConfig config, std::unique_ptr<Tokenizer> tokenizer, bool mmap)
     : source_(file.path), file_(std::move(file)), config_(config), weights_(Weights::bind(file_, config_, mmap)), tokenizer_(std::move(tokenizer)) {
     if (tokenizer_ && tokenizer_->n_vocab() > config_.n_vocab)
         throw ModelError(file_.path.string() + ": the tokenizer has " + std::to_string(tokenizer_->n_vocab()) +
                          " tokens but the weights only have " + std::to_string(config_.n_vocab) +
                          " embedding rows (the tokenizer's vocabulary must not be larger)");
+    if (tokenizer_ && tokenizer_->n_vocab() < config_.n_vocab)
+        tokenizer_ = std::make_unique<PaddedRows>(std::move(tokenizer_), config_.n_vocab);
     if (config_.varies_per_layer())
         for (int l = 0; l < config_.n_layer; ++l) layer_configs_.push_back(config_.layer_view(l));
     if (config_.position != PositionKind::rope) return;

@@ -4,7 +4,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "cli_run.h"
+#include "gguf_writer.h"
 
 using namespace journey::test;
 using Catch::Matchers::Contains;
@@ -36,4 +40,37 @@ TEST_CASE("--ids: padding rows of the model are accepted from the directory and 
         CHECK(from[0]["top"][k]["id"] == from[1]["top"][k]["id"]);
         CHECK(from[0]["top"][k]["logprob"].get<double>() == Approx(from[1]["top"][k]["logprob"].get<double>()).margin(1e-4));
     }
+}
+
+TEST_CASE("padding rows print as tokens without text from a directory whose tokenizer is vocab.json + merges.txt", "[cli][ids]") {
+    // The qwen2 stand-in's weights (512 rows) beside a GPT-2-style vocab.json + merges.txt of its
+    // 470 BPE ids: rows 470..511 have no token. A table of all 512 rows lists them (empty text, as
+    // Hugging Face's decode gives them) instead of stopping with "not in the vocabulary".
+    namespace fs = std::filesystem;
+    const fs::path src = fs::path(data_dir()) / "models" / "qwen2";
+    const fs::path dir = temp_dir() / "padded-rows-bpe";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(src / "hf" / f, dir / f);
+    const auto tj = nlohmann::json::parse(std::ifstream(src / "tokenizer.json"));
+    std::ofstream(dir / "vocab.json") << tj["model"]["vocab"].dump();
+    std::ofstream merges(dir / "merges.txt");
+    merges << "#version: 0.2\n";
+    for (const auto& m : tj["model"]["merges"]) merges << m.get<std::string>() << "\n";
+    merges.close();
+    const auto r = run_journey({"next", "-m", dir.string(), "--ids", "1 2 509", "--json", "--rows", "512"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto top = nlohmann::json::parse(r.out)["top"];
+    REQUIRE(top.size() == 512);
+    int padding = 0;
+    for (const auto& row : top)
+        if (row["id"].get<int>() >= 470) {
+            ++padding;
+            CHECK(row["token"] == "");
+        }
+    CHECK(padding == 42);
+    const auto text = run_journey({"next", "-m", dir.string(), "--ids", "1 2 509", "--rows", "512"});
+    CHECK(text.exit_code == 0);
+    fs::remove_all(dir);
 }
