@@ -499,21 +499,32 @@ TEST_CASE("dense 2025: a tied checkpoint storing only lm_head.weight loads and c
     fs::remove_all(hf.parent_path());
 }
 
+namespace {
+
+// One case of the chat-template files: the family's template (tests/data/convert/FAMILY/) rendered
+// with the case's variables, messages and add_generation_prompt at the renderer's fixed instant.
+std::string render_case(const nlohmann::ordered_json& c) {
+    const std::string family = c["family"];
+    const auto tc = nlohmann::json::parse(std::ifstream(data_dir() + "/convert/" + family + "/tokenizer_config.json"));
+    const jinja::Template t(tc["chat_template"].get<std::string>(), family);
+    nlohmann::ordered_json vars = c["variables"];
+    vars["messages"] = c["messages"];
+    vars["add_generation_prompt"] = c["add_generation_prompt"];
+    jinja::RenderOptions o;
+    o.now = jinja::parse_iso8601("2025-01-15T10:30:00");
+    return t.render(vars, o);
+}
+
+}  // namespace
+
 TEST_CASE("dense 2025: the chat templates of SmolLM3 (/think, /no_think) and Phi-4-mini render as jinja2 renders them", "[dense2025][chat]") {
     const auto cases = nlohmann::ordered_json::parse(std::ifstream(data_dir() + "/chat_templates/dense2025_cases.json"))["cases"];
     REQUIRE(cases.size() == 20);
     for (const auto& c : cases) {
         const std::string family = c["family"];
         INFO(family << " / " << c["conversation"].get<std::string>() << " / add_generation_prompt=" << c["add_generation_prompt"]);
-        const auto tc = nlohmann::json::parse(std::ifstream(data_dir() + "/convert/" + family + "/tokenizer_config.json"));
-        const jinja::Template t(tc["chat_template"].get<std::string>(), family);
-        nlohmann::ordered_json vars = c["variables"];
-        vars["messages"] = c["messages"];
-        vars["add_generation_prompt"] = c["add_generation_prompt"];
-        jinja::RenderOptions o;
-        o.now = jinja::parse_iso8601("2025-01-15T10:30:00");
         REQUIRE(c.contains("rendered"));
-        CHECK(t.render(vars, o) == c["rendered"].get<std::string>());
+        CHECK(render_case(c) == c["rendered"].get<std::string>());
     }
 }
 
@@ -525,17 +536,10 @@ TEST_CASE("dense 2025: the chat templates of Gemma 4 (tools, thinking) and Qwen3
     for (const auto& c : cases) {
         const std::string family = c["family"];
         INFO(family << " / " << c["conversation"].get<std::string>() << " / add_generation_prompt=" << c["add_generation_prompt"]);
-        const auto tc = nlohmann::json::parse(std::ifstream(data_dir() + "/convert/" + family + "/tokenizer_config.json"));
-        const jinja::Template t(tc["chat_template"].get<std::string>(), family);
-        nlohmann::ordered_json vars = c["variables"];
-        vars["messages"] = c["messages"];
-        vars["add_generation_prompt"] = c["add_generation_prompt"];
-        jinja::RenderOptions o;
-        o.now = jinja::parse_iso8601("2025-01-15T10:30:00");
         if (c.contains("error")) {
-            CHECK_THROWS_WITH(t.render(vars, o), Catch::Contains(c["error"].get<std::string>()));
+            CHECK_THROWS_WITH(render_case(c), Catch::Contains(c["error"].get<std::string>()));
         } else {
-            CHECK(t.render(vars, o) == c["rendered"].get<std::string>());
+            CHECK(render_case(c) == c["rendered"].get<std::string>());
             ++rendered;
         }
     }
