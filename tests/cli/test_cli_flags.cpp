@@ -99,7 +99,7 @@ TEST_CASE("-n -1 runs to a full context; generate --truncate keeps room for -n",
     CHECK(refused.exit_code == 3);
     CHECK_THAT(refused.err, StartsWith("journey: prompt: 2000 tokens, longer than the model's context of 1024"));
     CHECK_THAT(refused.err, !Contains("seed:"));  // nothing was generated
-    const auto cut = json_of(run_journey({"generate", "-m", gpt2, "--ids", longer, "-n", "8", "--truncate", "--json"}));
+    const auto cut = json_of(run_journey({"generate", "-m", gpt2, "--ids", longer, "-n", "8", "--truncate", "--ignore-eos", "--json"}));
     CHECK(cut["usage"]["prompt_tokens"] == 1016);
     CHECK(cut["finish_reason"] == "length");
 }
