@@ -59,7 +59,7 @@ TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][
     for (const Case& k : {Case{DType::F32, Layout::Linear}, Case{DType::F16, Layout::Linear}, Case{DType::BF16, Layout::Linear},
                           Case{DType::F32, Layout::Conv1D}, Case{DType::F16, Layout::Conv1D}, Case{DType::Q8_0, Layout::Linear},
                           Case{DType::Q4_0, Layout::Linear}, Case{DType::Q4_K, Layout::Linear}, Case{DType::Q5_K, Layout::Linear},
-                          Case{DType::Q6_K, Layout::Linear}, Case{DType::Q2_K, Layout::Linear}}) {
+                          Case{DType::Q6_K, Layout::Linear}, Case{DType::Q2_K, Layout::Linear}, Case{DType::MXFP4, Layout::Linear}}) {
         INFO(dtype_name(k.t) << (k.layout == Layout::Conv1D ? " Conv1D" : " Linear"));
         const bool conv = k.layout == Layout::Conv1D;
         const std::string bytes = make_weights(k.t, conv ? n_in : n_out, conv ? n_out : n_in);

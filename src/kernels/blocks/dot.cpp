@@ -1,6 +1,7 @@
-// Q8_0 rows · Q8_0-quantized activations (see include/journey/kernels/blocks/dot.h for the arithmetic).
-// The portable loop is the definition; the AVX-512 VNNI kernel does the same operations, 16
-// lanes (two blocks) at a time, for several rows at once so they share the activation loads.
+// Q8_0, Q4_0 and MXFP4 rows · Q8_0-quantized activations (see include/journey/kernels/blocks/dot.h
+// for the arithmetic). The portable loop is the definition; the AVX-512 VNNI kernel does the same
+// operations, 16 lanes (two blocks) at a time, for several rows at once so they share the
+// activation loads, or for several tokens at once so they share the weights' unpacking.
 #include "journey/kernels/blocks/dot.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "../avx512_loads.h"
 #include "../lanes.h"
 #include "dot_kinds.h"
+#include "iq_grids.h"
 
 namespace journey {
 namespace {
@@ -31,10 +33,30 @@ uint16_t load_u16(const std::byte* p) {
     return v;
 }
 
-// The weight formats, both int8 per element: Q8_0 stores w; Q4_0 stores w + 8 in a nibble
-// (element j < 16 in the low nibble of byte j, element j + 16 in its high nibble).
+// The weight formats, all int8 per element: Q8_0 stores w after its half scale; Q4_0 stores
+// w + 8 in a nibble (element j < 16 in the low nibble of byte j, element j + 16 in its high
+// nibble) after its half scale; MXFP4 stores an E8M0 exponent e, then nibbles as Q4_0 that index
+// the doubled E2M1 values (kMxfp4Values, -12 .. 12), its scale 2^(e-128) (e8m0_half), exactly as
+// ggml_vec_dot_mxfp4_q8_0 reads it.
 template <DType D>
-constexpr int64_t kBlockBytes = D == DType::Q8_0 ? int64_t(sizeof(BlockQ8_0)) : int64_t(sizeof(BlockQ4_0));
+constexpr int64_t kBlockBytes = D == DType::Q8_0 ? int64_t(sizeof(BlockQ8_0)) : D == DType::Q4_0 ? int64_t(sizeof(BlockQ4_0)) : 17;
+template <DType D>
+constexpr int64_t kQuantsAt = D == DType::MXFP4 ? 1 : 2;  // where the quants start in a block
+
+// e8m0_half of every exponent byte, looked up by both paths (the same floats).
+struct E8m0Table {
+    float half[256];
+    E8m0Table() {
+        for (int e = 0; e < 256; ++e) half[e] = e8m0_half(uint8_t(e));
+    }
+};
+const E8m0Table kE8m0;
+
+template <DType D>
+float block_scale(const std::byte* blk) {
+    if constexpr (D == DType::MXFP4) return kE8m0.half[uint8_t(blk[0])];
+    else return fp16_to_fp32(load_u16(blk));
+}
 
 // ---- portable ------------------------------------------------------------------------------
 
@@ -42,10 +64,14 @@ template <DType D>
 void unpack_block(const std::byte* blk, int8_t* w) {
     if constexpr (D == DType::Q8_0) {
         std::memcpy(w, blk + 2, kQK);
-    } else {
+    } else if constexpr (D == DType::Q4_0) {
         const auto* nibbles = reinterpret_cast<const uint8_t*>(blk + 2);  // char types may alias
         for (int j = 0; j < kQK / 2; ++j) w[j] = static_cast<int8_t>((nibbles[j] & 0x0f) - 8);
         for (int j = 0; j < kQK / 2; ++j) w[j + kQK / 2] = static_cast<int8_t>((nibbles[j] >> 4) - 8);
+    } else {
+        const auto* nibbles = reinterpret_cast<const uint8_t*>(blk + 1);
+        for (int j = 0; j < kQK / 2; ++j) w[j] = kMxfp4Values[nibbles[j] & 0x0f];
+        for (int j = 0; j < kQK / 2; ++j) w[j + kQK / 2] = kMxfp4Values[nibbles[j] >> 4];
     }
 }
 
@@ -68,7 +94,7 @@ float dot_row_portable(const std::byte* row, const QuantizedActivations& x) {
                 for (int g = 0; g < 8; ++g)
                     isum[g] = int32_t(w[4 * g]) * q[4 * g] + int32_t(w[4 * g + 1]) * q[4 * g + 1] +
                               int32_t(w[4 * g + 2]) * q[4 * g + 2] + int32_t(w[4 * g + 3]) * q[4 * g + 3];
-                scale = fp16_to_fp32(load_u16(blk)) * x.d[size_t(b)];
+                scale = block_scale<D>(blk) * x.d[size_t(b)];
             }
             for (int g = 0; g < 8; ++g) acc[8 * h + g] = std::fma(float(isum[g]), scale, acc[8 * h + g]);
         }
@@ -92,7 +118,7 @@ bool cpu_avx512vnni() {
 
 // vpdpbusd multiplies unsigned by signed bytes, so the kernels feed it w + k as u8 (Q8_0:
 // k = 128, the top bit flipped, exact for every int8 including -128; Q4_0: k = 8, the nibble
-// as stored). The dot then holds k · Σq too, which x's bias (-k · Σq per lane) removes:
+// as stored; MXFP4: k = 128, looked up by vpshufb in a table of the values + 128). The dot then holds k · Σq too, which x's bias (-k · Σq per lane) removes:
 // seeding the accumulator with it leaves Σ w·q.
 //
 // One pair of blocks (2c, 2c+1) of one row: acc += float(Σ w·q per lane) · (d_w · d_x). With
@@ -100,6 +126,18 @@ bool cpu_avx512vnni() {
 // past the end of the matrix), and with x's zero padding its lanes add fma(0, 0, acc).
 // (The zero-masked forms spell out what the plain ones do without GCC 12's false "may be used
 // uninitialized" warnings.)
+// MXFP4's 16 values + 128 as unsigned bytes (vpshufb's table).
+struct Mxfp4U8 {
+    alignas(16) uint8_t v[16];
+    constexpr Mxfp4U8() : v() {
+        for (int i = 0; i < 16; ++i) v[i] = uint8_t(kMxfp4Values[i] + 128);
+    }
+};
+constexpr Mxfp4U8 kMxfp4U8;
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m128i mxfp4_u8() {
+    return _mm_load_si128(reinterpret_cast<const __m128i*>(kMxfp4U8.v));
+}
+
 // A pair of blocks' weights as vpdpbusd's unsigned bytes (u) and their two scales in lanes (dw).
 template <DType D>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"), always_inline)) inline void
@@ -110,17 +148,26 @@ unpack_pair_vnni(const std::byte* blk, bool pair, __m512i& u, __m512& dw) {
         const __m512i w = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(w0), w1, 1);
         u = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
     } else {
-        const __m128i n0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-        const __m128i n1 = pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 20)) : _mm_setzero_si128();
+        constexpr int64_t at = kQuantsAt<D>;
+        const __m128i n0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + at));
+        const __m128i n1 = pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kBlockBytes<D> + at)) : _mm_setzero_si128();
         const __m256i nn0 = _mm256_inserti128_si256(_mm256_castsi128_si256(n0), n0, 1);
         const __m256i nn1 = _mm256_inserti128_si256(_mm256_castsi128_si256(n1), n1, 1);
         __m512i z = _mm512_maskz_inserti64x4(0xFF, _mm512_castsi256_si512(nn0), nn1, 1);  // 16-byte lanes n0 n0 n1 n1
         z = _mm512_mask_srli_epi16(z, 0xFF00FF00, z, 4);  // lanes 1 and 3: the high nibbles
         u = _mm512_and_si512(z, _mm512_set1_epi8(0x0f));
+        // MXFP4: the nibble indexes the values + 128 (a missing second block's zero nibbles
+        // give 128, which x's zero padding multiplies by 0 and its zero bias leaves alone)
+        if constexpr (D == DType::MXFP4) u = _mm512_shuffle_epi8(_mm512_maskz_broadcast_i32x4(0xFFFF, mxfp4_u8()), u);
     }
-    const __m128i h0 = _mm_set1_epi16(static_cast<short>(load_u16(blk)));
-    const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + kBlockBytes<D>)) : 0);
-    dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+    if constexpr (D == DType::MXFP4) {
+        const __m512 d0 = _mm512_set1_ps(kE8m0.half[uint8_t(blk[0])]);
+        dw = _mm512_mask_broadcastss_ps(d0, 0xFF00, _mm_set_ss(pair ? kE8m0.half[uint8_t(blk[kBlockBytes<D>])] : 0.0f));
+    } else {
+        const __m128i h0 = _mm_set1_epi16(static_cast<short>(load_u16(blk)));
+        const __m128i h1 = _mm_set1_epi16(pair ? static_cast<short>(load_u16(blk + kBlockBytes<D>)) : 0);
+        dw = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+    }
 }
 
 // acc += float(Σ w·q per lane) · (d_w · d_x), for the pair unpacked as u, dw.
@@ -151,7 +198,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
 void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const QuantizedActivations& x, size_t ahead) {
     const int64_t nb = x.n / kQK;
     constexpr int64_t pair_bytes = 2 * kBlockBytes<D>;
-    const int32_t* bias_k = D == DType::Q8_0 ? x.bias_q8_0.data() : x.bias_q4_0.data();
+    const int32_t* bias_k = D == DType::Q4_0 ? x.bias_q4_0.data() : x.bias_q8_0.data();
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     int64_t c = 0;
@@ -177,36 +224,42 @@ void dot_rows_vnni(float* out, const std::byte* row0, size_t row_bytes, const Qu
     for (int r = 0; r < R; ++r) out[r] = avx512::hsum16(acc[r]);
 }
 
-// One row against up to four tokens' activations: each pair of weight blocks is loaded and
-// unpacked once, then every token's lanes take exactly pair_vnni's operations (the same bits as
-// dot_rows_vnni<D, 1> on that token alone).
-template <DType D, int N>
+// R rows against N tokens' activations: each pair of weight blocks of each row is loaded and
+// unpacked once for the N tokens, each token's activations loaded once for the R rows, then
+// every (row, token) takes exactly pair_vnni's operations (the same bits as dot_rows_vnni<D, 1>
+// on that token alone). out[t · out_stride + r].
+template <DType D, int R, int N>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))
-void dot_row_tokens_vnni(float* out, int64_t out_stride, const std::byte* row, const QuantizedActivations* xs, size_t ahead) {
+void dot_rows_tokens_vnni(float* out, int64_t out_stride, const std::byte* row0, size_t row_bytes, const QuantizedActivations* xs,
+                          size_t ahead) {
     const int64_t nb = xs[0].n / kQK;
     constexpr int64_t pair_bytes = 2 * kBlockBytes<D>;
-    __m512 acc[N];
-    for (int t = 0; t < N; ++t) acc[t] = _mm512_setzero_ps();
+    __m512 acc[R][N];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < N; ++t) acc[r][t] = _mm512_setzero_ps();
     for (int64_t c = 0; 2 * c < nb; ++c) {
         const bool pair = 2 * c + 1 < nb;
-        const std::byte* blk = row + c * pair_bytes;
-        if (ahead) {  // the rows to come, from memory while this one is computed (a no-op past the end)
-            avx512::prefetch(blk + ahead);
-            if constexpr (pair_bytes > 64) avx512::prefetch(blk + ahead + 64);
+        __m512i u[R];
+        __m512 dw[R];
+        for (int r = 0; r < R; ++r) {
+            const std::byte* blk = row0 + size_t(r) * row_bytes + c * pair_bytes;
+            if (ahead) {  // the rows to come, from memory while these are computed (a no-op past the end)
+                avx512::prefetch(blk + ahead);
+                if constexpr (pair_bytes > 64) avx512::prefetch(blk + ahead + 64);
+            }
+            unpack_pair_vnni<D>(blk, pair, u[r], dw[r]);
         }
-        __m512i u;
-        __m512 dw;
-        unpack_pair_vnni<D>(blk, pair, u, dw);
         for (int t = 0; t < N; ++t) {
             const QuantizedActivations& x = xs[t];
-            const int32_t* bias_k = D == DType::Q8_0 ? x.bias_q8_0.data() : x.bias_q4_0.data();
+            const int32_t* bias_k = D == DType::Q4_0 ? x.bias_q4_0.data() : x.bias_q8_0.data();
             const __m512i xq = _mm512_loadu_si512(x.q.data() + c * kPair);
             const __m512i bias = _mm512_loadu_si512(bias_k + c * 16);
             const __m512 dx = _mm512_loadu_ps(x.d_lanes.data() + c * 16);
-            acc[t] = apply_pair_vnni(acc[t], u, dw, xq, bias, dx);
+            for (int r = 0; r < R; ++r) acc[r][t] = apply_pair_vnni(acc[r][t], u[r], dw[r], xq, bias, dx);
         }
     }
-    for (int t = 0; t < N; ++t) out[t * out_stride] = avx512::hsum16(acc[t]);
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < N; ++t) out[t * out_stride + r] = avx512::hsum16(acc[r][t]);
 }
 
 template <DType D>
@@ -235,6 +288,31 @@ void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int
         dot_rows_vnni<D, R>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, ahead);
     }
     for (; r < r1; ++r) dot_rows_vnni<D, 1>(out + r, W.data + size_t(r) * row_bytes, row_bytes, x, 0);
+}
+
+// T tokens. Q8_0, Q4_0: one row at a time, its blocks unpacked once for four tokens. MXFP4 (a
+// mixture of experts' token groups, prompts): 4 rows × 4 tokens at a time, so that the
+// activations' loads are shared by 4 rows too (one row at a time, the three 64-byte loads of x
+// per token and pair outweighed the arithmetic).
+template <DType D>
+void dot_rows_tokens_of(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                        int64_t r1) {
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    constexpr int R = D == DType::MXFP4 ? 4 : 1;
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) {
+        const std::byte* row = W.data + size_t(r) * row_bytes;
+        const size_t ahead = size_t(R == 1 ? 2 : R) * row_bytes;  // the next rows; only the first pass over these reads memory
+        int t = 0;
+        for (; t + 4 <= T; t += 4) dot_rows_tokens_vnni<D, R, 4>(out + t * out_stride + r, out_stride, row, row_bytes, xs + t, t == 0 ? ahead : 0);
+        for (; t < T; ++t) dot_rows_tokens_vnni<D, R, 1>(out + t * out_stride + r, out_stride, row, row_bytes, xs + t, t == 0 ? ahead : 0);
+    }
+    for (; r < r1; ++r) {
+        const std::byte* row = W.data + size_t(r) * row_bytes;
+        int t = 0;
+        for (; t + 4 <= T; t += 4) dot_rows_tokens_vnni<D, 1, 4>(out + t * out_stride + r, out_stride, row, row_bytes, xs + t, 0);
+        for (; t < T; ++t) dot_rows_tokens_vnni<D, 1, 1>(out + t * out_stride + r, out_stride, row, row_bytes, xs + t, 0);
+    }
 }
 
 }  // namespace
@@ -339,7 +417,7 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                      int64_t r1) {
-    const bool shared = (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0) && quant_dot_fast_available();
+    const bool shared = (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 || W.dtype == DType::MXFP4) && quant_dot_fast_available();
     if (!shared) {
         if ((W.dtype == DType::Q4_K || W.dtype == DType::Q6_K) && W.layout == Layout::Linear && r0 >= 0 && r1 <= W.rows) {
             bool fits = true;
@@ -354,17 +432,10 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
     for (int t = 0; t < T; ++t)
         if (xs[t].n != W.cols || xs[t].block != kQK)
             throw std::invalid_argument("dot_rows_tokens: x must have W's columns in blocks of 32");
-    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
-    for (int64_t r = r0; r < r1; ++r) {
-        const std::byte* row = W.data + size_t(r) * row_bytes;
-        const size_t ahead = 2 * row_bytes;  // only the first pass over the row reads memory
-        int t = 0;
-        for (; t + 4 <= T; t += 4)
-            W.dtype == DType::Q8_0 ? dot_row_tokens_vnni<DType::Q8_0, 4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0)
-                                   : dot_row_tokens_vnni<DType::Q4_0, 4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0);
-        for (; t < T; ++t)
-            W.dtype == DType::Q8_0 ? dot_row_tokens_vnni<DType::Q8_0, 1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0)
-                                   : dot_row_tokens_vnni<DType::Q4_0, 1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0 ? ahead : 0);
+    switch (W.dtype) {
+        case DType::Q8_0: return dot_rows_tokens_of<DType::Q8_0>(out, out_stride, W, xs, T, r0, r1);
+        case DType::Q4_0: return dot_rows_tokens_of<DType::Q4_0>(out, out_stride, W, xs, T, r0, r1);
+        default: return dot_rows_tokens_of<DType::MXFP4>(out, out_stride, W, xs, T, r0, r1);
     }
 }
 
@@ -379,6 +450,7 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
     switch (W.dtype) {
         case DType::Q8_0: return dot_rows_of<DType::Q8_0>(out, W, x, r0, r1);
         case DType::Q4_0: return dot_rows_of<DType::Q4_0>(out, W, x, r0, r1);
+        case DType::MXFP4: return dot_rows_of<DType::MXFP4>(out, W, x, r0, r1);
         default: {
             const bool fast = quant_dot_fast_available();
             if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, fast);

@@ -21,7 +21,7 @@ bool has_iq_dot(DType t);  // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1
 void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
 
 // The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
-bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4
+bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
 
 }  // namespace journey

@@ -1,5 +1,5 @@
 // One-token integer dots for the block types without a kernel of their own (Q4_1, Q5_0, Q5_1,
-// Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4): each row is first unpacked, block by block, into int8 quants with
+// Q2_K, Q3_K, IQ4_NL, IQ4_XS): each row is first unpacked, block by block, into int8 quants with
 // per-lane integer scales and float multipliers; then the lanes run the arithmetic stated in
 // blocks/dot.h (the "unpacked" form), portably or with AVX-512 VNNI, the same bits either way.
 #include "dot_kinds.h"
@@ -12,7 +12,6 @@
 #include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/half.h"
 #include "../avx512_loads.h"
-#include "iq_grids.h"
 
 namespace journey {
 namespace {
@@ -66,9 +65,6 @@ void unpack_block(DType t, const unsigned char* b, UnpackedRow& u, int64_t e0) {
             }
             return;
         }
-        case DType::MXFP4:  // w = 2^(e-128)·value[nibble] (the doubled E2M1 values)
-            for (int j = 0; j < 16; ++j) q[j] = kMxfp4Values[b[1 + j] & 0x0f], q[j + 16] = kMxfp4Values[b[1 + j] >> 4];
-            return groups(u, g0, 8, 1, e8m0_half(b[0]));
         case DType::Q2_K:  // per 16: w = d·sc·q - dmin·m; element e: bits 2((e%128)/32) of qs[32(e/128) + e%32]
             for (int e = 0; e < 256; ++e) q[e] = int8_t((b[16 + 32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
             for (int s = 0; s < 16; ++s) groups(u, g0 + 4 * s, 4, b[s] & 0x0f, fp16_to_fp32(b + 80), -(b[s] >> 4), fp16_to_fp32(b + 82));
@@ -141,7 +137,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"))) float l
 bool has_unpacked_dot(DType t) {
     switch (t) {
         case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q2_K: case DType::Q3_K:
-        case DType::IQ4_NL: case DType::IQ4_XS: case DType::MXFP4: return true;
+        case DType::IQ4_NL: case DType::IQ4_XS: return true;
         default: return false;
     }
 }

@@ -72,6 +72,11 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         // row computed alone (dot_rows: any path, any thread count).
         return matmul_quantized_tokens(out, x, W, T);
     }
+    if (W.dtype == DType::MXFP4) {
+        // MXFP4 prompts the same way, as llama.cpp multiplies them (its 4-bit codes against Q8_0
+        // x): each weight block unpacked once for four tokens (blocks/dot.cpp), no float panels.
+        return matmul_quantized_tokens(out, x, W, T);
+    }
     // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).
     gemm(out, x, W, T);
 }

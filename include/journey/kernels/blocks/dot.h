@@ -1,7 +1,9 @@
-// Integer dot products of Q8_0 and Q4_0 weight rows with an activation vector that is itself
+// Integer dot products of Q8_0, Q4_0 and MXFP4 weight rows with an activation vector that is itself
 // quantized to Q8_0-style blocks, as llama.cpp does for one-token products: per block of 32
-// the weights (Q4_0: nibble - 8) and the activations are int8, so the block's dot is an exact
-// int32 sum (vpdpbusd), and only the per-block scaling happens in float.
+// the weights (Q4_0: nibble - 8; MXFP4: the nibble's doubled E2M1 value, -12 .. 12, as ggml's
+// kvalues_mxfp4) and the activations are int8, so the block's dot is an exact int32 sum
+// (vpdpbusd), and only the per-block scaling happens in float (d_w: the half scale; MXFP4: its
+// E8M0 exponent's 2^(e-128), ggml's E8M0_TO_FP32_HALF).
 //
 // Arithmetic, identical on the portable and the AVX-512 VNNI path (so they give the same bits):
 //   16 float lanes acc[l], zero at the start. Blocks are taken in pairs (2c, 2c+1); lane l
@@ -30,7 +32,7 @@
 // scale S per 4 elements and one float D (w = D·S·q), isum = Σ S·Σ4 q·qx exact, then
 // acc += float(isum) · (D · d_x) (blocks/dot_iq.cpp states the details).
 //
-// The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4), the "unpacked" form: each row
+// The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
 // is first rewritten as int8 quants q with, per lane group of 4 elements, integers S, M and
 // floats A, B such that w = A·S·q + B·M (Q4_1: A = d, S = 1, B = m, M = 1; Q2_K: A = d,
 // S = sc, B = dmin, M = -m; Q3_K: S = sc - 32, q = -4..3; IQ4: q = the table's value; ...), then
@@ -79,9 +81,9 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 // (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
 // when the CPU has it and the portable kernels are not forced (see gemv.h).
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
-// The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0 and
-// Q4_0, Q6_K and Q4_K regrouped 16 rows (pack_rows16), unpack each weight block once for up to four
-// tokens (sequences decoded together).
+// The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0,
+// Q4_0, MXFP4, Q6_K and Q4_K regrouped 16 rows (pack_rows16), unpack each weight block once for up
+// to four tokens (sequences decoded together, prompts of Q4_K and MXFP4, experts' token groups).
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                      int64_t r1);
 

@@ -12,7 +12,7 @@ namespace journey {
 // of blocks). One token: x is quantized to Q8_0 (K-quants: Q8_K) and each output row is an
 // integer dot (blocks/dot.h).
 // A prompt (T > 1, or prompt_kernels): gemm (gemv.h) dequantizes a 64-row panel at a time, and
-// x stays float; except Q4_K, whose prompts take the one token's integer dots token by token
+// x stays float; except Q4_K and MXFP4, whose prompts take the one token's integer dots token by token
 // (so a row has the same bits in a prompt and alone). Throws std::logic_error for a Conv1D layout.
 void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels = false);
 // T tokens, each row the bits of matmul_quantized on that token alone (kernels.h: matmul_tokens).
