@@ -9,7 +9,7 @@
 // nearer F than L does; measured (max / mean |J - F| over F's top-20 against llama.cpp's |L - F|):
 // IQ1_S 0.121 / 0.031 against 0.161 / 0.041, IQ3_XXS 0.089 / 0.033 against 0.184 / 0.073,
 // TQ1_0 0.047 / 0.023 against 0.169 / 0.078, MXFP4 0.089 / 0.027 against 0.132 / 0.048 (6 Dec,
-// MXFP4's own dot; 0.035 / 0.011 when its prompts were float gemm).
+// MXFP4's own dot; the note said 0.035 / 0.011 when first written).
 #include <algorithm>
 #include <cmath>
 #include <fstream>
