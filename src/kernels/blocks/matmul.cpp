@@ -10,6 +10,7 @@
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/lookahead.h"
 #include "journey/kernels/thread_pool.h"
+#include "dot_kinds.h"
 
 namespace journey {
 
@@ -70,6 +71,12 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         // prompts were ahead (pp512, Llama 3.2 1B Q4_K_M, -t 2: 105-108 tok/s against 150-165
         // this way, alternating, 08:52 UTC 4 Dec). A prompt's row then has the same bits as the
         // row computed alone (dot_rows: any path, any thread count).
+        return matmul_quantized_tokens(out, x, W, T);
+    }
+    if (has_iq_direct_dot(W.dtype)) {
+        // The lattice types' prompts likewise (llama.cpp multiplies them so too): each row's
+        // super-blocks decoded once for up to 4 tokens (blocks/dot_iq.cpp), every token with the
+        // bits of its one-token product.
         return matmul_quantized_tokens(out, x, W, T);
     }
     // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).
