@@ -241,8 +241,8 @@ JOURNEY_IQ inline void signs32(Chunks& ch, __m256i v) {
 
 // S per 32 from a dword whose top 4 bits are the scale u (S = 2u + 1), in both int16 halves.
 JOURNEY_IQ inline __m512i scale_of_top4(__m512i a) {
-    const __m512i S = _mm512_or_si512(_mm512_slli_epi32(_mm512_srli_epi32(a, 28), 1), _mm512_set1_epi32(1));
-    return _mm512_or_si512(S, _mm512_slli_epi32(S, 16));
+    const __m512i S = _mm512_or_si512(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, a, 28), 1), _mm512_set1_epi32(1));
+    return _mm512_or_si512(S, _mm512_maskz_slli_epi32(0xFFFF, S, 16));
 }
 
 JOURNEY_IQ inline float half_at(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }
@@ -285,7 +285,7 @@ JOURNEY_IQ inline void decode(const unsigned char* b, Chunks& ch) {
         ch.D = half_at(b) * 0.125f;
         const __m512i qs = _mm512_loadu_si512(b + 2);
         const __m512i at = _mm512_set1_epi64(0x352e2720ll);  // bytes: bits 32, 39, 46, 53 of each qword
-        signs32(ch, _mm512_cvtepi64_epi32(_mm512_multishift_epi64_epi8(at, qs)));
+        signs32(ch, _mm512_maskz_cvtepi64_epi32(0xFF, _mm512_maskz_multishift_epi64_epi8(~__mmask64(0), at, qs)));
         const __m512i S = scale_of_top4(qs);  // odd dwords
         const __m128i pick = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1);
         for (int c = 0; c < 4; ++c) {
@@ -300,7 +300,7 @@ JOURNEY_IQ inline void decode(const unsigned char* b, Chunks& ch) {
         ch.D = half_at(b) * 0.25f;
         const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 66));
         const __m256i at = _mm256_set1_epi64x(0x352e2720150e0700ll);  // bits 0, 7, 14, 21, 32, 39, 46, 53
-        signs32(ch, _mm256_multishift_epi64_epi8(at, a));
+        signs32(ch, _mm256_maskz_multishift_epi64_epi8(0xFFFFFFFFu, at, a));
         const __m512i S = scale_of_top4(_mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), a, 0));
         for (int c = 0; c < 4; ++c) {
             const __m512i idx = _mm512_maskz_cvtepu8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * c)));
@@ -331,7 +331,7 @@ JOURNEY_IQ inline void decode(const unsigned char* b, Chunks& ch) {
         }
         // qword ib of qs: sub-block ib's 4 entries of 16 bits, the sign index in bits 9-15
         const __m512i at = _mm512_set1_epi64(0x39291909ll);  // bits 9, 25, 41, 57
-        signs32(ch, _mm512_cvtepi64_epi32(_mm512_multishift_epi64_epi8(at, _mm512_loadu_si512(b + 2))));
+        signs32(ch, _mm512_maskz_cvtepi64_epi32(0xFF, _mm512_maskz_multishift_epi64_epi8(~__mmask64(0), at, _mm512_loadu_si512(b + 2))));
         scales16(ch, b + 66);
     } else if constexpr (T == DType::IQ2_S) {
         ch.D = half_at(b) * 0.125f;
