@@ -278,7 +278,7 @@ TEST_CASE("iquant: several tokens at once give each token the bits of the token 
     for (const Fields& L : kTypes) {
         const Rows W = random_rows(L, rows, n, 19);
         for (int T : {1, 2, 3, 5, 8}) {
-            std::vector<QuantizedActivations> xs(size_t(T));
+            std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
             for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, 23 + uint32_t(t)).data(), n, xs[size_t(t)], activation_block(L.t));
             std::vector<float> paths[2];
             for (bool portable : {false, true}) {
@@ -328,12 +328,12 @@ TEST_CASE("iquant: dots within x's 8-bit rounding of the scalar reference vec_do
     }
 }
 
-// Prompts of the lattice types are the one token's integer dots token by token (blocks/matmul.h):
-// each row of a prompt's product has the bits of the token multiplied alone, on 1 and 2 threads.
-TEST_CASE("iquant: prompts give each token the bits of its one-token product", "[iquant][quant_dot]") {
+// Sequences decoded together (matmul_tokens: --parallel; the lattice types decode each
+// super-block once for up to 16 tokens): each token's row has the bits of the token multiplied
+// alone, on 1 and 2 threads.
+TEST_CASE("iquant: tokens decoded together give each token the bits of its one-token product", "[iquant][quant_dot]") {
     const int64_t rows = 67, n = 512, T = 6;
-    for (DType t : {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S}) {
-        const Fields L{t, 0};
+    for (const Fields& L : kTypes) {
         const Rows W = random_rows(L, rows, n, 37);
         std::vector<float> x;
         for (int64_t k = 0; k < T; ++k) {
@@ -341,13 +341,13 @@ TEST_CASE("iquant: prompts give each token the bits of its one-token product", "
             x.insert(x.end(), xt.begin(), xt.end());
         }
         for (int threads : {1, 2}) {
-            INFO(dtype_name(t) << ", threads " << threads);
+            INFO(dtype_name(L.t) << ", threads " << threads);
             set_num_threads(threads);
-            std::vector<float> prompt(size_t(T * rows)), alone(size_t(rows));
-            matmul(prompt.data(), x.data(), W.m, int(T));
+            std::vector<float> together(static_cast<size_t>(T * rows)), alone(static_cast<size_t>(rows));
+            matmul_tokens(together.data(), x.data(), W.m, int(T));
             for (int64_t k = 0; k < T; ++k) {
                 matmul(alone.data(), x.data() + k * n, W.m, 1);
-                CHECK(std::memcmp(alone.data(), prompt.data() + k * rows, size_t(rows) * 4) == 0);
+                CHECK(std::memcmp(alone.data(), together.data() + k * rows, size_t(rows) * 4) == 0);
             }
         }
         set_num_threads(1);
