@@ -419,9 +419,11 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
                      int64_t r1) {
     const bool shared = (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 || W.dtype == DType::MXFP4) && quant_dot_fast_available();
     if (!shared) {
-        if ((W.dtype == DType::Q4_K || W.dtype == DType::Q6_K) && W.layout == Layout::Linear && r0 >= 0 && r1 <= W.rows) {
+        if ((W.dtype == DType::Q4_K || W.dtype == DType::Q6_K || has_iq_dot(W.dtype)) && W.layout == Layout::Linear && r0 >= 0 &&
+            r1 <= W.rows) {
             bool fits = true;
             for (int t = 0; t < T; ++t) fits = fits && xs[t].n == W.cols && xs[t].block == 256;
+            if (fits && has_iq_dot(W.dtype)) return dot_rows_iq_tokens(out, out_stride, W, xs, T, r0, r1, quant_dot_fast_available());
             if (fits && dot_rows_k_tokens(out, out_stride, W, xs, T, r0, r1, quant_dot_fast_available())) return;
         }
         for (int t = 0; t < T; ++t) dot_rows(out + t * out_stride, W, xs[t], r0, r1);

@@ -1,23 +1,31 @@
-// One-token integer dots of the importance-matrix and ternary types (IQ2_XXS, IQ2_XS, IQ2_S,
+// Integer dots of the importance-matrix and ternary types (IQ2_XXS, IQ2_XS, IQ2_S,
 // IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0) with x quantized as llama.cpp's Q8_K (blocks of
 // 256), as llama.cpp's CPU backend multiplies them (ggml_vec_dot_iq*_q8_K).
 //
-// Each super-block of 256 is first unpacked into int8 weights q (a grid byte times its sign;
+// The definition (the portable path, and IQ1/TQ on any path): each super-block of 256 is first
+// unpacked into int8 weights q (a grid byte times its sign;
 // IQ1: 8 · grid ± 1, the ±1/8 shift made an integer; TQ: the trit -1..1), an integer scale S per
 // 4 elements (the type's 2u + 1 per 16 or 32; TQ: 1) and one float D (the f16 d times the type's
 // constant: 1/8 for IQ2 and IQ1, 1/4 for IQ3_XXS, 1 for IQ3_S and TQ), so that w = D · S · q
 // exactly as llama.cpp's dot reads it. Then, per super-block k with x's scale d_x:
 //     isum = Σ_g S_g · Σ_{i in group g of 4} q_i · qx_i     (exact int32: |isum| < 2^26),
-//     acc += float(isum) · (D · d_x),
+//     acc = fma(float(isum), D · d_x, acc)     (step(): one rounding),
 // the row's dot being acc. llama.cpp computes the same integer sums (grouped per 32) and
 // acc += (d · d_x) · isum, then scales by the constant: the same up to float rounding (the
 // constants are powers of 2). The integer sum has no order, so the portable loop and the AVX-512
 // VNNI one (|q| as unsigned bytes against x's quants with q's sign) give the same isum, and the
-// float step is one shared statement: the same bits.
+// float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S
+// have direct AVX-512 kernels besides (below: no int8 copy; the same isum and step), which
+// decode a super-block once for up to 16 tokens (sequences decoded together, --parallel; prompts
+// stay on the float gemm: blocks/matmul.cpp says why).
 #include "dot_kinds.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <immintrin.h>
+
+#include "journey/kernels/gemv.h"
 
 #include "journey/kernels/half.h"
 #include "iq_grids.h"
@@ -195,6 +203,229 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) int32_t isum_vnn
     return isum;
 }
 
+// The one float step of a super-block, shared by every path (an explicit fma: the same bits
+// whatever the compiler contracts).
+inline float step(float acc, int32_t isum, float D, float dx) { return std::fma(float(isum), D * dx, acc); }
+
+// ---- direct AVX-512 kernels (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) ------------------------
+// As ggml_vec_dot_iq*_q8_K: no int8 copy of the weights. Per chunk c of 64 elements (sub-blocks
+// 2c and 2c+1 of 32) the grid entries are gathered straight into a vector of magnitudes g
+// (unsigned bytes), the 64 signs become a mask that negates x's quants, vpmaddubsw sums the
+// pairs g·(±qx) (int16, |.| <= 2·62·127: no saturation) and vpdpwssd multiplies each pair by its
+// sub-block's scale S into 16 int32 lanes. The integer sum is exact, so it equals
+// isum_portable's; the float step is step(). (The grid rows by vpgatherqq/vpgatherdd: IQ2_XXS
+// took 17.8 ns a super-block against 23.6 with eight scalar loads and inserts, one core, rows in
+// cache, 22:45 UTC 6 Dec.)
+
+#define JOURNEY_IQ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx512bitalg,fma,f16c")))
+
+struct Chunks {
+    __m512i g[4];      // magnitudes, unsigned bytes
+    __mmask64 s[4];    // bit i set: element i negative
+    __m512i sc[4];     // the scale of each int16 pair (S in both halves of each int32 lane)
+    float D;
+};
+
+// ggml's ksigns for 32 7-bit indices at once (IQ2_XXS, IQ2_XS, IQ3_XXS): byte j of v holds index
+// j in its low 7 bits (bit 7 is ignored); byte j of the result is the index with its parity in
+// bit 7, and qword c of it (sub-blocks 2c, 2c+1) is chunk c's mask.
+JOURNEY_IQ inline void signs32(Chunks& ch, __m256i v) {
+    const __m256i i7 = _mm256_and_si256(v, _mm256_set1_epi8(0x7f));
+    const __m256i parity = _mm256_and_si256(_mm256_popcnt_epi8(i7), _mm256_set1_epi8(1));
+    const __m256i m = _mm256_or_si256(i7, _mm256_slli_epi16(parity, 7));
+    const __m128i lo = _mm256_castsi256_si128(m), hi = _mm256_extracti128_si256(m, 1);
+    ch.s[0] = uint64_t(_mm_cvtsi128_si64(lo));
+    ch.s[1] = uint64_t(_mm_extract_epi64(lo, 1));
+    ch.s[2] = uint64_t(_mm_cvtsi128_si64(hi));
+    ch.s[3] = uint64_t(_mm_extract_epi64(hi, 1));
+}
+
+// S per 32 from a dword whose top 4 bits are the scale u (S = 2u + 1), in both int16 halves.
+JOURNEY_IQ inline __m512i scale_of_top4(__m512i a) {
+    const __m512i S = _mm512_or_si512(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, a, 28), 1), _mm512_set1_epi32(1));
+    return _mm512_or_si512(S, _mm512_maskz_slli_epi32(0xFFFF, S, 16));
+}
+
+JOURNEY_IQ inline float half_at(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }
+
+// int16 lane w of chunk c takes scale 4c + w/8 of 16 (sub-blocks of 16: IQ2_XS, IQ2_S)
+struct Perm16 {
+    alignas(64) int16_t idx[4][32];
+    constexpr Perm16() : idx() {
+        for (int c = 0; c < 4; ++c)
+            for (int w = 0; w < 32; ++w) idx[c][w] = int16_t(4 * c + w / 8);
+    }
+};
+constexpr Perm16 kPerm16;
+
+// Scales per 32 (one int32 per sub-block ib in lane ib of sc8, value S · 0x10001): chunk c's
+// vector, lanes 0-7 sub-block 2c and 8-15 sub-block 2c+1.
+JOURNEY_IQ inline void scales32(Chunks& ch, __m256i sc8) {
+    const __m512i s = _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), sc8, 0);
+    for (int c = 0; c < 4; ++c) {
+        const __m512i idx = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(2 * c), _mm512_set1_epi32(2 * c + 1));
+        ch.sc[c] = _mm512_maskz_permutexvar_epi32(0xFFFF, idx, s);
+    }
+}
+
+// Scales per 16 from 8 bytes of two nibbles (low: elements 32ib .. +15, high: +16 .. +31).
+JOURNEY_IQ inline void scales16(Chunks& ch, const unsigned char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    const __m128i lo = _mm_cvtsi64_si128(int64_t(v & 0x0f0f0f0f0f0f0f0full));
+    const __m128i hi = _mm_cvtsi64_si128(int64_t((v >> 4) & 0x0f0f0f0f0f0f0f0full));
+    const __m256i s16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(lo, hi));  // scale j of 16, nibble value
+    const __m512i S = _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), _mm256_add_epi16(_mm256_add_epi16(s16, s16), _mm256_set1_epi16(1)), 0);
+    for (int c = 0; c < 4; ++c) ch.sc[c] = _mm512_permutexvar_epi16(_mm512_load_si512(kPerm16.idx[c]), S);
+}
+
+template <DType T>
+JOURNEY_IQ inline void decode(const unsigned char* b, Chunks& ch) {
+    if constexpr (T == DType::IQ2_XXS) {
+        // qword ib of qs: sub-block ib's 4 grid bytes, then aux (4 sign indices of 7 bits, u in bits 28-31)
+        ch.D = half_at(b) * 0.125f;
+        const __m512i qs = _mm512_loadu_si512(b + 2);
+        const __m512i at = _mm512_set1_epi64(0x352e2720ll);  // bytes: bits 32, 39, 46, 53 of each qword
+        signs32(ch, _mm512_maskz_cvtepi64_epi32(0xFF, _mm512_maskz_multishift_epi64_epi8(~__mmask64(0), at, qs)));
+        const __m512i S = scale_of_top4(qs);  // odd dwords
+        const __m128i pick = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1);
+        for (int c = 0; c < 4; ++c) {
+            const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * c));
+            const __m512i idx = _mm512_maskz_cvtepu8_epi64(0xFF, _mm_shuffle_epi8(raw, pick));
+            ch.g[c] = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), 0xFF, idx, reinterpret_cast<const long long*>(kIq2xxsGrid), 8);
+            const __m512i which = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(4 * c + 1), _mm512_set1_epi32(4 * c + 3));
+            ch.sc[c] = _mm512_maskz_permutexvar_epi32(0xFFFF, which, S);
+        }
+    } else if constexpr (T == DType::IQ3_XXS) {
+        // aux: one dword per sub-block (4 sign indices of 7 bits, u in bits 28-31)
+        ch.D = half_at(b) * 0.25f;
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 66));
+        const __m256i at = _mm256_set1_epi64x(0x352e2720150e0700ll);  // bits 0, 7, 14, 21, 32, 39, 46, 53
+        signs32(ch, _mm256_maskz_multishift_epi64_epi8(0xFFFFFFFFu, at, a));
+        const __m512i S = scale_of_top4(_mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), a, 0));
+        for (int c = 0; c < 4; ++c) {
+            const __m512i idx = _mm512_maskz_cvtepu8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * c)));
+            ch.g[c] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0xFFFF, idx, reinterpret_cast<const int*>(kIq3xxsGrid), 4);
+            const __m512i which = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(2 * c), _mm512_set1_epi32(2 * c + 1));
+            ch.sc[c] = _mm512_maskz_permutexvar_epi32(0xFFFF, which, S);
+        }
+    } else if constexpr (T == DType::IQ3_S) {
+        ch.D = half_at(b);
+        for (int c = 0; c < 4; ++c) {
+            __m512i idx = _mm512_maskz_cvtepu8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * c)));
+            idx = _mm512_mask_add_epi32(idx, __mmask16(b[66 + 2 * c] | b[67 + 2 * c] << 8), idx, _mm512_set1_epi32(256));
+            ch.g[c] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0xFFFF, idx, reinterpret_cast<const int*>(kIq3sGrid), 4);
+            uint64_t s;
+            std::memcpy(&s, b + 74 + 8 * c, 8);
+            ch.s[c] = s;
+        }
+        uint32_t sc4 = u32_at(b + 106);
+        alignas(32) int32_t S[8];
+        for (int ib = 0; ib < 8; ++ib) S[ib] = int32_t((1 + 2 * ((sc4 >> (4 * ib)) & 0xf)) * 0x10001u);
+        scales32(ch, _mm256_load_si256(reinterpret_cast<const __m256i*>(S)));
+    } else if constexpr (T == DType::IQ2_XS) {
+        ch.D = half_at(b) * 0.125f;
+        for (int c = 0; c < 4; ++c) {
+            const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * c));
+            const __m512i idx = _mm512_and_si512(_mm512_maskz_cvtepu16_epi64(0xFF, raw), _mm512_set1_epi64(511));
+            ch.g[c] = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), 0xFF, idx, reinterpret_cast<const long long*>(kIq2xsGrid), 8);
+        }
+        // qword ib of qs: sub-block ib's 4 entries of 16 bits, the sign index in bits 9-15
+        const __m512i at = _mm512_set1_epi64(0x39291909ll);  // bits 9, 25, 41, 57
+        signs32(ch, _mm512_maskz_cvtepi64_epi32(0xFF, _mm512_maskz_multishift_epi64_epi8(~__mmask64(0), at, _mm512_loadu_si512(b + 2))));
+        scales16(ch, b + 66);
+    } else if constexpr (T == DType::IQ2_S) {
+        ch.D = half_at(b) * 0.125f;
+        const __m512i shifts = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+        for (int c = 0; c < 4; ++c) {
+            const __m512i lo = _mm512_maskz_cvtepu8_epi64(0xFF, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 2 + 8 * c)));
+            const __m512i qh = _mm512_set1_epi64(int64_t(b[66 + 2 * c] | b[67 + 2 * c] << 8));
+            const __m512i hi = _mm512_maskz_slli_epi64(0xFF, _mm512_and_si512(_mm512_maskz_srlv_epi64(0xFF, qh, shifts), _mm512_set1_epi64(3)), 8);
+            ch.g[c] = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), 0xFF, _mm512_or_si512(lo, hi), reinterpret_cast<const long long*>(kIq2sGrid), 8);
+            uint64_t s;
+            std::memcpy(&s, b + 34 + 8 * c, 8);
+            ch.s[c] = s;
+        }
+        scales16(ch, b + 74);
+    }
+}
+
+template <size_t kBytes>
+inline void ask_ahead(const unsigned char* b) {
+    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(b + kStreamAhead + o), _MM_HINT_T0);
+}
+
+JOURNEY_IQ inline int32_t sum16_i32(__m512i v) {
+    const __m256i h = _mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xF, v, 0), _mm512_maskz_extracti64x4_epi64(0xF, v, 1));
+    __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+    return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1)));
+}
+
+// One row against n <= kTokens tokens: each super-block decoded once, then every token's exact
+// integer sum and step(): out[t · out_stride] has the bits of the token alone (and of the
+// portable loop).
+constexpr int kTokens = 16;
+
+template <DType T>
+JOURNEY_IQ void dot_row_iq_vnni(float* out, int64_t out_stride, const unsigned char* row, int64_t nb,
+                                const QuantizedActivations* xs, int n, bool ask) {
+    constexpr size_t kBytes = T == DType::IQ2_XXS ? 66 : T == DType::IQ2_XS ? 74 : T == DType::IQ2_S ? 82 : T == DType::IQ3_XXS ? 98 : 110;
+    float acc[kTokens];
+    for (int t = 0; t < n; ++t) acc[t] = 0.0f;
+    const __m512i zero = _mm512_setzero_si512();
+    for (int64_t k = 0; k < nb; ++k) {
+        const unsigned char* b = row + size_t(k) * kBytes;
+        if (ask) ask_ahead<kBytes>(b);
+        Chunks ch;
+        decode<T>(b, ch);
+        for (int t = 0; t < n; ++t) {
+            const int8_t* qx = xs[t].q.data() + 256 * k;
+            __m512i isum = zero;
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) {
+                const __m512i x = _mm512_loadu_si512(qx + 64 * c);
+                const __m512i sx = _mm512_mask_sub_epi8(x, ch.s[c], zero, x);
+                isum = _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(ch.g[c], sx), ch.sc[c]);
+            }
+            acc[t] = step(acc[t], sum16_i32(isum), ch.D, xs[t].d[size_t(k)]);
+        }
+    }
+    for (int t = 0; t < n; ++t) out[t * out_stride] = acc[t];
+}
+
+// Tokens kTokens at a time (their quants, 16 · 2 KiB for 2048 inputs, stay in L1), each against
+// every row r0 .. r1 (the caller's group, read from memory by the first pass only).
+template <DType T>
+void dot_rows_direct(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int n_tokens, int64_t r0,
+                     int64_t r1) {
+    const size_t row_bytes = dtype_bytes(T, uint64_t(W.cols));
+    const int64_t nb = W.cols / 256;
+    for (int t = 0; t < n_tokens; t += kTokens)
+        for (int64_t r = r0; r < r1; ++r)
+            dot_row_iq_vnni<T>(out + t * out_stride + r, out_stride, reinterpret_cast<const unsigned char*>(W.data + size_t(r) * row_bytes),
+                               nb, xs + t, std::min(kTokens, n_tokens - t), t == 0);
+}
+
+// false: not one of the direct types (the caller unpacks).
+bool dot_rows_direct_any(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int n_tokens,
+                         int64_t r0, int64_t r1) {
+    switch (W.dtype) {
+        case DType::IQ2_XXS: dot_rows_direct<DType::IQ2_XXS>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ2_XS: dot_rows_direct<DType::IQ2_XS>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ2_S: dot_rows_direct<DType::IQ2_S>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ3_XXS: dot_rows_direct<DType::IQ3_XXS>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ3_S: dot_rows_direct<DType::IQ3_S>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        default: return false;
+    }
+}
+
+// What the direct kernels use beyond quant_dot_fast_available()'s AVX-512 VNNI (Zen 4/5, Ice Lake on).
+bool cpu_iq_direct() {
+    static const bool ok = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bitalg");
+    return ok;
+}
+
 }  // namespace
 
 bool has_iq_dot(DType t) {
@@ -205,7 +436,12 @@ bool has_iq_dot(DType t) {
     }
 }
 
+bool has_iq_direct_dot(DType t) {
+    return t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S;
+}
+
 void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
+    if (fast && cpu_iq_direct() && dot_rows_direct_any(out, 0, W, &x, 1, r0, r1)) return;
     const size_t block_bytes = dtype_bytes(W.dtype, 256), row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     const int64_t nb = W.cols / 256;
     SuperBlock u;
@@ -215,11 +451,16 @@ void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int
         for (int64_t k = 0; k < nb; ++k) {
             unpack(W.dtype, row + size_t(k) * block_bytes, u);
             const int8_t* qx = x.q.data() + 256 * k;
-            const int32_t isum = fast ? isum_vnni(u, qx) : isum_portable(u, qx);
-            acc += float(isum) * (u.D * x.d[size_t(k)]);
+            acc = step(acc, fast ? isum_vnni(u, qx) : isum_portable(u, qx), u.D, x.d[size_t(k)]);
         }
         out[r] = acc;
     }
+}
+
+void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                        int64_t r1, bool fast) {
+    if (fast && cpu_iq_direct() && dot_rows_direct_any(out, out_stride, W, xs, T, r0, r1)) return;
+    for (int t = 0; t < T; ++t) dot_rows_iq(out + t * out_stride, W, xs[t], r0, r1, fast);
 }
 
 }  // namespace journey

@@ -9,6 +9,8 @@ namespace journey {
 bool has_k_dot(DType t);  // Q4_K, Q5_K, Q6_K
 // out[r] = row r · x for r0 <= r < r1; fast: the AVX-512 VNNI kernels (same bits).
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
+bool has_iq_direct_dot(DType t);
 // T tokens (dot_rows_tokens), on the fast path: Q6_K rows, and Q4_K regrouped 16 rows (pack_rows16)
 // with r0 a multiple of 16: each block's weights unpacked once for up to 4 tokens, the bits of dot_rows_k
 // on each token alone; returns true. Otherwise does nothing and returns false.
@@ -19,6 +21,12 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
 // to int8 with integer scales, one float step per 256.
 bool has_iq_dot(DType t);  // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0
 void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
+bool has_iq_direct_dot(DType t);
+// T tokens (dot_rows_tokens): out[t * out_stride + r] = dot_rows_iq of xs[t], the same bits; on
+// the fast path IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S decode each super-block once for up to 16 tokens.
+void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                        int64_t r1, bool fast);
 
 // The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
 bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS

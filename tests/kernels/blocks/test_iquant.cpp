@@ -269,3 +269,87 @@ TEST_CASE("iquant: one-token products split over the pool without changing the r
         CHECK(std::memcmp(one.data(), two.data(), one.size() * 4) == 0);
     }
 }
+
+// Several tokens against one weight read (dot_rows_tokens: prompts and --parallel; the lattice
+// types decode each super-block once for up to 4 tokens): every token's row has the bits of
+// dot_rows on that token alone, on the fast and the portable path, which agree with each other.
+TEST_CASE("iquant: several tokens at once give each token the bits of the token alone", "[iquant][quant_dot][fast]") {
+    const int64_t rows = 7, n = 768;
+    for (const Fields& L : kTypes) {
+        const Rows W = random_rows(L, rows, n, 19);
+        for (int T : {1, 2, 3, 5, 8}) {
+            std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
+            for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, 23 + uint32_t(t)).data(), n, xs[size_t(t)], activation_block(L.t));
+            std::vector<float> paths[2];
+            for (bool portable : {false, true}) {
+                INFO(dtype_name(L.t) << ", " << T << " tokens, portable forced: " << portable);
+                PortableScope p(portable);
+                std::vector<float> many(size_t(T * rows), -1.0f), alone(size_t(rows), -2.0f);
+                dot_rows_tokens(many.data(), rows, W.m, xs.data(), T, 1, rows);  // rows 1 .. 6
+                for (int t = 0; t < T; ++t) {
+                    dot_rows(alone.data(), W.m, xs[size_t(t)], 1, rows);
+                    CHECK(std::memcmp(alone.data() + 1, many.data() + t * rows + 1, size_t(rows - 1) * 4) == 0);
+                }
+                paths[portable] = many;
+            }
+            INFO(dtype_name(L.t) << ", " << T << " tokens: fast against portable");
+            CHECK(std::memcmp(paths[0].data(), paths[1].data(), paths[0].size() * 4) == 0);
+        }
+    }
+}
+
+// The dots against the scalar reference (vec_dot: each block dequantized, times float x): they
+// differ by x's rounding to 8 bits (Q8_K: |x - d·q| <= |d|/2 per element) and float rounding.
+TEST_CASE("iquant: dots within x's 8-bit rounding of the scalar reference vec_dot", "[iquant][quant_dot]") {
+    for (bool portable : {false, true})
+    for (const Fields& L : kTypes) {
+        if (L.t == DType::MXFP4) continue;  // x per 32 (Q8_0): test_dot_k_unpacked.cpp's kind
+        PortableScope p(portable);
+        for (auto [rows, n] : kShapes) {
+            INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
+            const Rows W = random_rows(L, rows, n, 29);
+            const std::vector<float> x = random_activations(n, 31);
+            QuantizedActivations xq;
+            quantize_activations(x.data(), n, xq, 256);
+            std::vector<float> got(static_cast<size_t>(rows));
+            dot_rows(got.data(), W.m, xq, 0, rows);
+            const size_t row_bytes = dtype_bytes(L.t, uint64_t(n));
+            for (int64_t r = 0; r < rows; ++r) {
+                const float ref = vec_dot(L.t, W.bytes.data() + size_t(r) * row_bytes, x.data(), n);
+                double rounding = 0, mag = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    const double w = std::fabs(double(W.values[size_t(r * n + i)]));
+                    rounding += w * std::fabs(double(xq.d[size_t(i / 256)])) * 0.501;
+                    mag += w * (std::fabs(double(x[size_t(i)])) + std::fabs(double(xq.d[size_t(i / 256)])));
+                }
+                CHECK(std::fabs(double(got[size_t(r)]) - double(ref)) <= rounding + (double(n) + 2.0 * double(n) / 64 + 6) * 0x1p-24 * mag);
+            }
+        }
+    }
+}
+
+// Sequences decoded together (matmul_tokens: --parallel; the lattice types decode each
+// super-block once for up to 16 tokens): each token's row has the bits of the token multiplied
+// alone, on 1 and 2 threads.
+TEST_CASE("iquant: tokens decoded together give each token the bits of its one-token product", "[iquant][quant_dot]") {
+    const int64_t rows = 67, n = 512, T = 6;
+    for (const Fields& L : kTypes) {
+        const Rows W = random_rows(L, rows, n, 37);
+        std::vector<float> x;
+        for (int64_t k = 0; k < T; ++k) {
+            const auto xt = random_activations(n, 41 + uint32_t(k));
+            x.insert(x.end(), xt.begin(), xt.end());
+        }
+        for (int threads : {1, 2}) {
+            INFO(dtype_name(L.t) << ", threads " << threads);
+            set_num_threads(threads);
+            std::vector<float> together(static_cast<size_t>(T * rows)), alone(static_cast<size_t>(rows));
+            matmul_tokens(together.data(), x.data(), W.m, int(T));
+            for (int64_t k = 0; k < T; ++k) {
+                matmul(alone.data(), x.data() + k * n, W.m, 1);
+                CHECK(std::memcmp(alone.data(), together.data() + k * rows, size_t(rows) * 4) == 0);
+            }
+        }
+        set_num_threads(1);
+    }
+}

@@ -30,7 +30,7 @@
 // The lattice and ternary types (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, TQ1_0,
 // TQ2_0) take x as Q8_K too, as llama.cpp does: per super-block, int8 weights q with an integer
 // scale S per 4 elements and one float D (w = D·S·q), isum = Σ S·Σ4 q·qx exact, then
-// acc += float(isum) · (D · d_x) (blocks/dot_iq.cpp states the details).
+// acc = fma(float(isum), D · d_x, acc) (blocks/dot_iq.cpp states the details).
 //
 // The other types (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS), the "unpacked" form: each row
 // is first rewritten as int8 quants q with, per lane group of 4 elements, integers S, M and
@@ -83,7 +83,8 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 // The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0,
 // Q4_0, MXFP4, Q6_K and Q4_K regrouped 16 rows (pack_rows16), unpack each weight block once for up
-// to four tokens (sequences decoded together, prompts of Q4_K and MXFP4, experts' token groups).
+// to four tokens (sequences decoded together, prompts of Q4_K and MXFP4, experts' token groups);
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S decode each super-block once for up to 16.
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                      int64_t r1);
 

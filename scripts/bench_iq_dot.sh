@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The lattice types' dot kernels alone, journey beside llama.cpp's ggml_vec_dot_iq*_q8_K: one
+# core, 64 rows of 2048 in cache, ns per super-block of 256 (minimum of 30 repetitions), taking
+# turns ROUNDS times. Less at the mercy of a shared host than whole-model runs.
+#   scripts/bench_iq_dot.sh LLAMA_CPP_DIR [BUILD=build] [ROUNDS=3]
+# LLAMA_CPP_DIR: a llama.cpp checkout built with CMake (ggml/include, build/bin/libggml-cpu.so).
+set -euo pipefail
+ref=${1:?usage: bench_iq_dot.sh LLAMA_CPP_DIR [BUILD] [ROUNDS]}
+build=${2:-build}
+rounds=${3:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+c++ -O2 -march=native -std=c++20 -I"$here/../include" "$here/bench_iq_dot/journey_dot.cpp" \
+    "$build/libjourney_kernels.a" "$build/libjourney_formats.a" -lpthread -o "$out/journey_dot"
+c++ -O2 -std=c++17 -I"$ref/ggml/include" "$here/bench_iq_dot/ggml_dot.cpp" -L"$ref/build/bin" -lggml-cpu -lggml-base \
+    -Wl,-rpath,"$ref/build/bin" -o "$out/ggml_dot"
+for r in $(seq "$rounds"); do
+  echo "# round $r, $(date -u +%H:%M:%S), load average $(cut -d' ' -f1 /proc/loadavg)"
+  "$out/ggml_dot"
+  "$out/journey_dot"
+done

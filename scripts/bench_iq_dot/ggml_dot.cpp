@@ -1,0 +1,41 @@
+// llama.cpp's own ggml_vec_dot_iq*_q8_K on the rows of journey_dot.cpp (same seed and rule):
+// ns per super-block, one token, one core, the minimum of 30 repetitions.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ggml-cpu.h"
+#include "ggml.h"
+
+int main() {
+    ggml_cpu_init();
+    const int64_t rows = 64, n = 2048;
+    std::mt19937 rng(1);
+    for (ggml_type t : {GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S}) {
+        const size_t rb = ggml_row_size(t, n), bb = ggml_row_size(t, 256);
+        std::vector<unsigned char> w(rb * rows);
+        for (auto& b : w) b = static_cast<unsigned char>(rng() & 255);
+        for (size_t k = 0; k < w.size() / bb; ++k) {
+            const ggml_fp16_t h = ggml_fp32_to_fp16(0.01f * float(int(rng() % 200) - 100) / 100.f);
+            std::memcpy(&w[k * bb], &h, 2);
+        }
+        std::normal_distribution<float> nd;
+        std::vector<float> x(n);
+        for (auto& v : x) v = nd(rng);
+        std::vector<char> xq(ggml_row_size(GGML_TYPE_Q8_K, n));
+        ggml_get_type_traits_cpu(GGML_TYPE_Q8_K)->from_float(x.data(), xq.data(), n);
+        const auto* tr = ggml_get_type_traits_cpu(t);
+        std::vector<float> o(rows);
+        double best = 1e30;
+        for (int rep = 0; rep < 30; ++rep) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int it = 0; it < 20; ++it)
+                for (int64_t r = 0; r < rows; ++r) tr->vec_dot(int(n), &o[size_t(r)], 0, w.data() + size_t(r) * rb, 0, xq.data(), 0, 1);
+            best = std::min(best, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / (20.0 * rows * n / 256));
+        }
+        std::printf("ggml    %s: %.1f ns per super-block, one token\n", ggml_type_name(t), best);
+    }
+}

@@ -1,0 +1,54 @@
+// journey's one-token and 8-token lattice dots (dot_rows, dot_rows_tokens), one core, 64 rows of
+// 2048 in cache, pseudo-random blocks: ns per super-block, the minimum of 30 repetitions.
+// Built and run by scripts/bench_iq_dot.sh beside ggml_dot.cpp (llama.cpp's vec_dot, same rows).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "journey/kernels/blocks/dot.h"
+#include "journey/kernels/half.h"
+
+using namespace journey;
+
+template <typename F>
+double best_ns(F&& f, double per) {
+    double best = 1e30;
+    for (int rep = 0; rep < 30; ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        best = std::min(best, std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / per);
+    }
+    return best;
+}
+
+int main() {
+    const int64_t rows = 64, n = 2048;
+    std::mt19937 rng(1);
+    for (DType t : {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S}) {
+        const size_t rb = dtype_bytes(t, n), bb = dtype_bytes(t, 256);
+        std::vector<unsigned char> w(rb * rows);
+        for (auto& b : w) b = static_cast<unsigned char>(rng() & 255);
+        for (size_t k = 0; k < w.size() / bb; ++k) {
+            const uint16_t h = fp32_to_fp16(0.01f * float(int(rng() % 200) - 100) / 100.f);
+            std::memcpy(&w[k * bb], &h, 2);
+        }
+        const Matrix W{t, reinterpret_cast<const std::byte*>(w.data()), rows, n, Layout::Linear};
+        std::normal_distribution<float> nd;
+        std::vector<float> x(n);
+        std::vector<QuantizedActivations> xs(8);
+        for (auto& q : xs) {
+            for (auto& v : x) v = nd(rng);
+            quantize_activations(x.data(), n, q, 256);
+        }
+        std::vector<float> o(8 * rows);
+        const double one = best_ns([&] { for (int it = 0; it < 20; ++it) dot_rows(o.data(), W, xs[0], 0, rows); }, 20.0 * rows * n / 256);
+        const double eight = best_ns([&] { for (int it = 0; it < 5; ++it) dot_rows_tokens(o.data(), rows, W, xs.data(), 8, 0, rows); },
+                                     5.0 * 8 * rows * n / 256);
+        std::printf("journey %s: %.1f ns per super-block, one token; %.1f per super-block and token, 8 tokens\n",
+                    std::string(dtype_name(t)).c_str(), one, eight);
+    }
+}
