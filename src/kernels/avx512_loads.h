@@ -31,6 +31,17 @@ JOURNEY_AVX512 inline __m512 load16(const std::byte* p, __mmask16 m) {
     }
 }
 
+// load16 with all 16 lanes, from an unmasked load: GCC 12 treats a masked load as a read of any
+// memory, so a loop with one keeps its register sums in memory too, storing every one of them
+// every step (the several-token F16 tiles: 24 stores per 64 inputs).
+template <DType D>
+JOURNEY_AVX512 inline __m512 load16_full(const std::byte* p) {
+    static_assert(D == DType::F16 || D == DType::BF16);
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if constexpr (D == DType::F16) return _mm512_maskz_cvtph_ps(0xffff, h);
+    else return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, h), 16));
+}
+
 // The portable kernels' reduce16 in registers: lane l += lane l+8, +4, +2, +1 (float + is
 // commutative, so each step is the same sum as in the portable loop). Summing the lanes
 // through memory instead (a vector store, then scalar loads and adds) waits on the store for

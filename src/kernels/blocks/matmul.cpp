@@ -22,6 +22,13 @@ void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T)
     if (tokens.size() < size_t(T)) tokens.resize(size_t(T));
     for (int t = 0; t < T; ++t) quantize_activations(x + size_t(t) * size_t(n_in), n_in, tokens[size_t(t)], activation_block(W.dtype));
     const QuantizedActivations* xs = tokens.data();  // the caller's (a worker's `tokens` is its own)
+    // Q8_0, Q4_0, MXFP4: the tokens interleaved once for the row x token tiles (dot_rows_tokens)
+    thread_local PackedTokens t_packed;
+    const PackedTokens* packed = nullptr;
+    if ((W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 || W.dtype == DType::MXFP4) && quant_dot_fast_available()) {
+        pack_tokens(xs, T, W.dtype, t_packed);
+        packed = &t_packed;
+    }
     // Groups of whole 16-row blocks (Q4_K's regrouping), about 32 KiB of weights each, so that the
     // tokens after the first read them from L1/L2.
     const int64_t rows = std::max<int64_t>(16, int64_t{32768} / std::max<int64_t>(1, int64_t(dtype_bytes(W.dtype, uint64_t(n_in)))) / 16 * 16);
@@ -30,7 +37,7 @@ void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T)
     thread_pool().run([&](int, int) {
         for (int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < groups;) {
             const int64_t r0 = rows * g, r1 = std::min(n_out, r0 + rows);
-            dot_rows_tokens(out, n_out, W, xs, T, r0, r1);
+            dot_rows_tokens(out, n_out, W, xs, T, r0, r1, packed);
         }
     });
 }
@@ -151,6 +158,25 @@ void matmul_quantized_many(std::span<const Product> ps) {
             }
         });
     }
+    // Q8_0, Q4_0, MXFP4 products of several tokens: their x interleaved once for the row x token tiles
+    // (dot_rows_tokens), one packing per x and weight type.
+    thread_local std::vector<PackedTokens> t_packs;
+    thread_local std::vector<size_t> t_pack_of;
+    std::vector<PackedTokens>& packs = t_packs;
+    std::vector<size_t>& pack_of = t_pack_of;
+    pack_of.assign(ps.size(), SIZE_MAX);
+    size_t n_packs = 0;
+    if (quant_dot_fast_available())
+        for (size_t i = 0; i < ps.size(); ++i) {
+            const DType d = ps[i].W->dtype;
+            if (ps[i].T == 1 || (d != DType::Q8_0 && d != DType::Q4_0 && d != DType::MXFP4)) continue;
+            for (size_t j = 0; j < i && pack_of[i] == SIZE_MAX; ++j)
+                if (pack_of[j] != SIZE_MAX && source_of[j] == source_of[i] && ps[j].W->dtype == d) pack_of[i] = pack_of[j];
+            if (pack_of[i] != SIZE_MAX) continue;
+            if (packs.size() <= n_packs) packs.resize(n_packs + 1);
+            pack_tokens(xs + sources[source_of[i]].at, ps[i].T, d, packs[n_packs]);
+            pack_of[i] = n_packs++;
+        }
     // The work: chunks of rows of every product.
     items.clear();
     for (size_t i = 0; i < ps.size(); ++i) {
@@ -168,7 +194,7 @@ void matmul_quantized_many(std::span<const Product> ps) {
             const Product& p = ps[it.p];
             const QuantizedActivations* x = xs + sources[source_of[it.p]].at;
             if (p.T == 1) dot_rows(p.out, *p.W, *x, it.r0, it.r1);  // the one-token stream (same bits)
-            else dot_rows_tokens(p.out, p.W->rows, *p.W, x, p.T, it.r0, it.r1);
+            else dot_rows_tokens(p.out, p.W->rows, *p.W, x, p.T, it.r0, it.r1, pack_of[it.p] == SIZE_MAX ? nullptr : &packs[pack_of[it.p]]);
         }
     });
 }

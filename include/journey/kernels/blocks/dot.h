@@ -81,12 +81,27 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 // (std::invalid_argument otherwise). Single-threaded; AVX-512 VNNI
 // when the CPU has it and the portable kernels are not forced (see gemv.h).
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
+// Several tokens' activations (block 32) interleaved for the Q8_0, Q4_0 and MXFP4 row x token tiles of
+// dot_rows_tokens: tokens in tiles of 4 (the last of 1..4), and within a tile, per pair of
+// blocks, each token's 64 quants, its 16 biases for the weight type and its 16 lane scales (192
+// bytes), so that a tile's activations come from one stream through one pointer.
+struct PackedTokens {
+    DType w = DType::Q8_0;  // whose biases (Q4_0's, or Q8_0's: Q8_0 and MXFP4)
+    int T = 0;
+    int64_t pairs = 0;        // block pairs a token
+    LineVector<std::byte> bytes;
+};
+void pack_tokens(const QuantizedActivations* xs, int T, DType w, PackedTokens& out);
+
 // The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0,
-// Q4_0, MXFP4, Q6_K and Q4_K regrouped 16 rows (pack_rows16), unpack each weight block once for up
-// to four tokens (sequences decoded together, prompts of Q4_K and MXFP4, experts' token groups);
-// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S decode each super-block once for up to 16.
+// Q4_0 and MXFP4 in tiles of 4 rows x 4 tokens (each weight pair unpacked once for the tile's tokens, each
+// token's activations loaded once for its rows; `packed`: xs as pack_tokens made them for W's
+// type, else packed here), Q6_K and Q4_K regrouped 16 rows (pack_rows16) unpack each weight
+// block once for up to four tokens (sequences decoded together, prompts of Q4_K and MXFP4,
+// experts' token groups); IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S decode each super-block once
+// for up to 16.
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
-                     int64_t r1);
+                     int64_t r1, const PackedTokens* packed = nullptr);
 
 bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portable
 
