@@ -129,9 +129,15 @@ void attribution_lines(std::vector<std::string>& lines, const Attribution& a, co
         if (l.experts.empty()) parts.push_back({fmt("layer %d mlp", l.layer), l.mlp});
         for (const LayerAttribution::Expert& e : l.experts)
             parts.push_back({fmt("layer %d expert %d (weight %.3f)", l.layer, e.id, e.weight), e.part});
+        if (l.shared_expert) parts.push_back({fmt("layer %d shared expert", l.layer), *l.shared_expert});
+        if (l.ple) parts.push_back({fmt("layer %d per-layer input", l.layer), *l.ple});
     }
     std::stable_sort(parts.begin(), parts.end(), [](const Part& x, const Part& y) { return std::abs(x.v) > std::abs(y.v); });
-    lines.push_back("  largest parts (heads, attention biases, MLPs or their experts, embeddings):");
+    lines.push_back(std::string("  largest parts (heads, attention biases, MLPs or their experts, ") +
+                    (a.layers.empty() || !a.layers[0].ple ? "" : "per-layer inputs, ") + "embeddings):");
+    if (!a.layers.empty() && a.layers[0].out_scale)
+        lines.push_back(fmt("  (each part includes the layer output scales from its layer on: the embeddings x %.4g)",
+                            a.layers[0].carry));
     for (size_t i = 0; i < parts.size() && i < rows; ++i) lines.push_back(fmt("  %+12.4f  ", parts[i].v) + parts[i].name);
     lines.push_back("  per layer:     attention          mlp   top heads");
     for (const LayerAttribution& l : a.layers) {
@@ -139,11 +145,13 @@ void attribution_lines(std::vector<std::string>& lines, const Attribution& a, co
         for (size_t h = 0; h < order.size(); ++h) order[h] = h;
         std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return std::abs(l.heads[x]) > std::abs(l.heads[y]); });
         std::string line = fmt("  layer %-4d %+12.4f %+12.4f  ", l.layer, l.attn, l.mlp);
+        if (l.ple) line += fmt(" ple %+.4f ", *l.ple);
         for (size_t i = 0; i < order.size() && i < 3; ++i) line += fmt(" h%zu %+.3f", order[i], l.heads[order[i]]);
         lines.push_back(line);
         if (!l.experts.empty()) {
             std::string ex = "             mlp = experts";
             for (const LayerAttribution::Expert& e : l.experts) ex += fmt("  e%d %+.4f", e.id, e.part);
+            if (l.shared_expert) ex += fmt("  shared %+.4f", *l.shared_expert);
             lines.push_back(ex);
         }
     }

@@ -333,7 +333,10 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
     if (w.moe_router) {  // mixture of experts (moe.cpp): b.proj = the routed experts' weighted sum
         const int E = c.n_expert;
         const int K = c.n_expert_used;
-        std::vector<float> routed, chosen;  // the router logits [T, E] and the experts' rows [T, K, C], only for an observer
+        // Only for an observer: the router logits [T, E], the experts' rows [T, K, C] and the
+        // shared expert's gated rows [T, C] (Qwen3.5-MoE).
+        std::vector<float> routed, chosen, shared;
+        const bool has_shared = bool(w.shexp_down);
         if (s.tokens) {  // several sequences' tokens: each as alone
             for (int t = 0; t < T; ++t) {
                 moe_ffn(b.proj + int64_t{t} * C, b.xn + int64_t{t} * C, w, c, 1, false, s.observer);
@@ -341,6 +344,10 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
                     routed.insert(routed.end(), moe_last_router_logits(), moe_last_router_logits() + E);
                     chosen.resize(size_t(t + 1) * size_t(K) * size_t(C));
                     moe_last_expert_rows(chosen.data() + int64_t{t} * K * C, 1, c);
+                    if (has_shared) {
+                        shared.resize(size_t(t + 1) * size_t(C));
+                        moe_last_shared_rows(shared.data() + int64_t{t} * C, 1, c);
+                    }
                 }
             }
         } else {
@@ -349,11 +356,16 @@ void mlp_block(const Pass& s, const LayerWeights& w, int l, Buffers& b) {
                 routed.assign(moe_last_router_logits(), moe_last_router_logits() + int64_t{T} * E);
                 chosen.resize(size_t(T) * size_t(K) * size_t(C));
                 moe_last_expert_rows(chosen.data(), T, c);
+                if (has_shared) {
+                    shared.resize(size_t(T) * size_t(C));
+                    moe_last_shared_rows(shared.data(), T, c);
+                }
             }
         }
         if (s.observer) {
             s.notify("moe_logits", l, routed.data(), {T, E});
             s.notify("moe_expert_out", l, chosen.data(), {T, K, C});
+            if (has_shared) s.notify("moe_shared_out", l, shared.data(), {T, C});
         }
         s.residual_scale(b.proj);
         s.site("mlp_out", l, b.proj, {T, C});

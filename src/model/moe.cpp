@@ -221,4 +221,13 @@ void moe_last_expert_rows(float* out, int T, const ModelConfig& c) {
         std::memcpy(out + int64_t{i} * C, scratch.yg.data() + int64_t{scratch.row_of[size_t(i)]} * C, sizeof(float) * size_t(C));
 }
 
+void moe_last_shared_rows(float* out, int T, const ModelConfig& c) {
+    const Scratch& s = scratch;
+    const int C = c.n_embd;
+    for (int t = 0; t < T; ++t) {
+        const float g = 1.0f / (1.0f + std::exp(-s.sh_logit[size_t(t)]));
+        for (int d = 0; d < C; ++d) out[int64_t{t} * C + d] = s.sh_y[size_t(int64_t{t} * C + d)] * g;
+    }
+}
+
 }  // namespace journey

@@ -89,6 +89,8 @@ TraceObserver::TraceObserver(const Model& m, std::span<const TokenId> tokens, co
         rows_.mlp_out.resize(static_cast<size_t>(c.n_layer));
         rows_.experts.resize(static_cast<size_t>(c.n_layer));
         rows_.expert_ids.resize(static_cast<size_t>(c.n_layer));
+        rows_.ple_out.resize(static_cast<size_t>(c.n_layer));
+        rows_.shared.resize(static_cast<size_t>(c.n_layer));
     }
     for (int l = 0; l < c.n_layer; ++l) {
         LayerTrace& lt = trace_.layers[static_cast<size_t>(l)];
@@ -132,6 +134,8 @@ void TraceObserver::observe(const Intermediate& t) {
         else if (n == "attn_out") record(rows_.attn_out[size_t(layer(t.layer).layer)], t);
         else if (n == "mlp_out") record(rows_.mlp_out[size_t(layer(t.layer).layer)], t);
         else if (n == "moe_expert_out") record(rows_.experts[size_t(layer(t.layer).layer)], t);
+        else if (n == "ple_out") record(rows_.ple_out[size_t(layer(t.layer).layer)], t);
+        else if (n == "moe_shared_out") record(rows_.shared[size_t(layer(t.layer).layer)], t);
         else if (n == "resid_post" && last_layer) record(rows_.resid, t);
         else if (n == "final_norm" && model_.config().final_softcap > 0) record(final_normed_, t);
     }
@@ -252,13 +256,15 @@ void TraceObserver::observe_gate(const Intermediate& t) {
     lt.output_gate_mean = all / double(H * D);
 }
 
-// The target's logit before the final softcap (Gemma 2): the unembedding of the observed final
-// norm output, without the cap; otherwise the model's own logit.
+// The target's logit before the final softcap (Gemma 2, 3, 4): the unembedding of the observed
+// final norm output (times 1 / logits_scaling, as project_to_vocab), without the cap; otherwise
+// the model's own logit.
 double TraceObserver::raw_logit(TokenId id) const {
     if (final_normed_.empty()) return final_logits_[static_cast<size_t>(id)];
     std::vector<float> logits(static_cast<size_t>(model_.config().n_vocab));
     matmul(logits.data(), final_normed_.data(), model_.weights().output, 1);
-    return logits[static_cast<size_t>(id)];
+    const float ls = model_.config().logit_scale;
+    return ls != 1.0f ? logits[static_cast<size_t>(id)] * (1.0f / ls) : logits[static_cast<size_t>(id)];
 }
 
 // The logit lens: what the model would predict if the residual stream stopped after this layer.

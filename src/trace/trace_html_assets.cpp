@@ -344,16 +344,22 @@ function renderAttribution(app, d) {
   if (a.norm === 'layernorm') fact('+ norm bias', fix(a.bias_term, 4));
   fact('|logit − sum|', Math.abs(a.logit - a.sum).toExponential(1));
   app.appendChild(f);
-  const H = a.layers.length ? a.layers[0].heads.length : 0;
+  const H = Math.max(0, ...a.layers.map(l => l.heads.length));  // a hybrid's layers differ (delta heads)
   let max = Math.abs(a.embedding.token) + 1e-12;
   if (a.embedding.position !== null) max = Math.max(max, Math.abs(a.embedding.position));
-  a.layers.forEach(l => { max = Math.max(max, Math.abs(l.attn), Math.abs(l.mlp), ...l.heads.map(Math.abs)); });
+  a.layers.forEach(l => { max = Math.max(max, Math.abs(l.attn), Math.abs(l.mlp), Math.abs(l.ple || 0), Math.abs(l.shared_expert || 0), ...l.heads.map(Math.abs)); });
+  // Gemma 4: each layer's per-layer-input branch is a part of its own.
+  const ple = a.layers.some(l => l.ple !== null && l.ple !== undefined);
+  const shared = a.layers.some(l => l.shared_expert !== null && l.shared_expert !== undefined);  // Qwen3.5-MoE
+  if (a.layers.some(l => l.out_scale !== null && l.out_scale !== undefined))
+    app.appendChild(el('p', 'note', 'Each layer scales the residual stream by its output scale: every part is shown as it ' +
+                       `arrives in the final residual, times the scales of its layer and the later ones (the embeddings: ×${fix(a.layers[0].carry, 4)}).`));
   // A mixture of experts: one column per choice (1st, 2nd, ... expert), each its weighted part.
   const K = Math.max(0, ...a.layers.map(l => l.experts ? l.experts.length : 0));
   const t = el('table', 'attr');
   const head = el('tr');
-  ['layer'].concat(Array.from({length: H}, (_, h) => `h${h}`), ['bias', 'attn', 'mlp'],
-                   Array.from({length: K}, (_, j) => `expert ${j + 1}`)).forEach(x => head.appendChild(el('th', '', x)));
+  ['layer'].concat(Array.from({length: H}, (_, h) => `h${h}`), ['bias', 'attn', 'mlp'], ple ? ['ple'] : [],
+                   Array.from({length: K}, (_, j) => `expert ${j + 1}`), shared ? ['shared expert'] : []).forEach(x => head.appendChild(el('th', '', x)));
   t.appendChild(head);
   const cell = (tr, v, title) => {
     const td = el('td', 'num', fix(v, 2));
@@ -370,14 +376,20 @@ function renderAttribution(app, d) {
     const tr = el('tr');
     tr.appendChild(el('th', '', `L${l.layer}`));
     l.heads.forEach((v, h) => cell(tr, v, `layer ${l.layer} head ${h}`));
+    for (let h = l.heads.length; h < H; ++h) tr.appendChild(el('td'));
     cell(tr, l.attn_bias, `layer ${l.layer} attention bias`);
     cell(tr, l.attn, `layer ${l.layer} attention (all heads + bias)`);
     cell(tr, l.mlp, `layer ${l.layer} MLP` + (l.experts ? ' (all experts)' : ''));
+    if (ple) cell(tr, l.ple || 0, `layer ${l.layer} per-layer input`);
     (l.experts || []).forEach(e => {
       cell(tr, e.part, `layer ${l.layer} expert ${e.id} (router weight ${fix(e.weight, 4)})`);
       tr.lastChild.textContent = `#${e.id} ${fix(e.part, 2)}`;
       tr.lastChild.dataset.expert = e.id;
     });
+    if (shared) {
+      for (let j = (l.experts || []).length; j < K; ++j) tr.appendChild(el('td'));
+      cell(tr, l.shared_expert || 0, `layer ${l.layer} shared expert`);
+    }
     t.appendChild(tr);
   });
   app.appendChild(t);

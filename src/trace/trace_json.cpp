@@ -110,7 +110,10 @@ json attribution_json(const Attribution& a, const Tokenizer& tok) {
                 experts.push_back({{"id", e.id}, {"weight", e.weight}, {"part", e.part}});
         }
         layers.push_back({{"layer", l.layer}, {"attn", l.attn}, {"heads", l.heads}, {"attn_bias", l.attn_bias},
-                          {"mlp", l.mlp}, {"experts", std::move(experts)}});
+                          {"mlp", l.mlp}, {"experts", std::move(experts)},
+                          {"shared_expert", l.shared_expert ? json(*l.shared_expert) : json(nullptr)},
+                          {"ple", l.ple ? json(*l.ple) : json(nullptr)},
+                          {"out_scale", l.out_scale ? json(*l.out_scale) : json(nullptr)}, {"carry", l.carry}});
     }
     return {{"target", json(token_json(tok, a.target))},
             {"contrast", a.contrast ? json(token_json(tok, *a.contrast)) : json(nullptr)},

@@ -1,11 +1,14 @@
 // Direct logit attribution on every family fixture (tests/data/models/<family>, both the HF
-// directory and the converter's GGUF): the parts plus the final norm's bias term add up to the
+// directory and the converter's GGUFs, where the fixture has them): the parts plus the final norm's bias term add up to the
 // logit the model computed in the pass (independently: its own matmul, not the attribution's
 // sums), the heads plus the attention bias add up to the layer's attention part, and with
 // --contrast the parts add up to the logit difference.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -18,9 +21,22 @@ using namespace journey;
 
 namespace {
 
-const char* const kFamilies[] = {"llama3", "qwen2",   "qwen3", "smollm2", "mistral",  "phi3",
-                                 "gemma2", "gemma3",  "gpt2",  "gptneox", "qwen3moe", "gpt-oss",
-                                 "qwen35", "phi35", "phi4-mini", "smollm3"};
+// Every family fixture in tests/data/models that journey runs (the tokenizer-only and reference
+// folders aside), with the expectation file whose first case gives the prompt's ids.
+struct Fixture {
+    const char* family;
+    const char* expect;
+};
+const Fixture kFixtures[] = {
+    {"llama3", "expect.json"},  {"qwen2", "expect.json"},    {"qwen3", "expect.json"},
+    {"smollm2", "expect.json"}, {"smollm3", "expect.json"},  {"mistral", "expect.json"},
+    {"mistral3", "expect.json"}, {"phi3", "expect.json"},    {"phi35", "expect-short.json"},
+    {"phi4-mini", "expect.json"}, {"granite", "expect.json"}, {"olmo2", "expect.json"},
+    {"rope-llama", "expect-linear.json"}, {"gpt2", "expect.json"}, {"gptneox", "expect.json"},
+    {"gemma2", "expect.json"},  {"gemma3", "expect.json"},   {"gemma4", "expect.json"},
+    {"mixtral", "expect.json"}, {"olmoe", "expect.json"},    {"qwen3moe", "expect.json"},
+    {"gpt-oss", "expect.json"}, {"qwen35", "expect.json"},   {"qwen35moe", "expect.json"},
+};
 
 std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
 
@@ -53,7 +69,11 @@ void check(const Model& m, const std::vector<TokenId>& ids, int pos, std::option
     // Parts + bias = logit.
     double sum = a.bias_term + a.token_embed + a.position_embed.value_or(0.0);
     for (const LayerAttribution& l : a.layers) {
-        sum += l.attn + l.mlp;
+        sum += l.attn + l.mlp + l.ple.value_or(0.0);
+        // Gemma 4: every layer has its per-layer-input branch and its output scale; elsewhere none.
+        const LayerWeights& lw = m.weights().layers[size_t(l.layer)];
+        CHECK(l.ple.has_value() == bool(lw.ple_gate));
+        CHECK(l.out_scale.has_value() == bool(lw.out_scale));
         const bool recurrent = m.config().is_recurrent(l.layer);  // a hybrid's Gated DeltaNet layer: its delta heads
         REQUIRE(l.heads.size() == size_t(recurrent ? m.config().ssm_v_heads : m.config().n_head));
         // A mixture of experts: each chosen expert's weighted part, the experts the trace's
@@ -61,12 +81,13 @@ void check(const Model& m, const std::vector<TokenId>& ids, int pos, std::option
         const LayerTrace& lt = tr.layers[size_t(l.layer)];
         REQUIRE(l.experts.size() == (lt.moe ? size_t(m.config().n_expert_used) : 0));
         if (lt.moe) {
-            double experts = 0;
+            double experts = l.shared_expert.value_or(0.0);  // Qwen3.5-MoE: the shared expert, beside the routed ones
             for (size_t j = 0; j < l.experts.size(); ++j) {
                 CHECK(l.experts[j].id == lt.moe->experts[j].id);
                 CHECK(l.experts[j].weight == lt.moe->experts[j].weight);
                 experts += l.experts[j].part;
             }
+            CHECK(l.shared_expert.has_value() == bool(m.weights().layers[size_t(l.layer)].shexp_down));
             worst.experts = std::max(worst.experts, rel(experts, l.mlp, a.logit));
             CHECK(rel(experts, l.mlp, a.logit) < 1e-4);
         }
@@ -82,26 +103,59 @@ void check(const Model& m, const std::vector<TokenId>& ids, int pos, std::option
     CHECK((a.norm == NormKind::layernorm) == (a.bias_term != 0));
 }
 
+// The fixture's HF directory and every F32 GGUF the converter made of it (rope-llama: three).
+std::vector<std::string> paths_of(const std::string& family) {
+    std::vector<std::string> paths;
+    if (std::filesystem::is_directory(dir_of(family) + "/hf")) paths.push_back(dir_of(family) + "/hf");
+    std::vector<std::string> ggufs;
+    for (const auto& e : std::filesystem::directory_iterator(dir_of(family)))
+        if (e.path().extension() == ".gguf" && e.path().stem().string().ends_with("-F32")) ggufs.push_back(e.path().string());
+    std::sort(ggufs.begin(), ggufs.end());
+    paths.insert(paths.end(), ggufs.begin(), ggufs.end());
+    return paths;
+}
+
+void check_family(const Fixture& fx) {
+    const auto expect = nlohmann::json::parse(std::ifstream(dir_of(fx.family) + "/" + fx.expect));
+    const auto ids = expect["cases"][0]["ids"].get<std::vector<TokenId>>();
+    const std::vector<std::string> paths = paths_of(fx.family);
+    REQUIRE(!paths.empty());
+    for (const std::string& path : paths) {
+        INFO(path);
+        auto m = Model::load(path, LoadOptions{.tokenizer = false});
+        Worst worst;
+        check(*m, ids, -1, std::nullopt, worst);
+        check(*m, ids, 3, std::nullopt, worst);
+        check(*m, ids, -1, TokenId(7), worst);  // the logit difference against token 7
+        if (std::getenv("JOURNEY_TEST_REPORT"))
+            std::fprintf(stderr, "%-10s %-28s worst |sum - logit| %.2e, |heads - attn| %.2e, |experts - mlp| %.2e (relative)\n",
+                         fx.family, std::filesystem::path(path).filename().c_str(), worst.sum, worst.heads, worst.experts);
+    }
+}
+
+bool in(std::string_view family, std::initializer_list<std::string_view> set) {
+    return std::find(set.begin(), set.end(), family) != set.end();
+}
+
+const std::initializer_list<std::string_view> kMoe = {"mixtral", "olmoe", "qwen3moe", "gpt-oss"};
+const std::initializer_list<std::string_view> kGemmaHybrid = {"gemma2", "gemma3", "gemma4", "qwen35", "qwen35moe"};
+
 }  // namespace
 
-TEST_CASE("attribution: the parts add up to the logit on every family, HF and GGUF", "[trace][attribution]") {
-    for (const char* family : kFamilies) {
-        const std::string e = dir_of(family) + (std::string(family) == "phi35" ? "/expect-short.json" : "/expect.json");
-        const auto expect = nlohmann::json::parse(std::ifstream(e));
-        const auto ids = expect["cases"][0]["ids"].get<std::vector<TokenId>>();
-        for (const bool gguf : {false, true}) {
-            const std::string path = gguf ? dir_of(family) + "/" + family + "-F32.gguf" : dir_of(family) + "/hf";
-            INFO(path);
-            auto m = Model::load(path, LoadOptions{.tokenizer = false});
-            Worst worst;
-            check(*m, ids, -1, std::nullopt, worst);
-            check(*m, ids, 3, std::nullopt, worst);
-            check(*m, ids, -1, TokenId(7), worst);  // the logit difference against token 7
-            if (std::getenv("JOURNEY_TEST_REPORT"))
-                std::fprintf(stderr, "%-8s %-4s worst |sum - logit| %.2e, |heads - attn| %.2e, |experts - mlp| %.2e (relative)\n",
-                             family, gguf ? "gguf" : "hf", worst.sum, worst.heads, worst.experts);
-        }
-    }
+// Split in three so that each case stays short; together they cover every fixture in kFixtures.
+TEST_CASE("attribution: the parts add up to the logit on every dense family, HF and GGUF", "[trace][attribution]") {
+    for (const Fixture& fx : kFixtures)
+        if (!in(fx.family, kMoe) && !in(fx.family, kGemmaHybrid)) check_family(fx);
+}
+
+TEST_CASE("attribution: the parts add up to the logit on every mixture of experts, HF and GGUF", "[trace][attribution]") {
+    for (const Fixture& fx : kFixtures)
+        if (in(fx.family, kMoe)) check_family(fx);
+}
+
+TEST_CASE("attribution: the parts add up to the logit on Gemma 2/3/4 and the hybrids, HF and GGUF", "[trace][attribution]") {
+    for (const Fixture& fx : kFixtures)
+        if (in(fx.family, kGemmaHybrid)) check_family(fx);
 }
 
 TEST_CASE("attribution: a quantized output matrix is named, and the parts stay within 3e-3 of its logit", "[trace][attribution]") {
@@ -121,10 +175,33 @@ TEST_CASE("attribution: a quantized output matrix is named, and the parts stay w
     }
 }
 
-TEST_CASE("attribution: Gemma 4's per-layer inputs and layer scales are refused, not summed wrong", "[trace][attribution]") {
+TEST_CASE("attribution: Gemma 4's per-layer inputs are parts and its layer scales are carried", "[trace][attribution]") {
+    // The sum on the fixture is checked above; here, that the scales are in play (a fixture whose
+    // scales were all 1 would not test them) and that each layer's carry is the product of the
+    // scales from that layer on, read from the weights.
     auto m = Model::load(dir_of("gemma4") + "/gemma4-F32.gguf", LoadOptions{.tokenizer = false});
     TraceOptions o;
     o.attribute = true;
     const std::vector<TokenId> ids{2, 45, 49, 173};
-    CHECK_THROWS_WITH(run_trace(*m, ids, o), Catch::Matchers::Contains("layer_output_scale"));
+    const Trace tr = run_trace(*m, ids, o);
+    REQUIRE(tr.attribution);
+    const Attribution& a = *tr.attribution;
+    REQUIRE(!a.layers.empty());
+    double product = 1;
+    double unscaled = a.bias_term + a.token_embed / a.layers[0].carry;  // the parts without the scales they carry
+    bool scaled = false;
+    for (auto l = a.layers.rbegin(); l != a.layers.rend(); ++l) {
+        const Vector& s = m->weights().layers[size_t(l->layer)].out_scale;
+        REQUIRE(s);
+        REQUIRE(l->ple);
+        REQUIRE(l->out_scale);
+        CHECK(*l->out_scale == double(s.data[0]));
+        product *= double(s.data[0]);
+        scaled = scaled || s.data[0] != 1.0f;
+        CHECK(std::abs(l->carry - product) <= 1e-12 * std::abs(product));
+        unscaled += (l->attn + l->mlp + *l->ple) / l->carry;
+    }
+    CHECK(scaled);
+    CHECK(std::abs(a.sum - a.logit) < 1e-4 * std::max(1.0, std::abs(a.logit)));
+    CHECK(std::abs(unscaled - a.logit) > 1e-3 * std::max(1.0, std::abs(a.logit)));  // the scales matter here
 }

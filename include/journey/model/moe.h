@@ -30,4 +30,9 @@ const float* moe_last_router_logits();
 // (forward hands them to the observer as moe_expert_out). Valid until the next moe_ffn.
 void moe_last_expert_rows(float* out, int T, const ModelConfig& c);
 
+// The shared expert's gated output of the calling thread's last moe_ffn (Qwen3.5-MoE):
+// out[T, C], row t = sigmoid(xn_t · g) * shared(xn_t), what moe_ffn added after the routed experts
+// (forward hands them to the observer as moe_shared_out). Only for a layer with a shared expert.
+void moe_last_shared_rows(float* out, int T, const ModelConfig& c);
+
 }  // namespace journey

@@ -6,7 +6,10 @@
 //   per layer: resid_pre [T,C], attn_pattern [H,T,P+T], attn_z [T,H,D],
 //              attn_out [T,C], resid_mid [T,C], moe_logits [T,E] (a mixture of experts'
 //              layer: the router logits, bias added, that chose each token's experts),
-//              mlp_out [T,C], resid_post [T,C]
+//              moe_expert_out [T,K,C] (each chosen expert's weighted output, in the order of
+//              choice), moe_shared_out [T,C] (Qwen3.5-MoE: the shared expert's gated output),
+//              mlp_out [T,C], ple_out [T,C] (Gemma 4: the per-layer-input branch added after
+//              the MLP; then the residual is scaled by layer_output_scale), resid_post [T,C]
 //   final_norm [T,C], logits [R,V] (R = 1, or T when all logits were asked for)   layer = -1
 // Hybrid models (issue 35): a gated attention layer adds attn_gate [T,H,D] (sigmoid(gate), what
 // z is multiplied by) after attn_pattern; a Gated DeltaNet layer has no attn_pattern but

@@ -16,7 +16,19 @@
 // and 3) is linearised the same way, its scale frozen at its value on the whole attn_out.
 // Mixture-of-experts MLPs: mlp_out = Σ_j weight_j · expert_j(x), so each chosen expert's weighted
 // output (the pass's moe_expert_out rows) is its own part, and the experts add up to the MLP's part.
-// (No family journey runs has a shared expert: the converter and the loader refuse them.)
+// A shared expert (Qwen3.5-MoE) adds sigmoid(x · g) · shared(x) after the routed experts: one more
+// part of the layer (the pass's moe_shared_out row), so that experts + shared expert = mlp.
+//
+// Gemma 4: each block ends with resid = (resid + attn_out + mlp_out + ple_out) · s_l, ple_out the
+// block's per-layer-input branch (post_norm(proj(gelu(gate(resid)) ⊙ per-layer input))) and s_l
+// its layer_output_scale. The branch is one more part per layer. The scalar multiplies everything
+// already in the stream, so the final residual is Σ over parts of part · Π_{k ≥ its layer} s_k
+// (the embeddings carry every layer's scale): each part is reported as it arrives in the final
+// residual, times that product (`LayerAttribution::carry`), and the parts still sum to the logit.
+//
+// Granite divides the logits by logits_scaling: the map includes that factor. A final softcap
+// (Gemma 2, 3 and 4: cap · tanh(logit / cap)) is not linear in the parts: the attributed value is
+// the logit before the cap, as the pass computed it (the unembedding of the final norm's output).
 //
 // A quantized output matrix: the model's logit is its quantized product, which rounds the
 // activations to 8 bits (llama.cpp's way); the parts add up to the float product of the final
@@ -39,6 +51,8 @@ struct AttributionRows {
     std::vector<std::vector<float>> mlp_out;   // [layer][C] as added to the residual
     std::vector<std::vector<float>> experts;   // [layer][K*C] a MoE layer's weighted expert rows (else empty)
     std::vector<std::vector<std::pair<int, float>>> expert_ids;  // [layer][K] (expert, router weight)
+    std::vector<std::vector<float>> shared;    // [layer][C] a shared expert's gated row (else empty)
+    std::vector<std::vector<float>> ple_out;   // [layer][C] Gemma 4's per-layer-input branch (else empty)
     std::vector<float> resid;                  // [C] the final residual, the final norm's input
 };
 
@@ -53,7 +67,11 @@ struct LayerAttribution {
         float weight = 0;  // the router's weight, included in part
         double part = 0;   // weight · expert(x), through the frozen final norm
     };
-    std::vector<Expert> experts;  // a mixture of experts: the chosen ones in the order of choice (Σ part = mlp)
+    std::vector<Expert> experts;  // a mixture of experts: the chosen ones in the order of choice (Σ part + shared = mlp)
+    std::optional<double> shared_expert;  // Qwen3.5-MoE: the shared expert's gated part
+    std::optional<double> ple;    // Gemma 4: the per-layer-input branch's part (ple_out)
+    std::optional<double> out_scale;  // Gemma 4: this layer's layer_output_scale s_l
+    double carry = 1;             // Π_{k >= layer} s_k: the factor every part of this layer includes (1 without scales)
 };
 
 struct Attribution {
@@ -65,7 +83,7 @@ struct Attribution {
     double logit = 0;         // the model's logit (difference), before any final softcap
     double sum = 0;           // Σ parts + bias_term: the linearised logit
     std::optional<std::string> quantized_output;  // the output matrix's type when it is quantized
-    double token_embed = 0;   // the token embedding's part (Gemma's √C scale included)
+    double token_embed = 0;   // the token embedding's part (Gemma's √C scale included; Gemma 4: times layers[0].carry)
     std::optional<double> position_embed;  // learned positions only
     std::vector<LayerAttribution> layers;
 };
