@@ -5,6 +5,7 @@
 // safetensors. The values come from the ModelConfig the runtime reads (config_from_hf), the names
 // and keys from the model stage's tables, and what a family adds from its hook (families.h).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -74,6 +75,24 @@ Match match_hf(const ArchTraits& traits, const std::string& name) {
     throw ModelError((dir / "config.json").string() + ": " + what);
 }
 
+// torch's float exp, as llama.cpp's converter computes -torch.exp(A_log): SLEEF's expf_u10 (ATen's
+// vectorised exp, which torch uses however short the tensor), not the C library's expf, which
+// rounds 1 value in 12 of a bf16 A_log a bit apart (checked on 30,000 values against torch 1.13:
+// all the same bits; expf 2,613 apart).
+float torch_expf(float d) {
+    auto pow2i = [](int q) { return std::bit_cast<float>(uint32_t(q + 0x7f) << 23); };
+    const int q = int(std::nearbyint(d * 1.442695040888963407359924681001892137426645954152985934135449406931f));
+    float x = std::fma(float(q), -0.693145751953125f, d);
+    x = std::fma(float(q), -1.428606765330187045e-06f, x);
+    float u = 0.000198527617612853646278381f;
+    for (float c : {0.00139304355252534151077271f, 0.00833336077630519866943359f, 0.0416664853692054748535156f,
+                    0.166666671633720397949219f, 0.5f})
+        u = std::fma(u, x, c);
+    u = 1.0f + std::fma(x * x, u, x);
+    u = u * pow2i(q >> 1) * pow2i(q - (q >> 1));
+    return d < -104.0f ? 0.0f : u;
+}
+
 OutTensor make_out(const std::string& name, DType type, const Source& s) {
     OutTensor o{name, s.shape, type, nullptr, {}};
     const TensorInfo* t = s.t;
@@ -86,22 +105,32 @@ OutTensor make_out(const std::string& name, DType type, const Source& s) {
         };
         return o;
     }
-    auto map = s.row_map;
-    if (s.chunk > 0) {  // one row, its chunks moved
-        const int64_t chunk = s.chunk;
-        o.row = [t, cols, esize, map, chunk](int64_t, float* dst) {
-            for (int64_t i = 0; i < cols / chunk; ++i) to_float(dst + i * chunk, t->dtype, t->data + size_t(map(i) * chunk) * esize, chunk);
-        };
-        return o;
-    }
+    auto map = s.row_map, col_map = s.col_map;
     const bool plus_one = s.plus_one, neg_exp = s.neg_exp;
-    o.row = [t, cols, esize, map, plus_one, neg_exp](int64_t r, float* dst) {
-        const int64_t src = map ? map(r) : r;
-        to_float(dst, t->dtype, t->data + size_t(src * cols) * esize, cols);
+    auto finish = [cols, plus_one, neg_exp](float* dst) {
         if (plus_one)
             for (int64_t c = 0; c < cols; ++c) dst[c] += 1.0f;
         if (neg_exp)
-            for (int64_t c = 0; c < cols; ++c) dst[c] = -std::exp(dst[c]);
+            for (int64_t c = 0; c < cols; ++c) dst[c] = -torch_expf(dst[c]);
+    };
+    if (s.chunk > 0) {  // one row, its chunks moved
+        const int64_t chunk = s.chunk;
+        o.row = [t, cols, esize, map, chunk, finish](int64_t, float* dst) {
+            for (int64_t i = 0; i < cols / chunk; ++i) to_float(dst + i * chunk, t->dtype, t->data + size_t(map(i) * chunk) * esize, chunk);
+            finish(dst);
+        };
+        return o;
+    }
+    o.row = [t, cols, esize, map, col_map, finish](int64_t r, float* dst) {
+        const int64_t src = map ? map(r) : r;
+        if (col_map) {  // columns moved too: the row read whole, then permuted
+            std::vector<float> row(static_cast<size_t>(cols));
+            to_float(row.data(), t->dtype, t->data + size_t(src * cols) * esize, cols);
+            for (int64_t c = 0; c < cols; ++c) dst[c] = row[size_t(col_map(c))];
+        } else {
+            to_float(dst, t->dtype, t->data + size_t(src * cols) * esize, cols);
+        }
+        finish(dst);
     };
     return o;
 }
@@ -259,7 +288,16 @@ void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& ta
         rope_type != "longrope" && rope_type != "su")
         bad_config(dir, "rope_scaling type '" + excerpt(rope_type, 30) + "' is not one journey converts");
     // The values, as the runtime reads the directory.
-    const ModelConfig c = config_from_hf(file_config, (dir / "config.json").string());
+    ModelConfig c = config_from_hf(file_config, (dir / "config.json").string());
+    // _QwenMtpMixin: without mtp_num_hidden_layers (Qwen3-Next's config.json) the MTP head's layers
+    // are counted from the checkpoint's mtp.layers.<i>.* names.
+    if (hook->rename && c.n_nextn == 0)
+        for (const auto& [name, t] : st.tensors) {
+            size_t i = 11;  // "mtp.layers."
+            int layer = -1;
+            if (name.starts_with("mtp.layers.") && read_index(name, i, layer) && i < name.size() && name[i] == '.')
+                c.n_nextn = std::max(c.n_nextn, layer + 1);
+        }
     const HfModel hf{dir, weights, config, c, dense_ftype};
     // What the rope_scaling check above cannot see (transformers 5's rope_parameters).
     // Linear: TextModel's keys (the hooks that write them); longrope: Phi3MiniModel's factor tensors.
@@ -393,6 +431,11 @@ void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& ta
         }
         if (hook->modify_tensor) hook->modify_tensor(m.hf->tensor, hf_name, hf, s);
         s.plus_one = traits->hf_norm_plus_one && is_norm(m.hf->tensor);
+        if (hook->split) {  // one checkpoint tensor, several in the file (matrices: the output type)
+            const auto parts = hook->split(m.hf->tensor, hf_name, hf, s);
+            for (const auto& [part, ps] : parts) add(make_out(gguf_tensor_name(part, m.layer), dense, ps));
+            if (!parts.empty()) continue;
+        }
         // convert_hf_to_gguf's type rule: 1-D tensors, norms, learned positions and non-.weight
         // tensors stay F32; other weights take the output type.
         const std::string gguf = gguf_tensor_name(m.hf->tensor, m.layer);

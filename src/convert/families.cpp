@@ -292,15 +292,17 @@ void gemma4_vocab(GgufWriter& w) {
 // ---- end of issue 36's hooks
 
 // ---- issue 35: the hybrid families
-// Qwen3_5TextModel.set_gguf_parameters (through Qwen3NextModel, _QwenMtpMixin, Qwen2MoeModel and
-// TextModel): block_count counts the MTP layers; the rope keys come from rope_parameters.
-void qwen35_keys(KeyWriter& w, const HfModel& hf) {
+// Qwen3NextModel.set_gguf_parameters (through _QwenMtpMixin, Qwen2MoeModel and TextModel), which
+// Qwen3_5TextModel extends with its M-RoPE sections (`mrope`): block_count counts the MTP layers
+// (config.json's mtp_num_hidden_layers, else the checkpoint's mtp.layers.*: convert_hf.cpp; none
+// is an error there too); the rope keys come from rope_parameters or the top level.
+void hybrid_keys(KeyWriter& w, const HfModel& hf, bool mrope) {
     const ModelConfig& c = hf.config;
-    if (c.rope_scaling != RopeScaling::none) hf.refuse("Qwen3.5 rope scaling is not converted by journey");
-    if (c.ssm_k_heads != c.ssm_v_heads)
-        hf.refuse("linear_num_value_heads other than linear_num_key_heads is not converted by journey (llama.cpp's converter "
-                  "reorders the value heads)");
-    if (c.n_nextn <= 0) hf.refuse("no mtp_num_hidden_layers: journey converts Qwen3.5 with its MTP head's count");
+    const std::string family = mrope ? "Qwen3.5" : "Qwen3-Next";
+    if (c.rope_scaling != RopeScaling::none) hf.refuse(family + " rope scaling is not converted by journey");
+    if (c.n_nextn <= 0) hf.refuse("no MTP head (mtp_num_hidden_layers, mtp.layers.*): llama.cpp's converter requires one for " + family);
+    // llama.cpp's qwen35moe / qwen3next always renormalise the kept experts' weights (no key for it)
+    if (c.n_expert > 0 && !c.moe_norm_topk) hf.refuse("norm_topk_prob false cannot be stored in a GGUF " + w.arch() + " file (llama.cpp always renormalises)");
     w.u32(K::block_count, c.n_layer + c.n_nextn);
     w.field(K::context_length, c);
     w.field(K::embedding_length, c);
@@ -337,14 +339,67 @@ void qwen35_keys(KeyWriter& w, const HfModel& hf) {
     }  // (without layer_types llama.cpp's loader makes every full_attention_interval-th layer full, as journey)
     w.u32(K::full_attention_interval, hf.has_integer("full_attention_interval") ? hf.json["full_attention_interval"].get<int64_t>() : 4);
     w.field(K::rope_dimension_count, c);
-    if (!has_sections) w.writer().set_i32s(key_of(w.arch(), K::rope_dimension_sections), {11, 11, 10, 0});
+    // _Qwen35MRopeMixin: the sections written even when the checkpoint gives none
+    if (mrope && !has_sections) w.writer().set_i32s(key_of(w.arch(), K::rope_dimension_sections), {11, 11, 10, 0});
 }
+void qwen35_keys(KeyWriter& w, const HfModel& hf) { hybrid_keys(w, hf, true); }
+void qwen3next_keys(KeyWriter& w, const HfModel& hf) { hybrid_keys(w, hf, false); }
 
 // Qwen3NextModel.modify_tensors: A_log -> -exp(A_log), the conv's [CH, 1, K] as [CH, K]. (The
 // norms' +1 is the row's hf_norm_plus_one, dt_bias is named ssm_dt.bias by the table.)
-void qwen35_tensor(Tensor t, const std::string&, const HfModel&, Source& s) {
+void qwen3next_tensor(Tensor t, const std::string&, const HfModel&, Source& s) {
     if (t == Tensor::ssm_a) s.neg_exp = true;
     if (t == Tensor::ssm_conv1d && s.shape.size() == 3 && s.shape[1] == 1) s.shape = {s.shape[0], s.shape[2]};
+}
+
+// _LinearAttentionVReorderBase.modify_tensors (Qwen3.5), then Qwen3NextModel's: with R = Hv/Hk > 1
+// value heads per key head, the checkpoint's value heads, grouped per key head (head kh R + i), are
+// written tiled (head i Hk + kh), so that value head h reads key head h % Hk: the value rows of
+// in_proj_qkv and of the conv, in_proj_z's rows, in_proj_b/a's, A_log's and dt_bias's entries, and
+// out_proj's columns.
+void qwen35_tensor(Tensor t, const std::string& hf_name, const HfModel& hf, Source& s) {
+    qwen3next_tensor(t, hf_name, hf, s);
+    const ModelConfig& c = hf.config;
+    const int64_t Hk = c.ssm_k_heads, R = c.ssm_v_heads / c.ssm_k_heads, S = c.ssm_head_dim, qk = 2 * Hk * S;
+    if (R == 1) return;
+    auto grouped = [Hk, R](int64_t j) { return j % Hk * R + j / Hk; };  // tiled head j <- grouped head
+    auto heads = [grouped, S](int64_t r) { return grouped(r / S) * S + r % S; };
+    switch (t) {
+        case Tensor::ssm_qkv:
+        case Tensor::ssm_conv1d: s.row_map = [qk, heads](int64_t r) { return r < qk ? r : qk + heads(r - qk); }; break;
+        case Tensor::ssm_gate: s.row_map = heads; break;
+        case Tensor::ssm_beta:
+        case Tensor::ssm_alpha: s.row_map = grouped; break;
+        case Tensor::ssm_a:
+        case Tensor::ssm_dt:  // one row: its entries moved
+            s.chunk = 1;
+            s.row_map = grouped;
+            break;
+        case Tensor::ssm_out: s.col_map = heads; break;
+        default: break;
+    }
+}
+
+// Qwen3NextModel.modify_tensors: in_proj_qkvz, [q | k | v | z] per key head (v and z R = Hv/Hk
+// value heads wide), as attn_qkv [q of every head | k of every head | v of every head] and
+// attn_gate [z of every head], each head's rows in order (value heads stay grouped per key head).
+std::vector<std::pair<Tensor, Source>> qwen3next_split(Tensor t, const std::string& hf_name, const HfModel& hf, const Source& s) {
+    if (t != Tensor::ssm_qkvz) return {};
+    const ModelConfig& c = hf.config;
+    const int64_t Hk = c.ssm_k_heads, S = c.ssm_head_dim, R = c.ssm_v_heads / c.ssm_k_heads, W = 2 * S + 2 * R * S;
+    if (s.shape.size() != 2 || s.shape[0] != Hk * W || s.shape[1] != c.n_embd)
+        throw ModelError(hf.weights.string() + ": tensor '" + hf_name + "' is not [" + std::to_string(Hk * W) + ", " +
+                         std::to_string(c.n_embd) + "] (q|k|v|z of " + std::to_string(Hk) + " key heads)");
+    Source qkv = s, z = s;
+    qkv.shape = {2 * Hk * S + Hk * R * S, c.n_embd};
+    qkv.row_map = [Hk, S, R, W](int64_t r) {
+        if (r < 2 * Hk * S) return (r % (Hk * S)) / S * W + (r / (Hk * S)) * S + r % S;  // q, then k: head r / S
+        const int64_t v = r - 2 * Hk * S;
+        return v / (R * S) * W + 2 * S + v % (R * S);
+    };
+    z.shape = {Hk * R * S, c.n_embd};
+    z.row_map = [S, R, W](int64_t r) { return r / (R * S) * W + 2 * S + R * S + r % (R * S); };
+    return {{Tensor::ssm_qkv, qkv}, {Tensor::ssm_gate, z}};
 }
 
 // _QwenMtpMixin.filter_tensors: the MTP head's decoder layers become layers n_layer + i; its own
@@ -369,7 +424,7 @@ std::string qwen35_rename(const HfModel& hf, std::string& name) {
             }
         }
     }
-    throw ModelError(hf.weights.string() + ": tensor '" + name + "' is not part of Qwen3.5's MTP head as journey converts it");
+    throw ModelError(hf.weights.string() + ": tensor '" + name + "' is not part of the MTP head as journey converts it");
 }
 // ---- end of issue 35's hooks
 
@@ -404,6 +459,8 @@ const ConverterHook hooks[] = {
     // issue 36: Mistral3Model (Ministral3Model = LlamaModel: q/k permuted), from its
     // Mistral3ForConditionalGeneration checkpoint (text model only) or a Ministral3ForCausalLM one
     {Arch::mistral3, mistral3_keys, llama_permute_qk, nullptr, true, false, nullptr, true},
+    // issue 35: Qwen3NextModel (its in_proj_qkvz split in two; in_proj_ba kept fused), MTP head included
+    {Arch::qwen3next, qwen3next_keys, qwen3next_tensor, nullptr, false, false, qwen35_rename, false, qwen3next_split},
 };
 
 }  // namespace

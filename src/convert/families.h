@@ -57,6 +57,7 @@ struct Source {
     const TensorInfo* t = nullptr;
     bool transpose = false;                      // HF [in, out] (GPT-2's Conv1D) -> [out, in]
     std::function<int64_t(int64_t)> row_map;     // output row -> source row
+    std::function<int64_t(int64_t)> col_map;     // output column -> source column (Qwen3.5's out_proj)
     bool plus_one = false;
     bool neg_exp = false;                        // -exp(w) (Qwen3.5's A_log -> A)
     // > 0: a 1-D tensor read in chunks of this many values, output chunk i from source chunk
@@ -85,6 +86,9 @@ struct ConverterHook {
     // converts as its text model, as llama.cpp's converter does: text_config's keys over the top
     // level's, the text tensors renamed, the other parts' tensors (vision tower) left out.
     bool wrapper = false;
+    // Optional: one checkpoint tensor written as several (Qwen3-Next's in_proj_qkvz as attn_qkv and
+    // attn_gate): the parts' roles and sources, in the converter's order; empty: written as one.
+    std::vector<std::pair<Tensor, Source>> (*split)(Tensor t, const std::string& hf_name, const HfModel& hf, const Source& s) = nullptr;
 };
 
 // The hook of a family, or nullptr when journey does not convert it.

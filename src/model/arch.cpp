@@ -350,6 +350,42 @@ const HfName qwen35moe_hf[] = {
     {ssm_out, "model.layers.{}.linear_attn.out_proj.weight"},
 };
 const MoeTraits qwen35moe_moe = {.gating = MoeGating::softmax_topk, .norm_topk = true, .hf_norm_key = nullptr, .experts_ff = false, .shared_expert = true};
+// Qwen3-Next (80B-A3B): Qwen3.5-MoE's layers, its own checkpoint layout (no wrapper, no M-RoPE: plain
+// NEOX rope on a quarter of each head): the mixer's q|k|v|z and b|a projections fused and grouped
+// per key head (in_proj_qkvz, in_proj_ba), experts one tensor each, value heads grouped per key
+// head in GGUF too (llama.cpp's converter reorders none). Its GGUF stores q|k|v and z apart
+// (attn_qkv, attn_gate; early files the fused ssm_in) and b|a fused (ssm_ba). transformers'
+// Qwen3NextConfig defaults partial_rotary_factor 0.25 and norm_topk_prob true (it honours the key;
+// llama.cpp always renormalises).
+const char* const qwen3next_types[] = {"qwen3_next"};
+const Tensor qwen3next_tensors[] = {tok_embd, output_norm, attn_norm, attn_q_gate, attn_k, attn_v, attn_q_norm, attn_k_norm,
+                                    attn_out, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
+                                    ffn_gate_inp_shexp, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp,
+                                    ssm_qkv, ssm_gate, ssm_qkvz, ssm_ba, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out};
+const HfName qwen3next_hf[] = {
+    {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
+    {attn_norm, "model.layers.{}.input_layernorm.weight"},
+    {attn_q_gate, "model.layers.{}.self_attn.q_proj.weight"}, {attn_k, "model.layers.{}.self_attn.k_proj.weight"},
+    {attn_v, "model.layers.{}.self_attn.v_proj.weight"},
+    {attn_q_norm, "model.layers.{}.self_attn.q_norm.weight"}, {attn_k_norm, "model.layers.{}.self_attn.k_norm.weight"},
+    {attn_out, "model.layers.{}.self_attn.o_proj.weight"},
+    {ffn_norm_post_attn, "model.layers.{}.post_attention_layernorm.weight"},
+    {ffn_gate_inp, "model.layers.{}.mlp.gate.weight"},
+    {ffn_gate_exps, "model.layers.{}.mlp.experts.{e}.gate_proj.weight"},
+    {ffn_up_exps, "model.layers.{}.mlp.experts.{e}.up_proj.weight"},
+    {ffn_down_exps, "model.layers.{}.mlp.experts.{e}.down_proj.weight"},
+    {ffn_gate_inp_shexp, "model.layers.{}.mlp.shared_expert_gate.weight"},
+    {ffn_gate_shexp, "model.layers.{}.mlp.shared_expert.gate_proj.weight"},
+    {ffn_up_shexp, "model.layers.{}.mlp.shared_expert.up_proj.weight"},
+    {ffn_down_shexp, "model.layers.{}.mlp.shared_expert.down_proj.weight"},
+    {ssm_qkvz, "model.layers.{}.linear_attn.in_proj_qkvz.weight"}, {ssm_ba, "model.layers.{}.linear_attn.in_proj_ba.weight"},
+    {ssm_conv1d, "model.layers.{}.linear_attn.conv1d.weight"}, {ssm_dt, "model.layers.{}.linear_attn.dt_bias"},
+    {ssm_a, "model.layers.{}.linear_attn.A_log"}, {ssm_norm, "model.layers.{}.linear_attn.norm.weight"},
+    {ssm_out, "model.layers.{}.linear_attn.out_proj.weight"},
+};
+const char* const qwen3next_defaults = R"({"partial_rotary_factor": 0.25, "norm_topk_prob": true})";
+const MoeTraits qwen3next_moe = {.gating = MoeGating::softmax_topk, .norm_topk = true, .hf_norm_key = "norm_topk_prob", .experts_ff = false, .shared_expert = true};
+const HybridTraits qwen3next_hybrid = {.full_attention_interval = 4, .attn_output_gate = true, .gguf_v_tiled = false};
 // ---- end of the hybrid families ----
 
 using NK = NormKind;
@@ -378,6 +414,7 @@ const ArchTraits table[] = {
     {Arch::mixtral, "llama",   mixtral_types, NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::interleaved, false, false, false, false, mixtral_tensors, mixtral_hf, mixtral_defaults, &mixtral_moe},
     {Arch::olmoe,   "olmoe",   olmoe_types,   NK::rmsnorm,   AK::swiglu,     PK::rope,    RP::half,        false, false, false, false, olmoe_tensors, olmoe_hf, olmoe_defaults, &olmoe_moe},
     {Arch::mistral3, "mistral3", mistral3_types, NK::rmsnorm, AK::swiglu,    PK::rope,    RP::interleaved, false, false, false, false, llama_tensors,   llama_hf},
+    {Arch::qwen3next, "qwen3next", qwen3next_types, NK::rmsnorm, AK::swiglu, PK::rope,   RP::half,        true,  false, false, false, qwen3next_tensors, qwen3next_hf, qwen3next_defaults, &qwen3next_moe, &qwen3next_hybrid},
 };
 
 // Gemma3ForConditionalGeneration (google/gemma-3-4b-it, 12b, 27b): the text model under
@@ -473,6 +510,8 @@ const GgufTensor gguf_tensors[] = {
     {ssm_a, "blk.{}.ssm_a", Dim::HV},
     {ssm_norm, "blk.{}.ssm_norm.weight", Dim::DV},
     {ssm_out, "blk.{}.ssm_out.weight", Dim::C, Dim::SV},
+    {ssm_qkvz, "blk.{}.ssm_in.weight", Dim::SQKVZ},  // Qwen3-Next: q|k|v|z per key head (HF; early GGUF files)
+    {ssm_ba, "blk.{}.ssm_ba.weight", Dim::HV2},      // b|a per key head
     // Gemma 4's per-layer embeddings and layer scalar.
     {per_layer_tok_embd, "per_layer_token_embd.weight", Dim::V, Dim::LP},
     {per_layer_model_proj, "per_layer_model_proj.weight", Dim::LP, Dim::C},
@@ -525,8 +564,10 @@ bool is_norm(Tensor t) {
 
 bool is_recurrent_tensor(Tensor t) {
     return t == ssm_qkv || t == ssm_gate || t == ssm_beta || t == ssm_alpha || t == ssm_conv1d || t == ssm_dt ||
-           t == ssm_a || t == ssm_norm || t == ssm_out;
+           t == ssm_a || t == ssm_norm || t == ssm_out || t == ssm_qkvz || t == ssm_ba;
 }
+
+bool is_either_way_tensor(Tensor t) { return t == ssm_qkv || t == ssm_gate || t == ssm_qkvz; }
 
 bool is_attention_tensor(Tensor t) {
     return t == attn_q || t == attn_q_gate || t == attn_k || t == attn_v || t == attn_q_norm || t == attn_k_norm ||

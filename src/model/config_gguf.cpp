@@ -271,11 +271,11 @@ void read_moe(ModelConfig& c, const ArchTraits& t, const Keys& k) {
 }
 // ---- end of mixture of experts
 
-// ---- Hybrid (Qwen3.5, llama.cpp's qwen35): the MTP heads after the blocks (block_count counts
-// them; set aside), the Gated DeltaNet sizes from the ssm.* keys, which layers recur
-// (attention.recurrent_layers, else every full_attention_interval-th layer is full), M-RoPE
-// sections (text positions: one stream, plain NEOX rope on the rotated dimensions), the gated
-// attention (llama.cpp's qwen35 always gates), value heads in the converter's tiled order.
+// ---- Hybrid (Qwen3.5, Qwen3-Next: llama.cpp's qwen35, qwen35moe, qwen3next): the MTP heads
+// after the blocks (block_count counts them; set aside), the Gated DeltaNet sizes from the ssm.*
+// keys, which layers recur (attention.recurrent_layers, else every full_attention_interval-th
+// layer is full), M-RoPE sections (text positions: one stream, plain NEOX rope on the rotated
+// dimensions), the gated attention (llama.cpp always gates), value heads in the row's order.
 void read_hybrid(ModelConfig& c, const ArchTraits& t, const Keys& k) {
     if (!t.hybrid) return;
     const nlohmann::json* nextn = k.raw(Key::nextn_predict_layers);
@@ -288,7 +288,7 @@ void read_hybrid(ModelConfig& c, const ArchTraits& t, const Keys& k) {
     c.ssm_v_heads = k.integer(Key::ssm_time_step_rank);
     if (int64_t{c.ssm_v_heads} * c.ssm_head_dim != k.integer(Key::ssm_inner_size))
         k.fail(Key::ssm_inner_size, "is not ssm.time_step_rank x ssm.state_size (value heads of another width are not supported)");
-    c.ssm_v_tiled = true;
+    c.ssm_v_tiled = t.hybrid->gguf_v_tiled;  // qwen35: tiled by the converter; qwen3next: grouped, as its checkpoint
     c.attn_output_gate = t.hybrid->attn_output_gate;
     c.recurrent_layers.assign(size_t(c.n_layer), false);
     if (const nlohmann::json* r = k.raw(Key::recurrent_layers)) {

@@ -179,10 +179,37 @@ void gated_delta_net(float* out, const float* xn, const LayerWeights& w, const M
     const int64_t CH = c.ssm_channels(), VD = int64_t{Hv} * S;
     std::vector<float> qkv(static_cast<size_t>(T * CH)), z(static_cast<size_t>(T * VD));
     std::vector<float> beta(static_cast<size_t>(int64_t{T} * Hv)), g(static_cast<size_t>(int64_t{T} * Hv));
-    matmul(qkv.data(), xn, w.ssm_qkv, T, prompt);
-    matmul(z.data(), xn, w.ssm_gate, T, prompt);
-    matmul(beta.data(), xn, w.ssm_beta, T, prompt);
-    matmul(g.data(), xn, w.ssm_alpha, T, prompt);
+    const int R = Hv / Hk;  // value heads per key head
+    if (w.ssm_qkvz) {  // Qwen3-Next: per key head [q (S) | k (S) | v (R S) | z (R S)] -> q | k | v and z
+        const int64_t W = 2 * int64_t{S} + 2 * int64_t{R} * S;
+        std::vector<float> f(static_cast<size_t>(int64_t{T} * Hk * W));
+        matmul(f.data(), xn, w.ssm_qkvz, T, prompt);
+        for (int t = 0; t < T; ++t)
+            for (int kh = 0; kh < Hk; ++kh) {
+                const float* src = f.data() + (int64_t{t} * Hk + kh) * W;
+                float* row = qkv.data() + int64_t{t} * CH;
+                std::memcpy(row + int64_t{kh} * S, src, sizeof(float) * size_t(S));
+                std::memcpy(row + int64_t{Hk + kh} * S, src + S, sizeof(float) * size_t(S));
+                std::memcpy(row + int64_t{2 * Hk} * S + int64_t{kh} * R * S, src + 2 * S, sizeof(float) * size_t(R * S));
+                std::memcpy(z.data() + int64_t{t} * VD + int64_t{kh} * R * S, src + 2 * S + R * S, sizeof(float) * size_t(R * S));
+            }
+    } else {
+        matmul(qkv.data(), xn, w.ssm_qkv, T, prompt);
+        matmul(z.data(), xn, w.ssm_gate, T, prompt);
+    }
+    if (w.ssm_ba) {  // Qwen3-Next: per key head [b (R) | a (R)]
+        std::vector<float> f(static_cast<size_t>(int64_t{T} * 2 * Hv));
+        matmul(f.data(), xn, w.ssm_ba, T, prompt);
+        for (int64_t t = 0; t < T; ++t)
+            for (int kh = 0; kh < Hk; ++kh)
+                for (int i = 0; i < R; ++i) {
+                    beta[size_t(t * Hv + kh * R + i)] = f[size_t(t * 2 * Hv + kh * 2 * R + i)];
+                    g[size_t(t * Hv + kh * R + i)] = f[size_t(t * 2 * Hv + kh * 2 * R + R + i)];
+                }
+    } else {
+        matmul(beta.data(), xn, w.ssm_beta, T, prompt);
+        matmul(g.data(), xn, w.ssm_alpha, T, prompt);
+    }
     causal_conv(qkv.data(), T, CH, K, w.ssm_conv1d.data, st.conv);
     for (int t = 0; t < T; ++t) {
         float* row = qkv.data() + int64_t{t} * CH;
@@ -200,10 +227,9 @@ void gated_delta_net(float* out, const float* xn, const LayerWeights& w, const M
 
     // The recurrence, one value head per task (a head's bits do not depend on the thread count).
     const bool use_chunks = form == DeltaForm::chunked || (form == DeltaForm::automatic && T > 1);
-    const int per_k = Hv / Hk;
     thread_pool().run([&](int i, int n) {
         for (int h = i; h < Hv; h += n) {
-            const int kh = c.ssm_v_tiled ? h % Hk : h / per_k;
+            const int kh = c.ssm_v_tiled ? h % Hk : h / R;
             const Head head{qkv.data() + int64_t{kh} * S, qkv.data() + int64_t{Hk + kh} * S,
                             qkv.data() + int64_t{2 * Hk} * S + int64_t{h} * S, CH, g.data() + h, beta.data() + h, Hv,
                             out + int64_t{h} * S, VD, trace.state_norm ? trace.state_norm + h : nullptr};

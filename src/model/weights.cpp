@@ -50,6 +50,8 @@ int64_t size_of(Dim d, const ModelConfig& c) {
         case Dim::HV: return c.ssm_v_heads;
         case Dim::DV: return c.ssm_head_dim;
         case Dim::K4: return c.ssm_conv;
+        case Dim::SQKVZ: return c.ssm_channels() + int64_t{c.ssm_v_heads} * c.ssm_head_dim;
+        case Dim::HV2: return 2 * int64_t{c.ssm_v_heads};
         case Dim::PL: return c.n_embd_per_layer;
         case Dim::LP: return int64_t{c.n_embd_per_layer} * c.n_layer;
         case Dim::One: return 1;
@@ -122,6 +124,8 @@ const Role roles[] = {
     {ssm_a, &L::ssm_a},
     {ssm_norm, &L::ssm_norm},
     {ssm_out, &L::attn_out},
+    {ssm_qkvz, &L::ssm_qkvz},
+    {ssm_ba, &L::ssm_ba},
     // Gemma 4's per-layer embeddings and layer scalar.
     {per_layer_tok_embd, &W::ple_embd},
     {per_layer_model_proj, &W::ple_model_proj},
@@ -169,11 +173,20 @@ struct Named {
     const char* name;
     Layout layout;
 };
+// A tensor of the row that the format does not store (Qwen3-Next's ssm_qkv in a checkpoint, which
+// fuses it into in_proj_qkvz): a null name.
 Named name_in(const ModelFile& file, const ArchTraits& traits, Tensor t) {
     if (file.format != "safetensors") return {gguf_tensor(t).name, Layout::Linear};
     for (const HfName& n : traits.hf_names)
         if (n.tensor == t) return {n.name, n.layout};
+    if (is_either_way_tensor(t)) return {nullptr, Layout::Linear};
     throw ModelError(file.path.string() + ": no Hugging Face tensor name for a " + traits.name + " tensor");
+}
+
+// Whether the row names both ways of storing the Gated DeltaNet's input projection (arch.h).
+bool either_way(const ArchTraits& traits) {
+    return std::find(traits.tensors.begin(), traits.tensors.end(), Tensor::ssm_qkvz) != traits.tensors.end() &&
+           std::find(traits.tensors.begin(), traits.tensors.end(), Tensor::ssm_qkv) != traits.tensors.end();
 }
 
 std::string shape_str(const std::vector<int64_t>& s) {
@@ -195,6 +208,16 @@ public:
                         used_.insert(name);
                         ++set_aside_;
                     }
+            return;
+        }
+        if (f.format == "safetensors" && c.hf_wrapper.empty() && traits_of(c.arch).hybrid) {
+            // A hybrid checkpoint of its own (Qwen3-Next): its MTP head (mtp.*) set aside, as above.
+            const std::string_view mtp = traits_of(c.arch).hybrid->hf_mtp_prefix;
+            for (const auto& [name, t] : f.tensors)
+                if (name.starts_with(mtp)) {
+                    used_.insert(name);
+                    ++set_aside_;
+                }
             return;
         }
         if (f.format != "safetensors" || c.hf_wrapper.empty()) return;
@@ -430,15 +453,31 @@ Weights Weights::bind(const ModelFile& file, const ModelConfig& config, bool in_
             b.bind(w, role, name, layout, plus_one && norm);
             continue;
         }
+        const bool optional = either_way(traits) && is_either_way_tensor(t);  // bound if the file has it (checked below)
+        if (optional && !name) continue;
         for (int l = 0; l < config.n_layer; ++l) {
             // A hybrid's layer binds its kind's tensors: the mixer's or the attention's.
             if (!config.recurrent_layers.empty() &&
                 (config.is_recurrent(l) ? is_attention_tensor(t) : is_recurrent_tensor(t)))
                 continue;
+            if (optional && !b.find(with_layer(name, l))) continue;
             b.bind(w.layers[static_cast<size_t>(l)], role, with_layer(name, l), layout, plus_one && norm,
                    views.empty() ? nullptr : &views[size_t(l)]);
         }
     }
+    if (either_way(traits))  // each linear-attention layer: q|k|v and z apart, or fused, one whole way
+        for (int l = 0; l < config.n_layer; ++l) {
+            const LayerWeights& lw = w.layers[size_t(l)];
+            const bool fused = bool(lw.ssm_qkvz), apart = lw.ssm_qkv && lw.ssm_gate, some = lw.ssm_qkv || lw.ssm_gate;
+            if (!config.is_recurrent(l) || (fused ? !some : apart)) continue;
+            const char* qkvz = name_in(file, traits, Tensor::ssm_qkvz).name;
+            if (fused) b.fail(with_layer(qkvz, l), "is given beside the separate q|k|v and z projections (one way only)");
+            const char* qkv = name_in(file, traits, Tensor::ssm_qkv).name;  // (null: the format fuses them)
+            if (!qkv) b.fail(with_layer(qkvz, l), "is missing");
+            b.fail(with_layer(lw.ssm_qkv ? name_in(file, traits, Tensor::ssm_gate).name : qkv, l),
+                   "is missing (a linear-attention layer needs " + gguf_tensor_name(Tensor::ssm_qkv, l) + " and " +
+                       gguf_tensor_name(Tensor::ssm_gate, l) + ", or the fused " + gguf_tensor_name(Tensor::ssm_qkvz, l) + ")");
+        }
     if (traits.moe)  // mixture of experts: every layer's experts
         for (int l = 0; l < config.n_layer; ++l) b.bind_experts(w.layers[static_cast<size_t>(l)], l, traits);
     const std::string out_name = out_hf;

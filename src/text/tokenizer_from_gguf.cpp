@@ -399,7 +399,7 @@ const HfPreSignature hf_pre_signatures[] = {
     {"llama-bpe", {"\\\\p{N}{1,3}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {}},
     // Qwen3.5: letters with their combining marks ([\p{L}\p{M}]+), llama.cpp's "qwen35"
     {"qwen35", {"[\\\\p{L}\\\\p{M}]+", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen3_5", "qwen3_5_moe"}},
-    {"qwen2", {"\\\\p{N}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen2", "qwen3", "qwen3_moe"}},
+    {"qwen2", {"\\\\p{N}", "(?i:'s|'t|'re|'ve|'m|'ll|'d)"}, {"qwen2", "qwen3", "qwen3_moe", "qwen3_next"}},
     // o200k (gpt-oss's o200k_harmony, Phi-4-mini's o200k_base): case-split words with their contractions, digits by three.
     {"gpt-4o", {"\\\\p{Lu}\\\\p{Lt}\\\\p{Lm}\\\\p{Lo}\\\\p{M}", "'s|'S|'t|'T|'re|'rE|'Re|'RE", "\\\\p{N}{1,3}"}, {"gpt_oss", "phi3"}},
 };

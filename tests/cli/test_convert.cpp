@@ -29,8 +29,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// (qwen35: Qwen3_5ForConditionalGeneration, its text model and MTP head; issue 35)
-const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2", "qwen35"};
+// (qwen35: Qwen3_5ForConditionalGeneration, its text model and MTP head; issue 35; qwen35hv: the
+// same with twice the value heads, which the converter reorders from grouped to tiled)
+const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2", "qwen35", "qwen35hv"};
 
 std::string fnv1a64(const std::string& bytes) {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -41,14 +42,16 @@ std::string fnv1a64(const std::string& bytes) {
 }
 
 // A Hugging Face directory named "hf" (the converter names the model after its directory):
-// config.json and weights from models/<family>/, the tokenizer files from convert/<family>/.
+// config.json and weights from models/<family>/, the tokenizer files from convert/<family>/ (a
+// variant's: its base family's).
 fs::path hf_dir(const std::string& family) {
     const fs::path dir = temp_dir() / ("convert-" + family) / "hf";
     if (fs::exists(dir / "model.safetensors")) return dir;
     fs::create_directories(dir);
     const fs::path models = fs::path(data_dir()) / "models" / family / "hf";
     for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(models / f, dir / f, fs::copy_options::overwrite_existing);
-    for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "convert" / family))
+    const std::string tokenizer = family == "qwen35hv" ? "qwen35" : family;
+    for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "convert" / tokenizer))
         fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
     return dir;
 }
@@ -348,7 +351,9 @@ TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for
     const auto expect = nlohmann::json::parse(std::ifstream(fs::path(data_dir()) / "convert" / "quantize_moe_expect.json"));
     // qwen35moe (issue 35): Qwen3.5's hybrid layers with fused experts [E, 2F, C] split into gate
     // and up, a gated shared expert (its [1, C] gate kept F32 by both tools) and an MoE MTP head.
-    for (const std::string family : {"qwen3moe", "gpt-oss", "qwen35moe", "mixtral", "olmoe"}) {
+    // qwen3next: in_proj_qkvz split into attn_qkv and attn_gate, per-expert experts stacked, the
+    // MTP head counted from its tensors (config.json has no mtp_num_hidden_layers).
+    for (const std::string family : {"qwen3moe", "gpt-oss", "qwen35moe", "mixtral", "olmoe", "qwen3next"}) {
         INFO("family " << family);
         const fs::path ours = temp_dir() / ("convert-" + family) / (family + "-f32.gguf");
         const RunResult r = run_journey({"convert", "-m", hf_dir(family).string(), "-o", ours.string(), "--type", "f32"});
@@ -387,7 +392,7 @@ TEST_CASE("convert/quantize: mixtures of experts are llama.cpp's files, byte for
     CHECK(gap.same_top1);
 }
 
-TEST_CASE("convert: Mixtral, OLMoE and Qwen3-MoE keys a GGUF cannot carry are refused by name", "[convert][moe]") {
+TEST_CASE("convert: Mixtral, OLMoE, Qwen3-MoE and Qwen3-Next keys a GGUF cannot carry are refused by name", "[convert][moe]") {
     struct Bad {
         const char* family;
         const char* key;
@@ -398,7 +403,9 @@ TEST_CASE("convert: Mixtral, OLMoE and Qwen3-MoE keys a GGUF cannot carry are re
                        {"olmoe", "norm_topk_prob", true, "norm_topk_prob true cannot be stored"},
                        // a held-back Qwen3-MoE variant with it false: HF 0.11 nats from its GGUF
                        {"qwen3moe", "norm_topk_prob", false, "norm_topk_prob false cannot be stored"},
-                       {"olmoe", "rms_norm_eps", 1e-6, "rms_norm_eps other than 1e-5"}};
+                       {"olmoe", "rms_norm_eps", 1e-6, "rms_norm_eps other than 1e-5"},
+                       // transformers' Qwen3-Next honours it; llama.cpp's qwen3next always renormalises
+                       {"qwen3next", "norm_topk_prob", false, "norm_topk_prob false cannot be stored"}};
     for (const Bad& b : bad) {
         INFO(b.family << " " << b.key);
         const fs::path dir = temp_dir() / ("convert-bad-" + std::string(b.key)) / "hf";

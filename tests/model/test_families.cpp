@@ -54,7 +54,12 @@ const Family families[] = {{"llama3", 1e-3}, {"qwen2", 1e-3},  {"qwen3", 1e-3}, 
                            // hybrid (issue 35): Gated DeltaNet + gated attention
                            {"qwen35", 1e-3},
                            // Qwen3.5-MoE: the hybrid layers with routed experts and a gated shared expert
-                           {"qwen35moe", 1e-3}};
+                           {"qwen35moe", 1e-3},
+                           // Qwen3-Next: the same layers, its checkpoint's fused per-key-head
+                           // projections, value heads twice the key heads (grouped), per-expert experts
+                           {"qwen3next", 1e-3},
+                           // Qwen3.5 with twice the value heads (grouped in HF, tiled in its GGUF)
+                           {"qwen35hv", 1e-3}};
 
 std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
 
@@ -148,7 +153,7 @@ TEST_CASE("families: the observer sees the same named intermediates on every rot
     std::vector<std::string> first;
     for (const Family& f : families) {
         if (std::string(f.name) == "gpt2") continue;  // learned positions add pos_embed
-        if (std::string(f.name).starts_with("qwen35")) continue;  // a hybrid's linear-attention layers: test_hybrid.cpp
+        if (std::string(f.name).starts_with("qwen35") || std::string(f.name) == "qwen3next") continue;  // a hybrid's linear-attention layers: test_hybrid.cpp
         INFO(f.name);
         auto m = Model::load(dir_of(f.name) + "/" + f.name + "-F32.gguf", LoadOptions{.tokenizer = false});
         Names names;

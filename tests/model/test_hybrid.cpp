@@ -26,9 +26,12 @@ namespace {
 
 std::string dir() { return std::string(JOURNEY_TEST_DATA) + "/models/qwen35"; }
 std::string qwen35_gguf() { return dir() + "/qwen35-F32.gguf"; }
+// Qwen3-Next's stand-in (tests/data/models/qwen3next/): 2 key / 4 value heads, grouped
+std::string next_dir() { return std::string(JOURNEY_TEST_DATA) + "/models/qwen3next"; }
+std::string next_gguf() { return next_dir() + "/qwen3next-F32.gguf"; }
 
-std::vector<TokenId> ids_of(int n) {  // the len200 case's ids, repeated as needed
-    const auto expect = nlohmann::json::parse(std::ifstream(dir() + "/expect.json"));
+std::vector<TokenId> ids_of(int n, const std::string& from = dir()) {  // the len200 case's ids, repeated as needed
+    const auto expect = nlohmann::json::parse(std::ifstream(from + "/expect.json"));
     const auto base = expect["cases"][1]["ids"].get<std::vector<TokenId>>();
     std::vector<TokenId> ids;
     while (int(ids.size()) < n) ids.push_back(base[ids.size() % base.size()]);
@@ -67,28 +70,99 @@ TEST_CASE("hybrid: the layer kinds, sizes and MTP head of the fixture, from both
 }
 
 TEST_CASE("hybrid: the chunked and the one-token forms of the recurrence agree", "[hybrid]") {
-    const auto m = Model::load(qwen35_gguf(), LoadOptions{.tokenizer = false});
-    for (int n : {1, 63, 64, 65, 200}) {
-        INFO(n << " tokens");
-        const std::vector<TokenId> ids = ids_of(n);
-        Session chunked(*m), recurrent(*m), stepped(*m);
-        chunked.set_delta_form(DeltaForm::chunked);
-        recurrent.set_delta_form(DeltaForm::recurrent);
-        const auto a = chunked.eval(ids, LogitsFor::all);
-        const std::vector<float> la(a.begin(), a.end());
-        const auto b = recurrent.eval(ids, LogitsFor::all);
-        CHECK(max_diff(la, b) < 2e-4);
-        CHECK(max_diff(chunked.recurrent_state(), recurrent.recurrent_state()) < 1e-4);
-        // token by token (generation's path) ends in the same state with the same last logits
-        std::span<const float> last;
-        for (TokenId id : ids) last = stepped.eval(std::span(&id, 1));
-        CHECK(max_diff(std::span(la).last(size_t(m->config().n_vocab)), last) < 2e-4);
-        CHECK(max_diff(chunked.recurrent_state(), stepped.recurrent_state()) < 1e-4);
-        // not trivially: the state has moved
-        double norm = 0;
-        for (float x : chunked.recurrent_state()) norm += double(x) * x;
-        CHECK(norm > 1e-3);
+    // Qwen3.5's value heads one per key head; Qwen3-Next's two per key head (grouped)
+    for (const auto& [gguf, from] : {std::pair{qwen35_gguf(), dir()}, std::pair{next_gguf(), next_dir()}}) {
+        INFO(gguf);
+        const auto m = Model::load(gguf, LoadOptions{.tokenizer = false});
+        for (int n : {1, 63, 64, 65, 200}) {
+            INFO(n << " tokens");
+            const std::vector<TokenId> ids = ids_of(n, from);
+            Session chunked(*m), recurrent(*m), stepped(*m);
+            chunked.set_delta_form(DeltaForm::chunked);
+            recurrent.set_delta_form(DeltaForm::recurrent);
+            const auto a = chunked.eval(ids, LogitsFor::all);
+            const std::vector<float> la(a.begin(), a.end());
+            const auto b = recurrent.eval(ids, LogitsFor::all);
+            CHECK(max_diff(la, b) < 2e-4);
+            CHECK(max_diff(chunked.recurrent_state(), recurrent.recurrent_state()) < 1e-4);
+            // token by token (generation's path) ends in the same state with the same last logits
+            std::span<const float> last;
+            for (TokenId id : ids) last = stepped.eval(std::span(&id, 1));
+            CHECK(max_diff(std::span(la).last(size_t(m->config().n_vocab)), last) < 2e-4);
+            CHECK(max_diff(chunked.recurrent_state(), stepped.recurrent_state()) < 1e-4);
+            // not trivially: the state has moved
+            double norm = 0;
+            for (float x : chunked.recurrent_state()) norm += double(x) * x;
+            CHECK(norm > 1e-3);
+        }
     }
+}
+
+TEST_CASE("hybrid: Qwen3-Next from both formats: every 4th layer full, grouped value heads, fused projections", "[hybrid]") {
+    for (const std::string path : {next_gguf(), next_dir() + "/hf"}) {
+        INFO(path);
+        const auto m = Model::load(path, LoadOptions{.tokenizer = false});
+        const ModelConfig& c = m->config();
+        CHECK(c.arch == Arch::qwen3next);
+        CHECK(c.n_layer == 4);  // the GGUF's block_count 5 counts the MTP head
+        CHECK(c.recurrent_layers == std::vector<bool>{true, true, true, false});  // no layer_types: full_attention_interval 4
+        CHECK(c.ssm_k_heads == 2);
+        CHECK(c.ssm_v_heads == 4);
+        CHECK_FALSE(c.ssm_v_tiled);  // value heads 0, 1 read key head 0 in both formats
+        CHECK(c.rot_dims() == 8);    // partial_rotary_factor 0.25 of 32
+        CHECK(c.rope_sections.empty());
+        CHECK(c.n_expert == 8);
+        CHECK(c.n_ff_shexp == 32);
+        CHECK(m->weights().set_aside > 0);  // the MTP head
+        const bool hf = path.ends_with("/hf");
+        const LayerWeights& l0 = m->weights().layers[0];
+        CHECK(bool(l0.ssm_qkvz) == hf);  // in_proj_qkvz; the GGUF's attn_qkv and attn_gate
+        CHECK(bool(l0.ssm_qkv) == !hf);
+        CHECK(bool(l0.ssm_gate) == !hf);
+        CHECK(bool(l0.ssm_ba));
+    }
+}
+
+TEST_CASE("hybrid: an early qwen3next GGUF (the fused ssm_in) computes what the split one does", "[hybrid]") {
+    // llama.cpp's first qwen3next converter stored in_proj_qkvz as it is, [q | k | v | z] per key
+    // head (ssm_in), which its loader still reads: the split file's rows put back in that order.
+    ModelFile f = read_gguf(next_gguf());
+    const ModelConfig c = config_from_gguf(f);
+    const int64_t Hk = c.ssm_k_heads, S = c.ssm_head_dim, R = c.ssm_v_heads / Hk, W = 2 * S + 2 * R * S, C = c.n_embd;
+    ModelFile broken = read_gguf(next_gguf());
+    for (int l = 0; l < c.n_layer; ++l) {
+        if (!c.is_recurrent(l)) continue;
+        const std::string b = "blk." + std::to_string(l) + ".";
+        const auto* qkv = reinterpret_cast<const float*>(f.tensors.at(b + "attn_qkv.weight").data);
+        const auto* z = reinterpret_cast<const float*>(f.tensors.at(b + "attn_gate.weight").data);
+        auto fused = std::make_shared<std::vector<std::byte>>(size_t(Hk * W * C) * sizeof(float));
+        float* out = reinterpret_cast<float*>(fused->data());
+        auto rows = [&](const float* src, int64_t first, int64_t n) {
+            std::copy(src + first * C, src + (first + n) * C, out);
+            out += n * C;
+        };
+        for (int64_t kh = 0; kh < Hk; ++kh) {
+            rows(qkv, kh * S, S);                       // q
+            rows(qkv, Hk * S + kh * S, S);              // k
+            rows(qkv, 2 * Hk * S + kh * R * S, R * S);  // v: this key head's R value heads
+            rows(z, kh * R * S, R * S);                 // z
+        }
+        f.tensors.erase(b + "attn_qkv.weight");
+        f.tensors.erase(b + "attn_gate.weight");
+        f.tensors[b + "ssm_in.weight"] = TensorInfo{b + "ssm_in.weight", DType::F32, {Hk * W, C}, fused->data(), fused->size()};
+        f.owned.push_back(fused);
+        if (l == 1) broken.tensors.erase(b + "attn_gate.weight");
+    }
+    const Model legacy(std::move(f), c, nullptr);
+    const auto split = Model::load(next_gguf(), LoadOptions{.tokenizer = false});
+    const std::vector<TokenId> ids = ids_of(70, next_dir());
+    Session a(legacy), b(*split);
+    const auto la = a.eval(ids, LogitsFor::all);
+    const std::vector<float> got(la.begin(), la.end());
+    CHECK(max_diff(got, b.eval(ids, LogitsFor::all)) < 1e-5);
+    CHECK(max_diff(a.recurrent_state(), b.recurrent_state()) < 1e-6);
+    // half of the split way is refused by name
+    CHECK_THROWS_WITH(Weights::bind(broken, c), Catch::Contains("blk.1.attn_gate.weight' is missing"));
 }
 
 TEST_CASE("hybrid: thread counts give the same bits, prompt and generation alike", "[hybrid]") {

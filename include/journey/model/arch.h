@@ -16,7 +16,7 @@ namespace journey {
 enum class Arch { gpt2, llama, qwen2, qwen3, phi3, gemma2, gemma3, gptneox, qwen3moe, gpt_oss,
                   smollm3, gemma4 /* issue 36's dense families */, qwen35,
                   granite, olmo2 /* issue 36: Granite 3.x dense, OLMo 2 */, qwen35moe, mixtral, olmoe,
-                  mistral3 /* issue 36: Ministral 3 */ };
+                  mistral3 /* issue 36: Ministral 3 */, qwen3next };
 enum class NormKind { layernorm, rmsnorm };                // LayerNorm (weight + bias) or RMSNorm (weight)
 // MLP: gelu_new(up); silu(gate)*up; gelu_tanh(gate)*up; gelu(up) with the exact erf GELU (GPT-NeoX);
 // swiglu_oai (gpt-oss's experts): min(gate, limit) * sigmoid(alpha * min(gate, limit)) * (clamp(up, ±limit) + 1)
@@ -49,6 +49,10 @@ enum class Tensor {
     // q|k|v and z (output gate) projections, beta and alpha (decay) projections, the causal
     // depthwise conv1d, dt bias, A (GGUF: -exp(A_log)), the gated RMSNorm and out_proj.
     attn_q_gate, ssm_qkv, ssm_gate, ssm_beta, ssm_alpha, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out,
+    // Qwen3-Next's Gated DeltaNet projections as its checkpoints store them, each grouped per key
+    // head: in_proj_qkvz [q | k | v | z] (v and z that head's Hv/Hk value heads; GGUF: split into
+    // ssm_qkv and ssm_gate by the converter, or the legacy ssm_in) and in_proj_ba [b | a] (GGUF ssm_ba).
+    ssm_qkvz, ssm_ba,
     // Gemma 4's per-layer embeddings: a second embedding table [V, L*P] and a projection of the
     // scaled embedding to L*P (+ an RMSNorm over each layer's P values); per layer a gate C -> P,
     // a projection P -> C and its post-norm; and the scalar each layer's output is multiplied by.
@@ -83,7 +87,17 @@ struct MoeTraits {
 struct HybridTraits {
     int full_attention_interval;  // default when the file does not say (llama.cpp: 4)
     bool attn_output_gate;        // full attention: q_proj holds [q | gate] per head, output * sigmoid(gate)
+    // Value heads (Hv > Hk) in a GGUF file: tiled, value head h reads key head h % Hk (llama.cpp's
+    // converter reorders Qwen3.5's), or grouped as in the checkpoint, h reads h / (Hv/Hk) (qwen3next).
+    bool gguf_v_tiled = true;
+    // The MTP head's tensors in a Hugging Face checkpoint (a draft head normal decoding does not
+    // run, as llama.cpp): set aside, counted for journey info.
+    const char* hf_mtp_prefix = "mtp.";
 };
+// A hybrid row may name two ways of storing the Gated DeltaNet's input projection: q|k|v and z as
+// two tensors (ssm_qkv, ssm_gate) or fused per key head (ssm_qkvz). The loader binds the way the
+// file has, and requires one whole way.
+bool is_either_way_tensor(Tensor t);
 
 // Symbolic sizes of a tensor's shape, resolved against a ModelConfig (weights.cpp's size_of):
 // C = n_embd, QKV = H*D + 2*Hkv*D (fused q|k|v), F = n_ff, F2 = 2F (fused gate|up), V = n_vocab,
@@ -93,8 +107,9 @@ struct HybridTraits {
 // An expert tensor's shape is one expert's (out, in); GGUF stacks E of them.
 // Hybrid (Gated DeltaNet): HD2 = 2 H*D (gated attention's [q | gate]), SQKV = conv channels
 // (2 Hk*Dk + Hv*Dv), SV = Hv*Dv, HV = Hv (value heads), DV = Dv, K4 = the conv kernel.
+// Qwen3-Next's fused projections: SQKVZ = SQKV + SV (in_proj_qkvz), HV2 = 2 Hv (in_proj_ba).
 // Gemma 4's per-layer embeddings: PL = P (the per-layer width), LP = n_layer * P; One = 1.
-enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, FS, HD2, SQKV, SV, HV, DV, K4, PL, LP, One };
+enum class Dim { C, QKV, F, F2, V, Ctx, HD, KD, D, D2, H, E, FE, FE2, FS, HD2, SQKV, SV, HV, DV, K4, SQKVZ, HV2, PL, LP, One };
 
 // A tensor's GGUF name (llama.cpp's, "{}" = layer index) and its shape as (out, in); a vector
 // (norms, biases, rope factors) has shape (out). Read by the loader (weights.cpp) and written by

@@ -1,4 +1,4 @@
-// The Gated DeltaNet mixer (issue 35): the linear-attention layers of a hybrid family (Qwen3.5),
+// The Gated DeltaNet mixer (issue 35): the linear-attention layers of a hybrid family (Qwen3.5, Qwen3-Next),
 // one block function beside forward's attention. Its memory is a fixed-size state per layer, not
 // a KV cache: the conv's last K-1 inputs and one S x S matrix per value head.
 #pragma once
@@ -30,7 +30,8 @@ struct DeltaTrace {
 };
 
 // out[T, Hv*S] = the mixer's output before out_proj, from xn[T, C] (the layer's normed input):
-//   q|k|v = in_proj_qkv(xn) -> causal depthwise conv1d (K taps, state carried) -> SiLU;
+//   q|k|v = in_proj_qkv(xn) (or Qwen3-Next's in_proj_qkvz, grouped per key head, and likewise
+//   its in_proj_ba for b and a) -> causal depthwise conv1d (K taps, state carried) -> SiLU;
 //   q, k L2-normalised per head, q scaled by 1/sqrt(S); beta = sigmoid(in_proj_b(xn));
 //   g = A * softplus(in_proj_a(xn) + dt_bias); per value head h (key head: c.ssm_v_tiled ?
 //   h % Hk : h / (Hv/Hk)) and token: state = exp(g) state; state += beta (v - state k) kᵀ;

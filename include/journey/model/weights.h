@@ -67,6 +67,9 @@ struct LayerWeights {
     Vector ssm_conv1d;                // (CH * K)        conv1d taps, channel-major [CH][K], as float
     Vector ssm_dt, ssm_a;             // (Hv)            dt_bias; A = -exp(A_log) (GGUF stores A)
     Vector ssm_norm;                  // (S)             the gated RMSNorm's gain (plain, not 1 + w)
+    // Qwen3-Next stores the projections fused, grouped per key head (R = Hv/Hk value heads each):
+    Matrix ssm_qkvz;                  // (C -> CH + Hv*S) in_proj_qkvz: [q | k | v (R S) | z (R S)] per key head
+    Matrix ssm_ba;                    // (C -> 2 Hv)     in_proj_ba / ssm_ba: [b (R) | a (R)] per key head
     // Gemma 4: the per-layer embedding's gate (C -> P), projection (P -> C) and post-norm (C);
     // the scalar the layer's output is multiplied by (1).
     Matrix ple_gate, ple_proj;
@@ -87,14 +90,14 @@ struct LayerWeights {
     }
 
     // Every matrix field (the unused ones empty), for what goes over all of them.
-    std::array<Matrix*, 19> matrices() {
+    std::array<Matrix*, 21> matrices() {
         return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
-                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj,
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ssm_qkvz, &ssm_ba, &ple_gate, &ple_proj,
                 &shexp_gate_inp, &shexp_gate, &shexp_up, &shexp_down};
     }
-    std::array<const Matrix*, 19> matrices() const {
+    std::array<const Matrix*, 21> matrices() const {
         return {&attn_qkv, &attn_q, &attn_k, &attn_v, &attn_out, &mlp_up, &mlp_gate, &mlp_gate_up, &mlp_down,
-                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ple_gate, &ple_proj,
+                &ssm_qkv, &ssm_gate, &ssm_beta, &ssm_alpha, &ssm_qkvz, &ssm_ba, &ple_gate, &ple_proj,
                 &shexp_gate_inp, &shexp_gate, &shexp_up, &shexp_down};
     }
 };
