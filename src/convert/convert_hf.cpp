@@ -256,6 +256,7 @@ void convert_dir(const fs::path& dir, const fs::path& out, const QuantTarget& ta
         for (const ArchTraits& t : arch_table())
             if (converter_hook(t.arch))
                 for (const char* n : t.hf_types) names += (names.empty() ? "" : ", ") + std::string(n);
+        if (const char* what = unsupported_family(model_type)) bad_config(dir, "model_type '" + model_type + "' is not one journey converts (" + what + ")");
         bad_config(dir, "model_type '" + excerpt(model_type, 40) + "' is not one journey converts (journey converts " + names + ")");
     }
     fs::path weights = dir / "model.safetensors";

@@ -134,8 +134,13 @@ void olmoe_keys(KeyWriter& w, const HfModel& hf) {
 // Mistral3Model.Ministral3Model.set_gguf_parameters: LlamaModel's keys, then YaRN's
 // mscale_all_dim as yarn_log_multiplier and llama_4_scaling_beta as the query temperature.
 // llama.cpp derives the attention factor from mscale_all_dim alone (mscale taken as 1), so a
-// config whose factor transformers computes otherwise is refused.
+// config whose factor transformers computes otherwise is refused. Mistral Small 3.1/3.2's text
+// model (model_type mistral, not ministral3) gets LlamaModel's keys alone, as the converter writes.
 void mistral3_keys(KeyWriter& w, const HfModel& hf) {
+    const nlohmann::json type = hf.json.value("model_type", nlohmann::json());
+    if (type == "mistral") return llama_keys(w, hf);
+    // (a text_config without model_type: journey reads ministral3, llama.cpp's converter would not)
+    if (type != "ministral3") hf.refuse("a mistral3 text_config without model_type ministral3 or mistral is not converted");
     const nlohmann::json& r = hf.json.contains("rope_parameters") ? hf.json["rope_parameters"] : hf.json["rope_scaling"];
     if (r.contains("attention_factor") || r.contains("attn_factor"))
         hf.refuse("ministral3's rope attention_factor cannot be stored in GGUF (llama.cpp derives it from mscale_all_dim)");

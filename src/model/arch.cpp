@@ -438,13 +438,27 @@ const char* const qwen35_unused[] = {"model.visual.", "mtp."};
 const char* const gemma4_unused[] = {"model.vision_tower.", "model.audio_tower.", "model.embed_vision.", "model.embed_audio."};
 // Mistral3ForConditionalGeneration (Ministral 3, Mistral Small 3.1+): the text model under
 // text_config, its tensors named as Gemma 3's (language_model.model.* in transformers 4,
-// model.language_model.* in 5); the Pixtral vision tower and the projector set aside.
+// model.language_model.* in 5); the Pixtral vision tower and the projector set aside. Its text
+// model is Ministral 3's (ministral3: YaRN and the query temperature) or, in Mistral Small 3.1 and
+// 3.2, a plain Mistral one (mistral: Llama's block); llama.cpp's converter writes both as mistral3.
 const HfWrapper wrappers[] = {
     {"gemma3", Arch::gemma3, "text_config", "gemma3_text", gemma3_renames, gemma3_unused, "vision tower and projector"},
     {"qwen3_5", Arch::qwen35, "text_config", "qwen3_5_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
     {"qwen3_5_moe", Arch::qwen35moe, "text_config", "qwen3_5_moe_text", qwen35_renames, qwen35_unused, "vision tower and MTP head"},
     {"gemma4", Arch::gemma4, "text_config", "gemma4_text", qwen35_renames, gemma4_unused, "vision and audio towers"},
     {"mistral3", Arch::mistral3, "text_config", "ministral3", gemma3_renames, gemma3_unused, "vision tower and projector"},
+    {"mistral3", Arch::mistral3, "text_config", "mistral", gemma3_renames, gemma3_unused, "vision tower and projector"},
+};
+
+// Families journey knows and does not run (Hugging Face model_types and GGUF architectures), with
+// what they need that journey lacks: refused with that line, never run as a neighbour.
+struct KnownUnsupported {
+    const char* name;
+    const char* what;
+};
+const KnownUnsupported known_unsupported[] = {
+    {"gemma3n", "Gemma 3n: its AltUp residual streams (predict/correct), LAuReL low-rank branch and activation sparsity are not implemented"},
+    {"gemma3n_text", "Gemma 3n: its AltUp residual streams (predict/correct), LAuReL low-rank branch and activation sparsity are not implemented"},
 };
 
 // llama.cpp's LLM_TENSOR_* names and the shapes journey binds them with.
@@ -602,9 +616,22 @@ const ArchTraits* find_hf_arch(std::string_view model_type) {
     return nullptr;
 }
 
-const HfWrapper* find_hf_wrapper(std::string_view model_type) {
+const HfWrapper* find_hf_wrapper(std::string_view model_type, std::string_view text_model_type) {
     for (const HfWrapper& w : wrappers)
-        if (model_type == w.model_type) return &w;
+        if (model_type == w.model_type && (text_model_type.empty() || text_model_type == w.text_model_type)) return &w;
+    return nullptr;
+}
+
+std::string hf_wrapper_text_types(std::string_view model_type) {
+    std::string s;
+    for (const HfWrapper& w : wrappers)
+        if (model_type == w.model_type) s += (s.empty() ? "" : " or ") + std::string(w.text_model_type);
+    return s;
+}
+
+const char* unsupported_family(std::string_view name) {
+    for (const KnownUnsupported& k : known_unsupported)
+        if (name == k.name) return k.what;
     return nullptr;
 }
 
@@ -619,7 +646,8 @@ std::string hf_type_names() {
     std::vector<std::string> v;
     for (const ArchTraits& t : table)
         for (const char* type : t.hf_types) v.emplace_back(type);
-    for (const HfWrapper& w : wrappers) v.push_back(std::string(w.model_type) + " (text only)");
+    for (const HfWrapper& w : wrappers)
+        if (find_hf_wrapper(w.model_type) == &w) v.push_back(std::string(w.model_type) + " (text only)");
     return join(v);
 }
 

@@ -167,6 +167,12 @@ std::vector<float> get_floats(const nlohmann::json& r, const char* key, const st
     return v;
 }
 
+// Ministral 3's text config (model_type ministral3), not Mistral Small 3.1's (mistral) that shares
+// its GGUF architecture: llama.cpp's converter tells them apart so.
+bool is_ministral3(const nlohmann::json& j) {
+    return j.contains("model_type") && j["model_type"].is_string() && j["model_type"].get<std::string>() == "ministral3";
+}
+
 // The keys of one rope object that journey reads; any other one is refused by name (it may change the math).
 void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& j, const nlohmann::json& r, const std::string& type,
                               const std::string& where) {
@@ -190,8 +196,8 @@ void refuse_unknown_rope_keys(const ModelConfig& c, const nlohmann::json& j, con
             if ((k == "partial_rotary_factor" || k == "mrope_section" || k == "mrope_interleaved") && traits_of(c.arch).hybrid) continue;
             // Ministral 3's query temperature (read by read_mistral3); its config class also copies
             // max_position_embeddings here (transformers ignores it: equal to the top level's, or refused)
-            if (c.arch == Arch::mistral3 && type == "yarn" && k == "llama_4_scaling_beta") continue;
-            if (c.arch == Arch::mistral3 && k == "max_position_embeddings" && j.contains(k) && *it == j[k]) continue;
+            if (is_ministral3(j) && type == "yarn" && k == "llama_4_scaling_beta") continue;
+            if (is_ministral3(j) && k == "max_position_embeddings" && j.contains(k) && *it == j[k]) continue;
             if (std::find(keys.begin(), keys.end(), k) == keys.end())
                 throw ModelError(where + ": \"" + excerpt(k, 40) + "\" of rope type " + type + " is not supported");
         }
@@ -505,9 +511,12 @@ void read_granite(ModelConfig& c, const nlohmann::json& j, const std::string& so
 // which Olmo2's attention does not apply: refused, not ignored.
 // Ministral 3 (transformers' Ministral3Attention): YaRN rope, and every query multiplied by
 // 1 + llama_4_scaling_beta * ln(1 + floor(position / original_max_position_embeddings)), both
-// from rope_parameters, which it requires (as llama.cpp's converter does); no sliding window
-// (llama.cpp's mistral3 has none).
+// from rope_parameters, which it requires (as llama.cpp's converter does). Mistral Small 3.1/3.2's
+// text model (mistral) is Llama's block: none of that. Neither has a sliding window (llama.cpp's
+// mistral3 has none).
 void read_mistral3(ModelConfig& c, const nlohmann::json& j, const std::string& source) {
+    if (present(j, "sliding_window")) throw ModelError(source + ": \"sliding_window\" is not supported for mistral3 (llama.cpp's mistral3 has none)");
+    if (!is_ministral3(j)) return;
     const char* key = present(j, "rope_parameters") ? "rope_parameters" : "rope_scaling";
     const std::string where = source + ": " + key;
     if (c.rope_scaling != RopeScaling::yarn)
@@ -519,7 +528,6 @@ void read_mistral3(ModelConfig& c, const nlohmann::json& j, const std::string& s
         throw ModelError(where + ": missing \"original_max_position_embeddings\" (ministral3's query temperature reads it)");
     c.attn_temp_scale = get_float(r, "llama_4_scaling_beta", 0.0f, where);
     c.attn_temp_floor = get_int(r, "original_max_position_embeddings", where);
-    if (present(j, "sliding_window")) throw ModelError(source + ": \"sliding_window\" is not supported for mistral3 (llama.cpp's mistral3 has none)");
 }
 
 void read_olmo2(const nlohmann::json& j, const std::string& source) {
@@ -694,33 +702,10 @@ ModelConfig gptneox_from_hf(const nlohmann::json& j, const ArchTraits& t, const 
     return c;
 }
 
-}  // namespace
-
-ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
-    if (!j.is_object()) throw ModelError(source + ": not a JSON object");
+// The config of a model of row t (j's model_type is one of t's, or a wrapper's text model of t).
+ModelConfig config_of_row(const nlohmann::json& j, const ArchTraits* t, const std::string& source) {
     const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
-    if (const HfWrapper* w = find_hf_wrapper(type)) {
-        // transformers builds the text model from the text config alone (Gemma3Config:
-        // Gemma3TextConfig(**text_config), tied by text_config's tie_word_embeddings); the wrapper's
-        // own keys (vision_config, image token ids, mm_tokens_per_image) concern images only.
-        // llama.cpp's converter lets text_config's keys override the top level's, to the same effect.
-        const std::string where = source + ": " + w->text_config;
-        if (!j.contains(w->text_config) || !j[w->text_config].is_object())
-            throw ModelError(source + ": model_type \"" + type + "\" needs a \"" + w->text_config +
-                             "\" object (the text model's keys); journey runs its text model only");
-        nlohmann::json text = j[w->text_config];
-        const std::string text_type = json_value(text, "model_type", std::string(w->text_model_type), where);
-        if (text_type != w->text_model_type)
-            throw ModelError(where + ": model_type \"" + excerpt(text_type, 40) + "\" is not supported in a \"" + type +
-                             "\" checkpoint (expected " + w->text_model_type + ")");
-        text["model_type"] = w->text_model_type;
-        // The wrapper's quantization (Ministral 3's FP8 checkpoints keep it at the top level) is the text model's.
-        if (present(j, "quantization_config") && !present(text, "quantization_config")) text["quantization_config"] = j["quantization_config"];
-        ModelConfig c = config_from_hf(text, where);
-        c.hf_wrapper = w->model_type;
-        return c;
-    }
-    const ArchTraits* t = find_hf_arch(type);
+    if (!t && unsupported_family(type)) throw ModelError(source + ": model_type \"" + type + "\" is not supported (" + unsupported_family(type) + ")");
     if (!t) throw ModelError(source + ": model_type \"" + type + "\" is not supported (supported: " + hf_type_names() + ")");
     // A quantized checkpoint: only gpt-oss's MXFP4 experts (quant_method "mxfp4": the experts'
     // *_blocks and *_scales, read as MXFP4 tensors by the safetensors reader); any other method's
@@ -738,6 +723,37 @@ ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
                                                : llama_like_from_hf(j, *t, source);
     c.validate(source);
     return c;
+}
+
+}  // namespace
+
+ModelConfig config_from_hf(const nlohmann::json& j, const std::string& source) {
+    if (!j.is_object()) throw ModelError(source + ": not a JSON object");
+    const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+    if (const HfWrapper* first = find_hf_wrapper(type)) {
+        // transformers builds the text model from the text config alone (Gemma3Config:
+        // Gemma3TextConfig(**text_config), tied by text_config's tie_word_embeddings); the wrapper's
+        // own keys (vision_config, image token ids, mm_tokens_per_image) concern images only.
+        // llama.cpp's converter lets text_config's keys override the top level's, to the same effect.
+        const std::string where = source + ": " + first->text_config;
+        if (!j.contains(first->text_config) || !j[first->text_config].is_object())
+            throw ModelError(source + ": model_type \"" + type + "\" needs a \"" + first->text_config +
+                             "\" object (the text model's keys); journey runs its text model only");
+        nlohmann::json text = j[first->text_config];
+        const std::string text_type = json_value(text, "model_type", std::string(first->text_model_type), where);
+        const HfWrapper* w = find_hf_wrapper(type, text_type);  // the row of that text model
+        if (!w)
+            throw ModelError(where + ": model_type \"" + excerpt(text_type, 40) + "\" is not supported in a \"" + type +
+                             "\" checkpoint (expected " + hf_wrapper_text_types(type) + ")");
+        text["model_type"] = w->text_model_type;
+        // The wrapper's quantization (Ministral 3's FP8 checkpoints keep it at the top level) is the text model's.
+        if (present(j, "quantization_config") && !present(text, "quantization_config")) text["quantization_config"] = j["quantization_config"];
+        // The wrapper row's arch (Mistral Small's mistral text model runs as mistral3, as llama.cpp converts it).
+        ModelConfig c = config_of_row(text, &traits_of(w->arch), where);
+        c.hf_wrapper = w->model_type;
+        return c;
+    }
+    return config_of_row(j, find_hf_arch(type), source);
 }
 
 }  // namespace journey

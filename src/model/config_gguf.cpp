@@ -329,6 +329,7 @@ ModelConfig config_from_gguf(const ModelFile& file) {
     const auto experts = file.metadata.find(key_of(arch, Key::expert_count));
     const bool has_experts = experts != file.metadata.end() && experts->is_number_integer() && experts->get<int64_t>() > 0;
     const ArchTraits* traits = find_arch(arch, has_experts);
+    if (!traits && unsupported_family(arch)) throw ModelError(source + ": architecture '" + arch + "' is not supported (" + unsupported_family(arch) + ")");
     if (!traits) throw ModelError(source + ": architecture '" + arch + "' is not supported (supported: " + arch_names() + ")");
 
     ModelConfig c;

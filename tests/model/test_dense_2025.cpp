@@ -335,7 +335,9 @@ namespace {
 
 // The stand-in's directory (hf/ of model.tar.xz) with the tokenizer files of the fixture it borrows.
 fs::path standin_hf(const std::string& family) {
-    const std::string borrowed = family == "granite" ? "smollm2" : family == "mistral3" ? "mixtral" : "llama3";
+    const std::string borrowed = family == "granite"                                 ? "smollm2"
+                                 : family == "mistral3" || family == "mistral-small" ? "mixtral"
+                                                                                     : "llama3";
     const fs::path hf = fresh_hf(family);
     copy_all(dir_of(family) + "/hf", hf);
     for (const char* f : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model"})
@@ -704,5 +706,95 @@ TEST_CASE("dense 2025: what Ministral 3 carries that journey or GGUF cannot run 
     ModelFile plain = read_gguf(gguf.string());
     plain.metadata.erase("mistral3.rope.scaling.type");
     CHECK_THROWS_WITH(config_from_gguf(plain), Catch::Contains("is given without rope.scaling.type yarn"));
+    fs::remove_all(hf.parent_path());
+}
+
+// ---- Mistral Small 3.1 / 3.2 (issue 36): the same Mistral3ForConditionalGeneration wrapper whose
+// text_config is a plain Mistral model (model_type mistral: Llama's block, rope_theta 1e9, head_dim
+// 128 != hidden / heads); llama.cpp's converter writes it as mistral3 with LlamaModel's keys alone
+// (no YaRN, no query temperature). journey's stand-in (tests/data/README.md), transformers 4.50's
+// tensor names (language_model.model.*).
+TEST_CASE("dense 2025: Mistral Small 3.1 converts to llama.cpp's mistral3 file and gives llama.cpp's numbers, HF and GGUF", "[dense2025][mistral3][convert]") {
+    const fs::path hf = standin_hf("mistral-small");
+    const fs::path gguf = convert(hf);
+    const nlohmann::json want = standin_of("mistral-small")["gguf"];
+    CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
+    CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
+    for (const std::string& path : {dir_of("mistral-small") + "/hf", gguf.string()}) {
+        INFO(path);
+        const Measured got = check_model("mistral-small", path);
+        CHECK(got.greedy_equal == 32);  // every margin of the fixture is above 7e-2
+        CHECK(got.greedy_total == 32);
+        const auto m = Model::load(path, LoadOptions{.tokenizer = false});
+        const ModelConfig& c = m->config();
+        CHECK(c.arch == Arch::mistral3);
+        CHECK(c.rope_scaling == RopeScaling::none);
+        CHECK(c.attn_temp_scale == 0.0f);
+        CHECK(c.head_dim == 48);
+        CHECK(c.n_embd == 128);
+        CHECK(c.rope_theta == 1e9f);
+    }
+    fs::remove_all(hf.parent_path());
+}
+
+TEST_CASE("dense 2025: Mistral Small's text model takes none of Ministral 3's keys, and a third text model is refused", "[dense2025][mistral3]") {
+    const nlohmann::json base = nlohmann::json::parse(std::ifstream(dir_of("mistral-small") + "/hf/config.json"));
+    CHECK(config_from_hf(base, "config.json").hf_wrapper == "mistral3");
+    auto refused = [&](const std::string& what, auto edit, const std::string& says) {
+        nlohmann::json j = base;
+        edit(j);
+        INFO(what);
+        CHECK_THROWS_WITH(config_from_hf(j, "config.json"), Catch::Contains(says));
+    };
+    refused("temperature", [](nlohmann::json& j) { j["text_config"]["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e9}, {"llama_4_scaling_beta", 0.1}}; },
+            "\"llama_4_scaling_beta\" of rope type default is not supported");
+    refused("window", [](nlohmann::json& j) { j["text_config"]["sliding_window"] = 4096; },
+            "\"sliding_window\" is not supported for mistral3");
+    refused("other text model", [](nlohmann::json& j) { j["text_config"]["model_type"] = "qwen2"; },
+            "model_type \"qwen2\" is not supported in a \"mistral3\" checkpoint (expected ministral3 or mistral)");
+    // The wrapper is listed once among the supported types.
+    const std::string names = hf_type_names();
+    CHECK(names.find("mistral3 (text only)") == names.rfind("mistral3 (text only)"));
+    // A text_config without model_type reads as Ministral 3 (the wrapper's first row): refused by
+    // convert, since llama.cpp's converter would write it without Ministral 3's keys.
+    const fs::path hf = standin_hf("mistral3");
+    nlohmann::json c = nlohmann::json::parse(std::ifstream(hf / "config.json"));
+    c["text_config"].erase("model_type");
+    std::ofstream(hf / "config.json") << c.dump();
+    CHECK(Model::load(hf, LoadOptions{.tokenizer = false})->config().attn_temp_scale == 0.1f);
+    const RunResult r = run_journey({"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string(), "--type", "f32"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("a mistral3 text_config without model_type ministral3 or mistral is not converted"));
+    CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
+    fs::remove_all(hf.parent_path());
+}
+
+// ---- Gemma 3n (issue 36): not run (its AltUp streams, LAuReL branch and activation sparsity are
+// not implemented); refused by name from config.json (the wrapper and its text model), the GGUF
+// architecture and convert, each with one line saying what is missing.
+TEST_CASE("dense 2025: Gemma 3n is refused by name, from a directory, a GGUF and convert", "[dense2025][gemma3n]") {
+    const nlohmann::json text = {{"model_type", "gemma3n_text"}, {"hidden_size", 2048}, {"num_hidden_layers", 30},
+                                 {"altup_num_inputs", 4}, {"laurel_rank", 64}, {"vocab_size", 262400}};
+    const nlohmann::json wrapper = {{"architectures", {"Gemma3nForConditionalGeneration"}}, {"model_type", "gemma3n"}, {"text_config", text}};
+    for (const nlohmann::json& j : {wrapper, text}) {
+        INFO(j["model_type"]);
+        CHECK_THROWS_WITH(config_from_hf(j, "config.json"),
+                          Catch::Contains("is not supported (Gemma 3n: its AltUp residual streams (predict/correct), LAuReL low-rank branch and activation sparsity are not implemented)"));
+    }
+    ModelFile gguf = read_gguf(dir_of("mixtral") + "/mixtral-F32.gguf");
+    gguf.metadata["general.architecture"] = "gemma3n";
+    CHECK_THROWS_WITH(config_from_gguf(gguf), Catch::Contains("architecture 'gemma3n' is not supported (Gemma 3n: its AltUp"));
+    const fs::path hf = fresh_hf("gemma3n");
+    std::ofstream(hf / "config.json") << wrapper.dump(2);
+    fs::copy_file(dir_of("mistral-small") + "/hf/model.safetensors", hf / "model.safetensors");  // any weights: config.json is refused first
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"info", "-m", hf.string()},
+                                                 {"convert", "-m", hf.string(), "-o", (hf.parent_path() / "x.gguf").string()}}) {
+        const RunResult r = run_journey(args);
+        INFO(args[0] << ": " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains("Gemma 3n: its AltUp residual streams"));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    CHECK_FALSE(fs::exists(hf.parent_path() / "x.gguf"));
     fs::remove_all(hf.parent_path());
 }

@@ -198,8 +198,14 @@ const ArchTraits* find_arch(std::string_view name);
 const ArchTraits* find_arch(std::string_view name, bool experts);
 // The row a Hugging Face model_type belongs to (mistral -> llama), or nullptr.
 const ArchTraits* find_hf_arch(std::string_view model_type);
-// The wrapper a Hugging Face model_type names ("gemma3"), or nullptr.
-const HfWrapper* find_hf_wrapper(std::string_view model_type);
+// The wrapper a Hugging Face model_type names ("gemma3"): the row of a wrapper's model_type whose text model is text_model_type ("": its first row; the
+// rows of one model_type differ only in that and the arch, never in names), or nullptr.
+const HfWrapper* find_hf_wrapper(std::string_view model_type, std::string_view text_model_type = {});
+// "ministral3 or mistral": the text model types a wrapper's rows take, for refusals.
+std::string hf_wrapper_text_types(std::string_view model_type);
+// What a family journey knows and does not run lacks ("Gemma 3n: its AltUp ..."), by its
+// model_type or GGUF architecture; nullptr for any other name.
+const char* unsupported_family(std::string_view name);
 // "gpt2, llama, ..." / "gpt2, llama, mistral, ..., gemma3 (text only)": for refusals.
 std::string arch_names();
 std::string hf_type_names();
