@@ -26,6 +26,24 @@ class _Tok:
         for i, a in self._added.items():
             self.vocab[a.content] = i
         self.added_tokens_decoder = self._added
+        self.is_fast = True
+        self.vocab_size = len(t["model"]["vocab"])
+        stm = Path(d) / "special_tokens_map.json"
+        sp = []
+        if stm.exists():
+            for k, v in json.loads(stm.read_text()).items():
+                for e in (v if isinstance(v, list) else [v]):
+                    c = e["content"] if isinstance(e, dict) else e
+                    if c not in sp: sp.append(c)
+        if __import__("os").environ.get("STUB_SPECIAL_ADDED"):
+            for a in t.get("added_tokens", []):
+                if a.get("special") and a["content"] not in sp: sp.append(a["content"])
+        self.all_special_tokens = sp
+        self.all_special_ids = [self.vocab[c] for c in sp if c in self.vocab]
+        self._tj = t
+
+    def get_vocab(self):
+        return dict(self.vocab)
 
     def get_added_vocab(self):
         return {a.content: i for i, a in self._added.items()}
