@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "journey/decode/distribution.h"
@@ -52,13 +53,11 @@ struct Recorder : Observer {
     void observe(const Intermediate& t) override {
         const int r = row_of(out.site, t, n_layer);
         if (r < 0) return;
-        int64_t width = 1;  // this intermediate's row, from its own dims
+        int64_t width = 1;  // this intermediate's row, from its own dims (a head row: the layer's own shapes)
         for (size_t i = 1; i < t.dims.size(); ++i) width *= t.dims[i];
-        if (width != out.C || (out.site == PatchSite::head && t.dims.back() != out.D))
-            throw UsageError("--site " + std::string(patch_site_name(out.site)) + ": layer " + std::to_string(t.layer) +
-                             "'s " + std::string(t.name) + " rows are not the model's [" + std::to_string(out.C) +
-                             "] (a layer of another kind); patch another site");
-        out.rows[size_t(r)].assign(t.data, t.data + size_t(out.T) * size_t(out.C));
+        out.C[size_t(r)] = int(width);
+        out.D[size_t(r)] = out.site == PatchSite::head ? int(t.dims.back()) : 0;
+        out.rows[size_t(r)].assign(t.data, t.data + size_t(out.T) * size_t(width));
     }
 };
 
@@ -71,20 +70,26 @@ struct Patcher : Intervention {
     Patcher(const Activations& f, SiteName a, std::span<const int> p, int h = -1) : from(f), at(a), positions(p), head(h) {}
     void intervene(const Intermediate& t, float* data) override {
         if (t.name != at.name || t.layer != at.layer) return;
-        const int64_t T = t.dims[0], C = from.C;
         const int row = at.name == "resid_post" ? int(from.rows.size()) - 1 : at.layer;
+        const int64_t T = t.dims[0], C = from.C[size_t(row)], D = from.D[size_t(row)];
         for (int p : positions)
             if (p >= t.n_past && p < t.n_past + T) {
                 std::span<const float> src = from.at(row, p);
                 float* dst = data + (p - t.n_past) * C;
                 if (head >= 0) {
-                    src = src.subspan(size_t(head) * size_t(from.D), size_t(from.D));
-                    dst += int64_t{head} * from.D;
+                    src = src.subspan(size_t(head) * size_t(D), size_t(D));
+                    dst += int64_t{head} * D;
                 }
                 std::memcpy(dst, src.data(), sizeof(float) * src.size());
             }
     }
 };
+
+// Back to the cached prefix [0, n) after a patched suffix: the KV cache is cut; a hybrid's
+// recurrent state returns to the snapshot taken at n (Session::snapshot), which the caller took.
+void back_to(Session& s, int n) {
+    if (s.rewind(n) != n) throw std::logic_error("patch: the session could not return to position " + std::to_string(n));
+}
 
 double metric_of(std::span<const float> logits, TokenId target, std::optional<TokenId> contrast) {
     if (contrast) return double(logits[size_t(target)]) - double(logits[size_t(*contrast)]);
@@ -116,13 +121,15 @@ std::vector<float> record_activations(const Model& m, std::span<const TokenId> i
     const int L = m.config().n_layer;
     out.site = site;
     out.T = static_cast<int>(ids.size());
-    out.C = site == PatchSite::head ? m.config().n_head * m.config().head_dim : m.config().n_embd;
-    out.D = m.config().head_dim;
+    out.C.assign(size_t(rows_of(site, L)), 0);
+    out.D.assign(size_t(rows_of(site, L)), 0);
     out.rows.assign(size_t(rows_of(site, L)), {});
     Recorder rec(out, L);
     Session s(m, so);
     s.set_observer(&rec);
     const std::span<const float> logits = s.eval(ids);
+    for (size_t r = 0; r < out.rows.size(); ++r)
+        if (out.rows[r].empty()) throw std::logic_error("patch: the pass named no " + std::string(patch_site_name(site)) + " row " + std::to_string(r));
     return {logits.begin(), logits.end()};
 }
 
@@ -160,7 +167,11 @@ PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<
     const double span = r.clean - r.corrupted;
     const auto restored = [&](double v) { return span != 0 ? (v - r.corrupted) / span : 0.0; };
     if (opts.site == PatchSite::head) {  // layer x head, each head at every position
-        const int H = m.config().n_head;
+        const int H = from.heads(0);
+        for (int row = 0; row < r.rows; ++row)
+            if (from.heads(row) != H)
+                throw UsageError("--site head: layer " + std::to_string(row) + " has " + std::to_string(from.heads(row)) +
+                                 " heads and layer 0 " + std::to_string(H) + "; the layer x head grid needs the same count");
         r.columns = H;
         r.metric.assign(size_t(r.rows), std::vector<double>(size_t(H)));
         r.restored = r.metric;
@@ -168,6 +179,7 @@ PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<
         int first = 0;
         while (first < T - 1 && clean[size_t(first)] == corrupted[size_t(first)]) ++first;
         if (first > 0) s.eval(corrupted.first(size_t(first)));
+        s.snapshot();
         std::vector<int> every(static_cast<size_t>(T), 0);
         for (int p = 0; p < T; ++p) every[size_t(p)] = p;
         for (int row = 0; row < r.rows; ++row) {
@@ -176,7 +188,7 @@ PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<
                 s.set_intervention(&patch);
                 const double v = metric_of(s.eval(corrupted.subspan(size_t(first))), r.target, r.contrast);
                 s.set_intervention(nullptr);
-                s.rewind(first);
+                back_to(s, first);
                 r.metric[size_t(row)][size_t(h)] = v;
                 r.restored[size_t(row)][size_t(h)] = restored(v);
             }
@@ -189,12 +201,13 @@ PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<
     r.restored = r.metric;
     for (int p = 0; p < T; ++p) {  // the session holds the corrupted prompt's positions [0, p)
         const int at[1] = {p};
+        s.snapshot();
         for (int row = 0; row < r.rows; ++row) {
             Patcher patch(from, site_name(opts.site, row, L), at);
             s.set_intervention(&patch);
             const double v = metric_of(s.eval(corrupted.subspan(size_t(p))), r.target, r.contrast);
             s.set_intervention(nullptr);
-            s.rewind(p);
+            back_to(s, p);
             r.metric[size_t(row)][size_t(p)] = v;
             r.restored[size_t(row)][size_t(p)] = restored(v);
         }

@@ -16,29 +16,19 @@
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 #include "journey/trace/trace.h"
+#include "family_fixtures.h"
 
 using namespace journey;
 
 namespace {
 
-// Every family fixture in tests/data/models that journey runs (the tokenizer-only and reference
-// folders aside), with the expectation file whose first case gives the prompt's ids.
-struct Fixture {
-    const char* family;
-    const char* expect;
-};
-const Fixture kFixtures[] = {
-    {"llama3", "expect.json"},  {"qwen2", "expect.json"},    {"qwen3", "expect.json"},
-    {"smollm2", "expect.json"}, {"smollm3", "expect.json"},  {"mistral", "expect.json"},
-    {"mistral3", "expect.json"}, {"phi3", "expect.json"},    {"phi35", "expect-short.json"},
-    {"phi4-mini", "expect.json"}, {"granite", "expect.json"}, {"olmo2", "expect.json"},
-    {"rope-llama", "expect-linear.json"}, {"gpt2", "expect.json"}, {"gptneox", "expect.json"},
-    {"gemma2", "expect.json"},  {"gemma3", "expect.json"},   {"gemma4", "expect.json"},
-    {"mixtral", "expect.json"}, {"olmoe", "expect.json"},    {"qwen3moe", "expect.json"},
-    {"gpt-oss", "expect.json"}, {"qwen35", "expect.json"},   {"qwen35moe", "expect.json"},
-};
+using test::fixture_in;
+using test::kFixtures;
+using test::Fixture;
+const auto& kMoe = test::kMoeFamilies;
+const auto& kGemmaHybrid = test::kGemmaHybridFamilies;
 
-std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
+std::string dir_of(const std::string& family) { return test::fixture_dir(family); }
 
 struct Worst {
     double sum = 0, heads = 0, experts = 0;
@@ -103,22 +93,10 @@ void check(const Model& m, const std::vector<TokenId>& ids, int pos, std::option
     CHECK((a.norm == NormKind::layernorm) == (a.bias_term != 0));
 }
 
-// The fixture's HF directory and every F32 GGUF the converter made of it (rope-llama: three).
-std::vector<std::string> paths_of(const std::string& family) {
-    std::vector<std::string> paths;
-    if (std::filesystem::is_directory(dir_of(family) + "/hf")) paths.push_back(dir_of(family) + "/hf");
-    std::vector<std::string> ggufs;
-    for (const auto& e : std::filesystem::directory_iterator(dir_of(family)))
-        if (e.path().extension() == ".gguf" && e.path().stem().string().ends_with("-F32")) ggufs.push_back(e.path().string());
-    std::sort(ggufs.begin(), ggufs.end());
-    paths.insert(paths.end(), ggufs.begin(), ggufs.end());
-    return paths;
-}
-
 void check_family(const Fixture& fx) {
     const auto expect = nlohmann::json::parse(std::ifstream(dir_of(fx.family) + "/" + fx.expect));
     const auto ids = expect["cases"][0]["ids"].get<std::vector<TokenId>>();
-    const std::vector<std::string> paths = paths_of(fx.family);
+    const std::vector<std::string> paths = test::fixture_paths(fx.family);
     REQUIRE(!paths.empty());
     for (const std::string& path : paths) {
         INFO(path);
@@ -133,29 +111,22 @@ void check_family(const Fixture& fx) {
     }
 }
 
-bool in(std::string_view family, std::initializer_list<std::string_view> set) {
-    return std::find(set.begin(), set.end(), family) != set.end();
-}
-
-const std::initializer_list<std::string_view> kMoe = {"mixtral", "olmoe", "qwen3moe", "gpt-oss"};
-const std::initializer_list<std::string_view> kGemmaHybrid = {"gemma2", "gemma3", "gemma4", "qwen35", "qwen35moe"};
-
 }  // namespace
 
 // Split in three so that each case stays short; together they cover every fixture in kFixtures.
 TEST_CASE("attribution: the parts add up to the logit on every dense family, HF and GGUF", "[trace][attribution]") {
     for (const Fixture& fx : kFixtures)
-        if (!in(fx.family, kMoe) && !in(fx.family, kGemmaHybrid)) check_family(fx);
+        if (!fixture_in(fx.family, kMoe) && !fixture_in(fx.family, kGemmaHybrid)) check_family(fx);
 }
 
 TEST_CASE("attribution: the parts add up to the logit on every mixture of experts, HF and GGUF", "[trace][attribution]") {
     for (const Fixture& fx : kFixtures)
-        if (in(fx.family, kMoe)) check_family(fx);
+        if (fixture_in(fx.family, kMoe)) check_family(fx);
 }
 
 TEST_CASE("attribution: the parts add up to the logit on Gemma 2/3/4 and the hybrids, HF and GGUF", "[trace][attribution]") {
     for (const Fixture& fx : kFixtures)
-        if (in(fx.family, kGemmaHybrid)) check_family(fx);
+        if (fixture_in(fx.family, kGemmaHybrid)) check_family(fx);
 }
 
 TEST_CASE("attribution: a quantized output matrix is named, and the parts stay within 3e-3 of its logit", "[trace][attribution]") {

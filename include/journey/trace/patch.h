@@ -8,13 +8,14 @@
 //   attn   layer l's attention output, as added to the residual (attn_out)
 //   mlp    layer l's MLP output, as added to the residual (mlp_out)
 //   head   one head's output z_h (attn_z, before the output projection) at every position: the
-//          grid is then layer x head instead of layer x position
+//          grid is then layer x head instead of layer x position (a hybrid's Gated DeltaNet
+//          layer: its delta heads; a model whose layers differ in head count is refused)
 // Metric: the target's probability at the last position, or with a contrast token the logit
 // difference target - contrast. restored = (patched - corrupted) / (clean - corrupted).
 //
 // Prefix caching: a patch at position p changes nothing before p (attention is causal), so the
 // corrupted prompt's positions [0, p) are computed once and every patch at p re-runs only the
-// suffix [p, T) from the cache (Session::rewind).
+// suffix [p, T) from the cache (Session::rewind; a hybrid's recurrent state from a snapshot at p).
 #pragma once
 #include <functional>
 #include <optional>
@@ -33,16 +34,21 @@ enum class PatchSite { resid, attn, mlp, head };
 PatchSite parse_patch_site(std::string_view s);
 std::string_view patch_site_name(PatchSite s);
 
-// One activation's rows of one run: [rows][T][C] (rows: n_layer + 1 for resid, n_layer else;
-// for head, C is H*D: z of every head).
+// One activation's rows of one run: [rows][T][width of the row] (rows: n_layer + 1 for resid,
+// n_layer else). resid, attn, mlp: every row is n_embd wide. head: a row is z of every head of
+// its layer, heads x D, each layer at its own shapes (Gemma 4's global layers have wider heads; a
+// hybrid's Gated DeltaNet layers record their delta heads' outputs, ssm_v_heads x ssm_head_dim).
 struct Activations {
     PatchSite site = PatchSite::resid;
-    int T = 0, C = 0;
-    int D = 0;  // head: each head's width in a row
+    int T = 0;
+    std::vector<int> C;  // per row: its width
+    std::vector<int> D;  // per row, head: each head's width (0 elsewhere)
     std::vector<std::vector<float>> rows;
     std::span<const float> at(int row, int pos) const {
-        return {rows[size_t(row)].data() + size_t(pos) * size_t(C), size_t(C)};
+        const size_t c = size_t(C[size_t(row)]);
+        return {rows[size_t(row)].data() + size_t(pos) * c, c};
     }
+    int heads(int row) const { return D[size_t(row)] > 0 ? C[size_t(row)] / D[size_t(row)] : 0; }
 };
 
 // Runs `ids` once from an empty session, recording `site` at every layer and position; returns
