@@ -25,6 +25,7 @@ inline const Fixture kFixtures[] = {
     {"gemma2", "expect.json"},  {"gemma3", "expect.json"},   {"gemma4", "expect.json"},
     {"mixtral", "expect.json"}, {"olmoe", "expect.json"},    {"qwen3moe", "expect.json"},
     {"gpt-oss", "expect.json"}, {"qwen35", "expect.json"},   {"qwen35moe", "expect.json"},
+    {"mistral-small", "expect.json"}, {"qwen35hv", "expect.json"}, {"qwen3next", "expect.json"},
 };
 
 inline std::string fixture_dir(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
@@ -47,6 +48,6 @@ inline bool fixture_in(std::string_view family, std::initializer_list<std::strin
 
 inline const std::initializer_list<std::string_view> kMoeFamilies = {"mixtral", "olmoe", "qwen3moe", "gpt-oss"};
 inline const std::initializer_list<std::string_view> kGemmaHybridFamilies = {"gemma2", "gemma3", "gemma4", "qwen35",
-                                                                                 "qwen35moe"};
+                                                                        "qwen35moe", "qwen35hv", "qwen3next"};
 
 }  // namespace journey::test

@@ -125,7 +125,7 @@ void check_model(const Model& m, const std::vector<TokenId>& clean) {
 }
 
 // One model file per family: its F32 GGUF where the converter made one (the first, for
-// rope-llama's three), its HF directory otherwise (granite, mistral3, olmo2).
+// rope-llama's three), its HF directory otherwise (granite, mistral3, olmo2, mistral-small).
 void check_family(const test::Fixture& fx) {
     INFO(fx.family);
     const std::vector<std::string> paths = test::fixture_paths(fx.family);
@@ -150,7 +150,7 @@ TEST_CASE("patch: the invariants of activation patching on every dense family, L
     }
 }
 
-TEST_CASE("patch: the invariants of activation patching on every dense family, Phi-4-mini to GPT-NeoX", "[trace][patch]") {
+TEST_CASE("patch: the invariants of activation patching on every dense family, Phi-4-mini to GPT-NeoX and Mistral Small", "[trace][patch]") {
     bool second_half = false;
     for (const test::Fixture& fx : test::kFixtures) {
         if (std::string_view(fx.family) == "phi4-mini") second_half = true;
