@@ -117,15 +117,19 @@ TEST_CASE("matmul_tokens: Q4_K regrouped 16 rows, each row the bits of the token
     set_num_threads(threads_before);
 }
 
-// The tiles of rows x tokens (Q8_0, Q4_0: 4 x 4; F16, BF16: 2 x 3, and their smaller edges):
+// The tiles of rows x tokens (Q8_0, Q4_0: 4 x 8; F16, BF16: 3 x 2, and their smaller edges):
 // every row of every token has the bits of the portable kernel on that token alone (the
-// definition), for counts of rows and tokens that leave every edge tile, an odd number of
-// blocks a row (Q8_0's last pair half empty) and a row length that is no multiple of 64 (the
-// F16 rows' last steps masked), with either stream shape.
+// definition), for counts of rows and tokens that leave every edge tile (T = 2 .. 17: every
+// tile of 1 .. 8 tokens, alone and after whole tiles), an odd number of blocks a row (Q8_0's
+// last pair half empty) and a row length that is no multiple of 64 (the F16 rows' last steps
+// masked), with either stream shape; 403 rows: several runs of row groups for each thread
+// (matmul_quantized_tokens' chunks), the last one short.
 TEST_CASE("matmul_tokens: row x token tiles give the portable bits of each token alone", "[kernels][parallel]") {
     const int threads_before = num_threads();
-    const int64_t n_out = 23, n_in = 544;  // 5 tiles of 4 rows and 3 more; 17 blocks of 32; 8 x 64 + 32
+    const int64_t n_in = 544;  // 17 blocks of 32; 8 x 64 + 32
+    for (int64_t n_out : {23, 403})  // 23: 5 tiles of 4 rows and 3 more
     for (DType t : {DType::Q8_0, DType::Q4_0, DType::F16, DType::BF16}) {
+        INFO("rows " << n_out);
         const std::string bytes = make_weights(t, n_out, n_in);
         const Matrix W{t, reinterpret_cast<const std::byte*>(bytes.data()), n_out, n_in, Layout::Linear};
         const int T_max = 17;
@@ -139,7 +143,7 @@ TEST_CASE("matmul_tokens: row x token tiles give the portable bits of each token
             force_stream_shape(shape);
             for (int threads : {1, 2}) {
                 set_num_threads(threads);
-                for (int T : {2, 3, 4, 5, 6, 7, 8, 9, 16, 17}) {
+                for (int T : {2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17}) {
                     INFO(dtype_name(t) << ", shape " << int(shape) << ", threads " << threads << ", T " << T);
                     std::fill(got.begin(), got.end(), 0.0f);
                     matmul_tokens(got.data(), x.data(), W, T);

@@ -266,28 +266,40 @@ void dot_tile_vnni(float* out, int64_t out_stride, const std::byte* row0, size_t
         for (int t = 0; t < N; ++t) out[t * out_stride + r] = avx512::hsum16(acc[r][t]);
 }
 
-constexpr int kTileRows = 4, kTileTokens = 4;
+// 4 rows x 8 tokens (32 accumulators; GCC keeps some of the rows' unpacked pairs on the stack):
+// one core, 64 rows of 2048 in L2, ns a pair and token at 8 tokens 0.53-0.59 against 4 x 4's
+// 0.60-0.62 (whose second token tile unpacks the rows again), and 16 tokens 0.52-0.56 against
+// 0.57-0.58; 2 x 8 (0.80), 3 x 6 (0.70), 4 x 5 (0.61) ran slower (alternating, this host at load
+// average ~25, 7 Dec 02:20 UTC).
+constexpr int kTileRows = 4, kTileTokens = 8;
+
+// The tile for n (1 .. N) tokens.
+template <DType D, int R, int N = kTileTokens>
+void dot_tile_upto(int n, float* o, int64_t out_stride, const std::byte* rows, size_t row_bytes, const std::byte* tile, int64_t nb,
+                   size_t a) {
+    if constexpr (N == 1) {
+        dot_tile_vnni<D, R, 1>(o, out_stride, rows, row_bytes, tile, nb, a);
+    } else {
+        if (n == N) return dot_tile_vnni<D, R, N>(o, out_stride, rows, row_bytes, tile, nb, a);
+        dot_tile_upto<D, R, N - 1>(n, o, out_stride, rows, row_bytes, tile, nb, a);
+    }
+}
 
 // One row tile (R rows) against every token tile; its weights come from memory for the first
-// token tile and from L1 for the others.
+// token tile and from cache for the others.
 template <DType D, int R>
 void dot_row_tile_tokens(float* out, int64_t out_stride, const std::byte* rows, size_t row_bytes, const PackedTokens& p,
                          int64_t nb, size_t ahead) {
     for (int t = 0; t < p.T; t += kTileTokens) {
         const std::byte* tile = p.bytes.data() + size_t(t) * size_t(p.pairs) * 192;
         const size_t a = t == 0 ? ahead : 0;
-        float* o = out + t * out_stride;
-        switch (std::min(kTileTokens, p.T - t)) {
-            case 4: dot_tile_vnni<D, R, 4>(o, out_stride, rows, row_bytes, tile, nb, a); break;
-            case 3: dot_tile_vnni<D, R, 3>(o, out_stride, rows, row_bytes, tile, nb, a); break;
-            case 2: dot_tile_vnni<D, R, 2>(o, out_stride, rows, row_bytes, tile, nb, a); break;
-            default: dot_tile_vnni<D, R, 1>(o, out_stride, rows, row_bytes, tile, nb, a); break;
-        }
+        dot_tile_upto<D, R>(std::min(kTileTokens, p.T - t), out + t * out_stride, out_stride, rows, row_bytes, tile, nb, a);
     }
 }
 
 // Rows r0 .. r1 in tiles of kTileRows (the last rows one at a time), each asking for the rows
-// two tiles on.
+// two tiles on. (On AMD Zen the one-token rows' sequential shape, each row's lines 8 KiB on into
+// L2, ran slower here: 2 tokens 1.4-1.5 against 1.0 ns a pair and token, 8192 rows of 2048.)
 template <DType D>
 void dot_rows_tokens_vnni(float* out, int64_t out_stride, const Matrix& W, const PackedTokens& p, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));

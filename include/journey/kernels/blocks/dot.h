@@ -94,7 +94,7 @@ struct PackedTokens {
 void pack_tokens(const QuantizedActivations* xs, int T, DType w, PackedTokens& out);
 
 // The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0,
-// Q4_0 and MXFP4 in tiles of 4 rows x 4 tokens (each weight pair unpacked once for the tile's tokens, each
+// Q4_0 and MXFP4 in tiles of 4 rows x 8 tokens (each weight pair unpacked once for the tile's tokens, each
 // token's activations loaded once for its rows; `packed`: xs as pack_tokens made them for W's
 // type, else packed here), Q6_K and Q4_K regrouped 16 rows (pack_rows16) unpack each weight
 // block once for up to four tokens (sequences decoded together, prompts of Q4_K and MXFP4,
