@@ -1,4 +1,5 @@
 // journey patch: activation patching, a clean and a corrupted prompt (trace/patch.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "common.h"
 #include "escapes.h"
 #include "journey/errors.h"
+#include "journey/kernels/kernels.h"
+#include "journey/model/weights.h"
 #include "journey/text/token_display.h"
 #include "journey/trace/patch.h"
 #include "journey/trace/trace.h"
@@ -52,6 +55,30 @@ std::string fmt(const char* f, double v) {
     return buf;
 }
 
+// Grid cells at once: one per thread (-t), each thread with its own session, as many as fit in
+// half the memory free (said on stderr); at most one per position of a layer x position grid.
+int grid_threads(const Model& m, const PatchOptions& opts, int T) {
+    int n = num_threads();
+    if (opts.site != PatchSite::head) n = std::min(n, T);
+    const PatchMemory pm = patch_memory(m, T, opts.session);
+    const double mib = double(pm.bytes()) / (1024.0 * 1024.0);
+    const double budget = double(available_memory()) / 2 / (1024.0 * 1024.0);
+    std::string fewer;
+    if (budget > 0 && n > 1 && mib * n > budget) {
+        const int fit = std::max(1, int(budget / std::max(mib, 1e-9)));
+        fewer = " (-t " + std::to_string(n) + "; half the free memory, " + std::to_string(long(budget)) + " MiB, fits " +
+                std::to_string(fit) + ")";
+        n = std::min(n, fit);
+    }
+    if (!quiet()) {
+        const int ctx = pm.session.n_ctx > 0 ? pm.session.n_ctx : default_ctx(m.config());
+        std::fprintf(stderr, "patch: %d grid cell%s at a time%s, each thread a session of %d positions: %d x %.1f MiB%s\n", n,
+                     n == 1 ? "" : "s", fewer.c_str(), ctx, n, mib,
+                     pm.state_bytes > 0 ? " (KV cache, recurrent state and its snapshots)" : " of KV cache");
+    }
+    return n;
+}
+
 void run_patch_cmd(const PatchCliOptions& o) {
     if (o.clean.empty() == o.clean_ids.empty()) throw UsageError("patch: give the clean prompt: --clean TEXT or --clean-ids IDS");
     if (o.corrupted.empty() == o.corrupted_ids.empty())
@@ -70,7 +97,8 @@ void run_patch_cmd(const PatchCliOptions& o) {
     if (!o.target.empty()) opts.target = parse_target(tok, V, o.target, "--target");
     if (!o.contrast.empty()) opts.contrast = parse_target(tok, V, o.contrast, "--contrast");
 
-    std::optional<Progress> bar(std::in_place, "patch", "positions");
+    opts.parallel = grid_threads(*model, opts, int(clean.size()));
+    std::optional<Progress> bar(std::in_place, "patch", "cells");
     opts.progress = [&](int done, int total) { bar->update(size_t(done), size_t(total)); };
     const PatchResult r = run_patch(*model, clean, corrupted, opts);
     bar.reset();

@@ -10,8 +10,10 @@
 namespace journey {
 namespace {
 
-std::unordered_map<const std::byte*, Matrix> g_after;  // a matrix -> the one whose product followed
-const std::byte* g_prev = nullptr;
+// Per calling thread: threads that run passes of their own at once (patch's grid) each learn
+// their own order, and never share the map.
+thread_local std::unordered_map<const std::byte*, Matrix> g_after;  // a matrix -> the one whose product followed
+thread_local const std::byte* g_prev = nullptr;
 
 // At most this much of a product is warmed per worker (a quarter of Zen 4's L2; a GPT-2 small
 // Q8_0 worker's first chunk is 78-313 KiB, only the output projection's is larger).

@@ -81,9 +81,14 @@ void ThreadPool::work(int i) {
 
 namespace {
 std::unique_ptr<ThreadPool> g_pool;
-}
+thread_local ThreadPool* t_serial = nullptr;  // a SerialScope's pool of one on this thread
+}  // namespace
+
+SerialScope::SerialScope() : outer_(t_serial) { t_serial = &one_; }
+SerialScope::~SerialScope() { t_serial = outer_; }
 
 ThreadPool& thread_pool() {
+    if (t_serial) return *t_serial;
     if (!g_pool) g_pool = std::make_unique<ThreadPool>(1);
     return *g_pool;
 }

@@ -100,8 +100,7 @@ int Session::rewind(int n) {
 void Session::snapshot() {
     if (!has_state()) return;
     std::erase_if(snapshots_, [&](const Snapshot& s) { return s.n_past >= n_past_; });
-    constexpr size_t kKeep = 4;
-    if (snapshots_.size() >= kKeep) snapshots_.erase(snapshots_.begin());
+    if (snapshots_.size() >= size_t(kSnapshotsKept)) snapshots_.erase(snapshots_.begin());
     snapshots_.push_back({n_past_, {conv_state_.begin(), conv_state_.end()}, {ssm_state_.begin(), ssm_state_.end()}});
 }
 

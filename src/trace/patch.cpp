@@ -2,6 +2,10 @@
 #include "journey/trace/patch.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -9,6 +13,7 @@
 
 #include "journey/decode/distribution.h"
 #include "journey/errors.h"
+#include "journey/kernels/thread_pool.h"
 
 namespace journey {
 namespace {
@@ -142,6 +147,47 @@ std::vector<float> run_patched(const Model& m, std::span<const TokenId> ids, con
     return {logits.begin(), logits.end()};
 }
 
+PatchMemory patch_memory(const Model& m, int T, const SessionOptions& so) {
+    PatchMemory pm;
+    pm.session = so;
+    const int ctx = so.n_ctx > 0 ? so.n_ctx : default_ctx(m.config());
+    bool same_rope = true;  // the prompt's length picks the factors the context does
+    for (int l = 0; l < m.config().n_layer; ++l) same_rope = same_rope && m.rope_inv_freq(l, T) == m.rope_inv_freq(l, ctx);
+    if (T > 0 && T < ctx && same_rope) pm.session.n_ctx = T;
+    const Session s(m, pm.session);
+    pm.kv_bytes = s.kv_bytes_per_token() * s.n_ctx();
+    pm.state_bytes = s.state_bytes() * (1 + Session::kSnapshotsKept);
+    return pm;
+}
+
+namespace {
+
+// Runs work(i) for i in [0, n): n == 1 here, with the thread pool; else on n threads (this one
+// and n - 1 others), each running its passes alone. The first exception is rethrown here once
+// every thread has stopped; `stop` tells the others to take no more cells.
+template <class Work>
+void on_threads(int n, std::atomic<bool>& stop, const Work& work) {
+    if (n <= 1) return work(0);
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+    const auto one = [&](int i) {
+        try {
+            SerialScope serial;
+            work(i);
+        } catch (...) {
+            errors[size_t(i)] = std::current_exception();
+            stop = true;
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int i = 1; i < n; ++i) threads.emplace_back(one, i);
+    one(0);
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
 PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<const TokenId> corrupted,
                       const PatchOptions& opts) {
     if (clean.size() != corrupted.size())
@@ -161,59 +207,75 @@ PatchResult run_patch(const Model& m, std::span<const TokenId> clean, std::span<
         if (id && (*id < 0 || *id >= V)) throw UsageError("patch: token id " + std::to_string(*id) + " is outside the vocabulary");
     r.clean = metric_of(clean_logits, r.target, r.contrast);
 
-    Session s(m, opts.session);
-    r.corrupted = metric_of(s.eval(corrupted), r.target, r.contrast);
-    s.reset();
+    const SessionOptions so = patch_memory(m, T, opts.session).session;
+    r.corrupted = metric_of(Session(m, so).eval(corrupted), r.target, r.contrast);
     const double span = r.clean - r.corrupted;
     const auto restored = [&](double v) { return span != 0 ? (v - r.corrupted) / span : 0.0; };
-    if (opts.site == PatchSite::head) {  // layer x head, each head at every position
+    const bool heads = opts.site == PatchSite::head;
+    if (heads) {  // layer x head, each head at every position
         const int H = from.heads(0);
         for (int row = 0; row < r.rows; ++row)
             if (from.heads(row) != H)
                 throw UsageError("--site head: layer " + std::to_string(row) + " has " + std::to_string(from.heads(row)) +
                                  " heads and layer 0 " + std::to_string(H) + "; the layer x head grid needs the same count");
         r.columns = H;
-        r.metric.assign(size_t(r.rows), std::vector<double>(size_t(H)));
-        r.restored = r.metric;
-        // Positions before the prompts first differ are the same in both runs: computed once.
+    } else {
+        r.columns = T;
+    }
+    r.metric.assign(size_t(r.rows), std::vector<double>(size_t(r.columns)));
+    r.restored = r.metric;
+
+    // Cells are taken in order: head, (row, head) one at a time; else a position p with all its
+    // rows (they share the cached prefix [0, p)). Each thread writes only its own cells.
+    const int cells = r.rows * r.columns, units = heads ? cells : T;
+    const int n = std::clamp(opts.parallel, 1, units);
+    std::atomic<int> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex progress_mutex;
+    int done = 0;
+    const auto take = [&] { return stop ? units : next.fetch_add(1); };
+    const auto finished = [&](int k) {
+        if (!opts.progress) return;
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        opts.progress(done += k, cells);
+    };
+    const auto cell = [&](Session& s, int row, int col, std::span<const int> at, int head, int from_pos) {
+        Patcher patch(from, site_name(opts.site, row, L), at, head);
+        s.set_intervention(&patch);
+        const double v = metric_of(s.eval(corrupted.subspan(size_t(from_pos))), r.target, r.contrast);
+        s.set_intervention(nullptr);
+        back_to(s, from_pos);
+        r.metric[size_t(row)][size_t(col)] = v;
+        r.restored[size_t(row)][size_t(col)] = restored(v);
+    };
+    if (heads) {
+        // Positions before the prompts first differ are the same in both runs: computed once per thread.
         int first = 0;
         while (first < T - 1 && clean[size_t(first)] == corrupted[size_t(first)]) ++first;
-        if (first > 0) s.eval(corrupted.first(size_t(first)));
-        s.snapshot();
         std::vector<int> every(static_cast<size_t>(T), 0);
         for (int p = 0; p < T; ++p) every[size_t(p)] = p;
-        for (int row = 0; row < r.rows; ++row) {
-            for (int h = 0; h < H; ++h) {
-                Patcher patch(from, site_name(opts.site, row, L), every, h);
-                s.set_intervention(&patch);
-                const double v = metric_of(s.eval(corrupted.subspan(size_t(first))), r.target, r.contrast);
-                s.set_intervention(nullptr);
-                back_to(s, first);
-                r.metric[size_t(row)][size_t(h)] = v;
-                r.restored[size_t(row)][size_t(h)] = restored(v);
+        on_threads(n, stop, [&](int) {
+            Session s(m, so);
+            if (first > 0) s.eval(corrupted.first(size_t(first)));
+            s.snapshot();
+            for (int c; (c = take()) < units;) {
+                cell(s, c / r.columns, c % r.columns, every, c % r.columns, first);
+                finished(1);
             }
-            if (opts.progress) opts.progress(row + 1, r.rows);
-        }
+        });
         return r;
     }
-    r.columns = T;
-    r.metric.assign(size_t(r.rows), std::vector<double>(size_t(T)));
-    r.restored = r.metric;
-    for (int p = 0; p < T; ++p) {  // the session holds the corrupted prompt's positions [0, p)
-        const int at[1] = {p};
-        s.snapshot();
-        for (int row = 0; row < r.rows; ++row) {
-            Patcher patch(from, site_name(opts.site, row, L), at);
-            s.set_intervention(&patch);
-            const double v = metric_of(s.eval(corrupted.subspan(size_t(p))), r.target, r.contrast);
-            s.set_intervention(nullptr);
-            back_to(s, p);
-            r.metric[size_t(row)][size_t(p)] = v;
-            r.restored[size_t(row)][size_t(p)] = restored(v);
+    on_threads(n, stop, [&](int) {
+        Session s(m, so);
+        for (int p; (p = take()) < units;) {
+            // The cached prefix [0, p), a token at a time: the same bits whichever positions this thread took before.
+            while (s.n_past() < p) s.eval(corrupted.subspan(size_t(s.n_past()), 1), LogitsFor::last);
+            s.snapshot();
+            const int at[1] = {p};
+            for (int row = 0; row < r.rows; ++row) cell(s, row, p, at, -1, p);
+            finished(r.rows);
         }
-        s.eval(corrupted.subspan(size_t(p), 1), LogitsFor::last);  // extend the cached prefix by position p
-        if (opts.progress) opts.progress(p + 1, T);
-    }
+    });
     return r;
 }
 

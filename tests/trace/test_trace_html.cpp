@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "family_fixtures.h"
 #include "files.h"
 #include "journey/trace/provenance.h"
 #include "journey/trace/trace_html.h"
@@ -369,4 +370,62 @@ TEST_CASE("patch --html: the grid as a page, each cell the JSON's value", "[trac
     REQUIRE(!cells.empty());
     for (size_t i = 0; i < cells.size(); ++i) CHECK(std::abs(cells[i] - expect[i]) <= 1e-12 * (1 + std::abs(expect[i])));
     fs::remove_all(dir);
+}
+
+// The attribution view of families with parts of their own: Gemma 4's per-layer-input branch
+// (a `ple` column) and Qwen3.5-MoE's shared expert (a `shared expert` column beside the routed
+// experts); every such cell, rendered by Chromium, carries the JSON's part.
+TEST_CASE("trace --attribute --html: Gemma 4's per-layer inputs and Qwen3.5-MoE's shared expert in the page",
+          "[trace][html][chromium][attribution]") {
+    struct Family {
+        const char* name;
+        const char* field;   // the JSON's part, per layer
+        const char* column;  // the table's header
+        const char* title;   // each cell's hover text: "layer L <title>: value"
+    };
+    for (const Family f : {Family{"gemma4", "ple", "ple", "per-layer input"},
+                           Family{"qwen35moe", "shared_expert", "shared expert", "shared expert"}}) {
+        INFO(f.name);
+        const std::vector<std::string> paths = fixture_paths(f.name);
+        REQUIRE(!paths.empty());
+        const auto expect = nlohmann::json::parse(std::ifstream(fixture_dir(f.name) + "/expect.json"));
+        std::string ids;
+        for (const auto& id : expect["cases"][0]["ids"]) ids += (ids.empty() ? "" : ",") + std::to_string(id.get<int>());
+        char tmpl[] = "/tmp/journey-attrhtml-XXXXXX";
+        const fs::path dir = mkdtemp(tmpl);
+        const fs::path page = dir / "trace.html";
+        auto r = run_journey({"trace", "-m", paths.back(), "--ids", ids, "--attribute", "--format", "json", "-t", "1",
+                              "--html", page.string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        const nlohmann::json layers = nlohmann::json::parse(r.out).at("attribution").at("layers");
+        size_t parts = 0;
+        for (const auto& l : layers) parts += !l[f.field].is_null();
+        REQUIRE(parts > 0);  // the family has the part at all
+        if (!fs::exists(kChromium)) {
+            WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
+            fs::remove_all(dir);
+            return;
+        }
+        const fs::path dom = dir / "dom.html";
+        const std::string log = chromium(dir, page, "--dump-dom", dom);
+        INFO(log);
+        CHECK(log.find("CONSOLE") == std::string::npos);
+        const std::string rendered = slurp(dom);
+        CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
+        CHECK_THAT(rendered, Contains(std::string("<th>") + f.column + "</th>"));
+        size_t seen = 0;
+        for (const auto& l : layers) {
+            if (l[f.field].is_null()) continue;
+            const std::string key = "layer " + std::to_string(l["layer"].get<int>()) + " " + f.title + ": ";
+            const size_t at = rendered.find(key);
+            INFO(key);
+            REQUIRE(at != std::string::npos);
+            const double v = l[f.field].get<double>();
+            CHECK(std::abs(std::stod(rendered.substr(at + key.size(), 40)) - v) <= 1e-12 * (1 + std::abs(v)));
+            ++seen;
+        }
+        CHECK(seen == parts);
+        fs::remove_all(dir);
+    }
 }

@@ -48,4 +48,20 @@ private:
 ThreadPool& thread_pool();
 void resize_thread_pool(int n_threads);
 
+// While one lives, thread_pool() on this thread is a pool of one: every parallel loop of a pass
+// this thread runs, it runs alone. For work shared out across threads at a coarser grain than
+// the loops (patch's grid cells, each a whole pass on its own thread); the kernels give the same
+// bits at any thread count, so a pass run this way is bit for bit the pass at -t N.
+class SerialScope {
+public:
+    SerialScope();
+    ~SerialScope();
+    SerialScope(const SerialScope&) = delete;
+    SerialScope& operator=(const SerialScope&) = delete;
+
+private:
+    ThreadPool one_{1};
+    ThreadPool* outer_;
+};
+
 }  // namespace journey

@@ -86,8 +86,9 @@ public:
     // caller evaluates the rest again.
     int rewind(int n);
     // Hybrid models: remembers the recurrent state at n_past() (a chat turn's end) so that a
-    // later rewind can return to it; the KV cache needs none. A few of the latest are kept.
+    // later rewind can return to it; the KV cache needs none. The latest kSnapshotsKept are kept.
     void snapshot();
+    static constexpr int kSnapshotsKept = 4;
     bool has_state() const { return !rec_slot_.empty() && model_.config().n_recurrent() > 0; }
     // The memory a session keeps: KV cache bytes per position (full-attention layers) and the
     // fixed recurrent state (conv + delta-rule state of the linear-attention layers).

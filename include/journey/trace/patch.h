@@ -16,6 +16,12 @@
 // Prefix caching: a patch at position p changes nothing before p (attention is causal), so the
 // corrupted prompt's positions [0, p) are computed once and every patch at p re-runs only the
 // suffix [p, T) from the cache (Session::rewind; a hybrid's recurrent state from a snapshot at p).
+//
+// In parallel (PatchOptions::parallel): the cells are shared out among threads, each with its own
+// session and running its passes alone (SerialScope), taking positions in order as it finishes
+// the last; each thread extends its cached prefix a token at a time, as one thread does, so every
+// cell has the same bits whichever thread runs it and however many there are. Memory: one
+// session per thread, each holding the prompt's T positions only (patch_memory).
 #pragma once
 #include <functional>
 #include <optional>
@@ -67,8 +73,23 @@ struct PatchOptions {
     std::optional<TokenId> target;    // default: the clean run's top-1
     std::optional<TokenId> contrast;  // metric: logit difference target - contrast
     SessionOptions session;
-    std::function<void(int, int)> progress;  // (positions done, T); may be empty
+    // Grid cells run at once, each thread with its own session (patch_memory); 1: one after
+    // another, each pass using the thread pool (-t). The grid is the same bits at any count.
+    int parallel = 1;
+    std::function<void(int, int)> progress;  // (cells done, cells); may be empty; called from one thread at a time
 };
+
+// What each thread of the grid keeps: a session of the prompt's T positions (not the model's
+// context: Llama 3.2 1B's KV cache is 256 MiB at 4096 positions, 12.5 MiB at 200), unless the
+// context chooses the rotary factors (LongRoPE beyond its original context), where the session
+// keeps the context asked for; a hybrid's recurrent state and its snapshots beside it.
+struct PatchMemory {
+    SessionOptions session;    // the grid's sessions
+    int64_t kv_bytes = 0;      // KV cache, n_ctx positions
+    int64_t state_bytes = 0;   // recurrent state and up to Session::kSnapshotsKept snapshots
+    int64_t bytes() const { return kv_bytes + state_bytes; }
+};
+PatchMemory patch_memory(const Model& m, int T, const SessionOptions& so = {});
 
 struct PatchResult {
     PatchSite site = PatchSite::resid;
