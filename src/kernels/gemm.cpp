@@ -140,15 +140,16 @@ JOURNEY_AVX512 inline void store_transposed(float* panel, const float (*dq)[256]
     }
 }
 
-// Q4_K regrouped 16 rows at a time (pack_rows16): a group's super-block is one contiguous
-// 2304 bytes, put back into its 16 blocks as stored, then dequantized and transposed as below
-// (the same values, so the same bits as from the mapping; the mapping's pages stay unread).
-// Panels start at multiples of 64 and such a W has whole groups of 16 rows.
+// Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): a group's super-block is one
+// contiguous 2304 or 3360 bytes, put back into its 16 blocks as stored, then dequantized and
+// transposed as below (the same values, so the same bits as from the mapping; the mapping's pages
+// stay unread). Panels start at multiples of 64 and such a W has whole groups of 16 rows.
 JOURNEY_AVX512 void pack_panel_rows16(float* panel, const Matrix& W, int64_t o0, int64_t nc, float (*dq)[256]) {
     constexpr int64_t kSuper = 256, kAhead = 2;
-    constexpr size_t kGroupBlock = 16 * 144;
+    constexpr size_t kStride = 256;  // room for one block of either type
+    const size_t block_bytes = dtype_bytes(W.dtype, uint64_t(kSuper)), kGroupBlock = 16 * block_bytes;
     const int64_t n_in = W.n_in(), nsb = n_in / kSuper;
-    alignas(64) unsigned char blocks[16][144];
+    alignas(64) std::byte blocks[16 * kStride];
     for (int64_t c0 = 0; c0 < kNB; c0 += 16) {
         if (c0 >= nc) {  // outputs past nc: 0
             for (int64_t i = 0; i < n_in; ++i) std::fill(panel + i * kNB + c0, panel + i * kNB + c0 + 16, 0.0f);
@@ -158,8 +159,9 @@ JOURNEY_AVX512 void pack_panel_rows16(float* panel, const Matrix& W, int64_t o0,
         for (int64_t k = 0; k < nsb; ++k) {
             if (k + kAhead < nsb)
                 for (size_t b = 0; b < kGroupBlock; b += 64) prefetch(group + static_cast<size_t>(k + kAhead) * kGroupBlock + b);
-            unpack_rows16_block(group + static_cast<size_t>(k) * kGroupBlock, blocks);
-            for (int c = 0; c < 16; ++c) dequantize_blocks_avx512(W.dtype, blocks[c], dq[c], 1);
+            unpack_rows16_block(W.dtype, group + static_cast<size_t>(k) * kGroupBlock, blocks, kStride);
+            for (int c = 0; c < 16; ++c)
+                dequantize_blocks_avx512(W.dtype, reinterpret_cast<const unsigned char*>(blocks + c * kStride), dq[c], 1);
             store_transposed(panel, dq, kSuper, k * kSuper, c0);
         }
     }

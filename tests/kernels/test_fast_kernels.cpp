@@ -226,7 +226,7 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
     for (auto [dtype, n_in, n_out, T] : {Case{DType::Q8_0, 64, 70, 7}, {DType::Q8_0, 160, 129, 3}, {DType::Q8_0, 288, 40, 7},
                                          {DType::Q4_0, 64, 70, 7}, {DType::Q4_0, 160, 129, 3}, {DType::Q5_0, 288, 70, 7},
                                          {DType::Q4_K, 256, 70, 7}, {DType::Q4_K, 768, 129, 3}, {DType::Q4_K, 512, 144, 5}, {DType::Q5_K, 512, 70, 7},
-                                         {DType::Q6_K, 256, 70, 7}, {DType::Q6_K, 768, 40, 13}, {DType::Q3_K, 256, 70, 7}}) {
+                                         {DType::Q6_K, 256, 70, 7}, {DType::Q6_K, 768, 40, 13}, {DType::Q6_K, 512, 144, 5}, {DType::Q3_K, 256, 70, 7}}) {
         const std::vector<float> f = random_vector(static_cast<size_t>(n_in * n_out), 23);
         const size_t row_bytes = dtype_bytes(dtype, static_cast<uint64_t>(n_in));
         std::vector<std::byte> bytes(row_bytes * static_cast<size_t>(n_out));
@@ -242,7 +242,7 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
         INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T << " (kernels: " << kernel_isa() << ")");
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
-        if (can_pack_rows16(W)) {  // Q4_K regrouped 16 rows (blocks/dot.h): prompts read the copy, same bits
+        if (can_pack_rows16(W)) {  // Q4_K and Q6_K regrouped 16 rows (blocks/dot.h): prompts read the copy, same bits
             std::vector<std::byte> packed(rows16_bytes(W));
             pack_rows16(W, packed.data());
             Matrix P = W;

@@ -88,11 +88,12 @@ TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][
 // Q4_K regrouped 16 rows (pack_rows16, as loaded): the several-token kernel unpacks each group's
 // weights once for up to four tokens; every row keeps the bits of the token alone (T = 1..9 takes
 // the groups of 4, 2 and 1).
-TEST_CASE("matmul_tokens: Q4_K regrouped 16 rows, each row the bits of the token alone", "[kernels][parallel]") {
+TEST_CASE("matmul_tokens: Q4_K and Q6_K regrouped 16 rows, each row the bits of the token alone", "[kernels][parallel]") {
     const int threads_before = num_threads();
     const int64_t n_out = 80, n_in = 768;  // 5 groups of 16 rows, 3 super-blocks a row
-    const std::string bytes = make_weights(DType::Q4_K, n_out, n_in);
-    Matrix W{DType::Q4_K, reinterpret_cast<const std::byte*>(bytes.data()), n_out, n_in, Layout::Linear};
+    for (DType type : {DType::Q4_K, DType::Q6_K}) {
+    const std::string bytes = make_weights(type, n_out, n_in);
+    Matrix W{type, reinterpret_cast<const std::byte*>(bytes.data()), n_out, n_in, Layout::Linear};
     REQUIRE(can_pack_rows16(W));
     std::vector<std::byte> packed(rows16_bytes(W));
     pack_rows16(W, packed.data());
@@ -102,7 +103,7 @@ TEST_CASE("matmul_tokens: Q4_K regrouped 16 rows, each row the bits of the token
         for (int threads : {1, 2, 3}) {
             set_num_threads(threads);
             for (int T : {2, 3, 4, 7, 9}) {
-                INFO("portable " << portable << ", threads " << threads << ", T " << T);
+                INFO(dtype_name(type) << ", portable " << portable << ", threads " << threads << ", T " << T);
                 std::vector<float> x(size_t(T * n_in)), got(size_t(T * n_out)), alone(static_cast<size_t>(n_out));
                 for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.13f * float(i)) + 0.07f * float(i % 11);
                 matmul_tokens(got.data(), x.data(), W, T);
@@ -112,6 +113,7 @@ TEST_CASE("matmul_tokens: Q4_K regrouped 16 rows, each row the bits of the token
                 }
             }
         }
+    }
     }
     force_portable_kernels(false);
     set_num_threads(threads_before);

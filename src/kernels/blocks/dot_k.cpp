@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 #include <immintrin.h>
 
 #include "journey/kernels/blocks/layout.h"
@@ -178,7 +179,8 @@ JOURNEY_VNNI inline int32_t sum16_i32(__m512i v) {
     return sum4_i32(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
 }
 
-constexpr size_t kRows16Block = 16 * 144;  // a super-block of 16 Q4_K rows (pack_rows16)
+constexpr size_t kRows16Block = 16 * 144;    // a super-block of 16 Q4_K rows (pack_rows16)
+constexpr size_t kRows16BlockQ6 = 16 * 210;  // a super-block of 16 Q6_K rows
 
 // The layout of pack_rows16 (blocks/dot.h), once: f(offset in the group's super-block, offset in
 // row r's block, bytes) for each piece of that block.
@@ -190,6 +192,30 @@ void rows16_pieces(int r, F&& f) {
     for (int c = 0; c < 4; ++c)
         for (int j = 0; j < 8; ++j) f(256 + 64 * (8 * c + j) + 4 * r, 16 + 32 * c + 4 * j, 4);  // quant words
 }
+
+// Q6_K's: d; the 16 scales as 4 words; then per half h and word j of its qh (q = 8h + j) the
+// three words whose bits make elements 128h + 4j + {0, 32, 64, 96} .. +3: ql[64h + 4j],
+// ql[64h + 32 + 4j], qh[32h + 4j].
+template <typename F>
+void rows16_pieces_q6(int r, F&& f) {
+    f(2 * r, 208, 2);                                                    // d
+    for (int v = 0; v < 4; ++v) f(32 + 64 * v + 4 * r, 192 + 4 * v, 4);  // scale words
+    for (int h = 0; h < 2; ++h)
+        for (int j = 0; j < 8; ++j) {
+            const int at = 288 + 192 * (8 * h + j) + 4 * r;
+            f(at, 64 * h + 4 * j, 4);
+            f(at + 64, 64 * h + 32 + 4 * j, 4);
+            f(at + 128, 128 + 32 * h + 4 * j, 4);
+        }
+}
+
+template <typename F>
+void rows16_pieces_of(DType t, int r, F&& f) {
+    if (t == DType::Q6_K) rows16_pieces_q6(r, f);
+    else rows16_pieces(r, f);
+}
+
+size_t rows16_block_bytes(DType t) { return t == DType::Q6_K ? kRows16BlockQ6 : kRows16Block; }
 
 // Q4_K: chunk c's 64 elements are the low then the high nibbles of 32 bytes (sub-blocks 2c and
 // 2c+1). Q5_K (kFive): plus bits 2c and 2c+1 of qh[32] as their fifth bits.
@@ -306,6 +332,62 @@ JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, int64_t out_stride, const std
     for (int t = 0; t < N; ++t) _mm512_storeu_ps(out + t * out_stride, _mm512_sub_ps(acc[t], accm[t]));
 }
 
+// Q6_K, 16 rows side by side (pack_rows16): per half h and word j, three vectors of 16 rows ×
+// 4 bytes (two of ql, one of qh) make the 6-bit values of 4 elements in each of 4 sub-blocks;
+// vpdpbusd takes each against 4 of x's quants broadcast. Each sub-block's 16 sums then lose 32 ·
+// x's sum over it and take their scales (vpmulld), exactly dot_row_portable_q6's integer sum per
+// row, and the float work is one fma per super-block for 16 rows: no sums across lanes, no scale
+// permutes.
+JOURNEY_VNNI void dot_rows16_q6_k_vnni(float* out, const std::byte* group, const QuantizedActivations& x) {
+    __m512 acc = _mm512_setzero_ps();
+    const __m512i lo4 = _mm512_set1_epi8(0x0f), b45 = _mm512_set1_epi8(0x30);
+    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16BlockQ6);
+        ask_ahead<kRows16BlockQ6>(b);
+        const int8_t* qx = x.q.data() + k * kSuper;
+        const int16_t* s16 = x.sum16.data() + k * 16;
+        __m512i sc[4];
+        for (int v = 0; v < 4; ++v) sc[v] = _mm512_loadu_si512(b + 32 + 64 * v);
+        __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+            for (int jj = 0; jj < 2; ++jj) {
+                __m512i t[4];
+                for (int m = 0; m < 4; ++m) t[m] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+                for (int j = 4 * jj; j < 4 * jj + 4; ++j) {
+                    const unsigned char* p = b + 288 + 192 * (8 * h + j);
+                    const __m512i A = _mm512_loadu_si512(p), B = _mm512_loadu_si512(p + 64), H = _mm512_loadu_si512(p + 128);
+                    const __m512i e0 = _mm512_ternarylogic_epi32(_mm512_and_si512(A, lo4), _mm512_maskz_slli_epi32(0xFFFF, H, 4), b45, 0xF8);
+                    const __m512i e1 = _mm512_ternarylogic_epi32(_mm512_and_si512(B, lo4), _mm512_maskz_slli_epi32(0xFFFF, H, 2), b45, 0xF8);
+                    const __m512i e2 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, A, 4), lo4), H, b45, 0xF8);
+                    const __m512i e3 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, B, 4), lo4),
+                                                                 _mm512_maskz_srli_epi32(0xFFFF, H, 2), b45, 0xF8);
+                    const int8_t* xo = qx + 128 * h + 4 * j;
+                    int32_t x0, x1, x2, x3;
+                    std::memcpy(&x0, xo, 4);
+                    std::memcpy(&x1, xo + 32, 4);
+                    std::memcpy(&x2, xo + 64, 4);
+                    std::memcpy(&x3, xo + 96, 4);
+                    t[0] = _mm512_dpbusd_epi32(t[0], e0, _mm512_set1_epi32(x0));
+                    t[1] = _mm512_dpbusd_epi32(t[1], e1, _mm512_set1_epi32(x1));
+                    t[2] = _mm512_dpbusd_epi32(t[2], e2, _mm512_set1_epi32(x2));
+                    t[3] = _mm512_dpbusd_epi32(t[3], e3, _mm512_set1_epi32(x3));
+                }
+                for (int m = 0; m < 4; ++m) {  // sub-block s: elements 16s .. 16s+15
+                    const int s = 8 * h + jj + 2 * m;
+                    const __m512i scale = _mm512_maskz_srai_epi32(0xFFFF, _mm512_maskz_slli_epi32(0xFFFF, sc[s / 4], unsigned(24 - 8 * (s % 4))), 24);
+                    const __m512i d = _mm512_sub_epi32(t[m], _mm512_set1_epi32(32 * int32_t(s16[s])));
+                    isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(d, scale));
+                }
+            }
+        const __m512 d = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(d, _mm512_set1_ps(x.d[size_t(k)])), acc);
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
 // Q6_K: half h of the super-block (elements 128h .. 128h+127) is ql[64h .. 64h+63], low nibbles
 // for elements 0-63 and high nibbles for 64-127 of it, with two bits each from qh[32h .. 32h+31]
 // (bits 0-1 / 2-3 for the low nibbles of bytes 0-31 / 32-63, bits 4-5 / 6-7 for the high).
@@ -394,6 +476,11 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
         for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q45_k_vnni<false>(W.data + size_t(r0) * row_bytes, x);
         for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q4_k_vnni<1>(out + r0, 0, W.rows16 + size_t(r0 / 16) * group_bytes, &x);
     }
+    if (fast && W.rows16 && W.dtype == DType::Q6_K) {
+        const size_t group_bytes = 16 * row_bytes;
+        for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q6_k_vnni(W.data + size_t(r0) * row_bytes, x);
+        for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q6_k_vnni(out + r0, W.rows16 + size_t(r0 / 16) * group_bytes, x);
+    }
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
         switch (W.dtype) {
@@ -408,8 +495,22 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
                        int64_t r1, bool fast) {
     if (fast && W.dtype == DType::Q6_K) {
         const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+        // Regrouped rows (pack_rows16): each group's 16 rows put back as stored, once per call,
+        // into this thread's buffer (the mapping's pages stay unread).
+        thread_local std::vector<std::byte> t_rows;
+        const std::byte* unpacked = nullptr;
+        if (W.rows16 && t_rows.size() < 16 * row_bytes) t_rows.resize(16 * row_bytes);
         for (int64_t r = r0; r < r1; ++r) {
             const std::byte* row = W.data + size_t(r) * row_bytes;
+            if (W.rows16) {
+                const std::byte* g = W.rows16 + size_t(r / 16) * 16 * row_bytes;
+                if (g != unpacked) {
+                    for (int64_t k = 0; k < W.cols / kSuper; ++k)
+                        unpack_rows16_block(W.dtype, g + size_t(k) * kRows16BlockQ6, t_rows.data() + size_t(k) * 210, row_bytes);
+                    unpacked = g;
+                }
+                row = t_rows.data() + size_t(r % 16) * row_bytes;
+            }
             int t = 0;  // only the first pass over the row reads memory: it asks ahead
             for (; t + 4 <= T; t += 4) dot_row_q6_k_tokens_vnni<4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
             for (; t + 2 <= T; t += 2) dot_row_q6_k_tokens_vnni<2>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
@@ -432,29 +533,30 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
 }
 
 bool can_pack_rows16(const Matrix& W) {
-    return W.dtype == DType::Q4_K && W.layout == Layout::Linear && W.data && W.rows > 0 && W.rows % 16 == 0 &&
-           W.cols > 0 && W.cols % kSuper == 0;
+    return (W.dtype == DType::Q4_K || W.dtype == DType::Q6_K) && W.layout == Layout::Linear && W.data && W.rows > 0 &&
+           W.rows % 16 == 0 && W.cols > 0 && W.cols % kSuper == 0;
 }
 
 size_t rows16_bytes(const Matrix& W) { return dtype_bytes(W.dtype, uint64_t(W.cols)) * size_t(W.rows); }
 
 void pack_rows16(const Matrix& W, std::byte* dst) {
-    if (!can_pack_rows16(W)) throw std::invalid_argument("pack_rows16: needs Q4_K, Linear, rows a multiple of 16");
+    if (!can_pack_rows16(W)) throw std::invalid_argument("pack_rows16: needs Q4_K or Q6_K, Linear, rows a multiple of 16");
     const int64_t nsb = W.cols / kSuper;
-    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols)), block_bytes = row_bytes / size_t(nsb);
+    const size_t group_block = rows16_block_bytes(W.dtype);
     for (int64_t g = 0; g < W.rows / 16; ++g)
         for (int64_t k = 0; k < nsb; ++k) {
-            std::byte* o = dst + size_t(g * nsb + k) * kRows16Block;
+            std::byte* o = dst + size_t(g * nsb + k) * group_block;
             for (int r = 0; r < 16; ++r) {
-                const std::byte* b = W.data + size_t(16 * g + r) * row_bytes + size_t(k) * 144;
-                rows16_pieces(r, [&](int at, int from, int n) { std::memcpy(o + at, b + from, size_t(n)); });
+                const std::byte* b = W.data + size_t(16 * g + r) * row_bytes + size_t(k) * block_bytes;
+                rows16_pieces_of(W.dtype, r, [&](int at, int from, int n) { std::memcpy(o + at, b + from, size_t(n)); });
             }
         }
 }
 
-void unpack_rows16_block(const std::byte* o, unsigned char (*blocks)[144]) {
+void unpack_rows16_block(DType t, const std::byte* o, std::byte* blocks, size_t stride) {
     for (int r = 0; r < 16; ++r)
-        rows16_pieces(r, [&](int at, int from, int n) { std::memcpy(blocks[r] + from, o + at, size_t(n)); });
+        rows16_pieces_of(t, r, [&](int at, int from, int n) { std::memcpy(blocks + size_t(r) * stride + size_t(from), o + at, size_t(n)); });
 }
 
 }  // namespace journey

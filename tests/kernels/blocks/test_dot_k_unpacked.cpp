@@ -150,13 +150,14 @@ TEST_CASE("matmul: one-token products of every block type split over the pool wi
     }
 }
 
-TEST_CASE("dot_rows, Q4_K regrouped 16 rows at a time (pack_rows16): the same bits as the rows as stored",
+TEST_CASE("dot_rows, Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): the same bits as the rows as stored",
           "[quant][quant_dot][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
-    const BlockFields& L = kTypes[0];
-    REQUIRE(L.t == DType::Q4_K);
+    for (size_t type : {size_t(0), size_t(2)})
     for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 256}, {48, 768}, {64, 2048}}) {
-        INFO(rows << " rows of " << n);
+        const BlockFields& L = kTypes[type];
+        REQUIRE((L.t == DType::Q4_K || L.t == DType::Q6_K));
+        INFO(dtype_name(L.t) << ", " << rows << " rows of " << n);
         const KRows W = random_k_rows(L, rows, n, 23);
         REQUIRE(can_pack_rows16(W.m));
         REQUIRE(rows16_bytes(W.m) == W.bytes.size());
@@ -196,8 +197,8 @@ TEST_CASE("dot_rows, Q4_K regrouped 16 rows at a time (pack_rows16): the same bi
     CHECK_FALSE(can_pack_rows16(odd.m));
     std::vector<std::byte> out(odd.bytes.size());
     CHECK_THROWS_AS(pack_rows16(odd.m, out.data()), std::invalid_argument);
-    for (int t : {1, 2}) {  // Q5_K, Q6_K: not regrouped
-        const KRows other = random_k_rows(kTypes[size_t(t)], 16, 256, 41);
-        CHECK_FALSE(can_pack_rows16(other.m));
-    }
+    const KRows other = random_k_rows(kTypes[1], 16, 256, 41);  // Q5_K: not regrouped
+    CHECK_FALSE(can_pack_rows16(other.m));
+    const KRows odd6 = random_k_rows(kTypes[2], 24, 256, 43);
+    CHECK_FALSE(can_pack_rows16(odd6.m));
 }

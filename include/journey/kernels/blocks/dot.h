@@ -112,13 +112,20 @@ bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portabl
 // row as three arrays of 16 words (word j, bytes 4j .. 4j+3, of row r at 64 + 64j + 4r), then
 // word j of chunk c (qs[32c .. 32c+31]) of row r at 256 + 64 (8c + j) + 4r.
 // The same bytes as the rows, rearranged: W.rows16 then serves dot_rows (same bits).
-// (Q6_K regrouped the same way measured within the noise of its rows as stored, 23-33 tok/s
-// either way on Llama 3.2 1B, for twice the memory; it is not done.)
-bool can_pack_rows16(const Matrix& W);  // Q4_K, Linear, rows a multiple of 16
+// Q6_K the same way, its group's super-block 3360 bytes at (g · cols/256 + k) · 3360: d[16]
+// (halves), the 16 scale bytes of each row as four arrays of 16 words (word v of row r at 32 +
+// 64v + 4r), then per half h and word j (q = 8h + j) three arrays of 16 words at 288 + 192q: ql
+// word 16h + j, ql word 16h + 8 + j, qh word 8h + j (row r's at + 4r): the bits of elements
+// 128h + 4j + {0, 32, 64, 96} .. +3. (Tried once before as a plain transpose of the rows and
+// measured within the noise on Llama 3.2 1B; with lanes as rows the one-token dot has no sums
+// across lanes and no scale permutes.)
+// The same bytes as the rows, rearranged: W.rows16 then serves dot_rows (same bits).
+bool can_pack_rows16(const Matrix& W);  // Q4_K or Q6_K, Linear, rows a multiple of 16
 size_t rows16_bytes(const Matrix& W);   // = the matrix's own size
 void pack_rows16(const Matrix& W, std::byte* dst);
-// The inverse for one group's super-block: its 16 rows' blocks as stored (144 bytes each), so
-// that prompts (gemm.cpp's panels) read the regrouped copy and the mapping's pages stay unread.
-void unpack_rows16_block(const std::byte* group_block, unsigned char (*blocks)[144]);
+// The inverse for one group's super-block: its 16 rows' blocks as stored (144 or 210 bytes,
+// row r's at blocks + r · stride), so that prompts (gemm.cpp's panels) and the several-token Q6_K
+// dots read the regrouped copy and the mapping's pages stay unread.
+void unpack_rows16_block(DType t, const std::byte* group_block, std::byte* blocks, size_t stride);
 
 }  // namespace journey
