@@ -352,7 +352,8 @@ const HfName qwen35moe_hf[] = {
 const MoeTraits qwen35moe_moe = {.gating = MoeGating::softmax_topk, .norm_topk = true, .hf_norm_key = nullptr, .experts_ff = false, .shared_expert = true};
 // Qwen3-Next (80B-A3B): Qwen3.5-MoE's layers, its own checkpoint layout (no wrapper, no M-RoPE: plain
 // NEOX rope on a quarter of each head): the mixer's q|k|v|z and b|a projections fused and grouped
-// per key head (in_proj_qkvz, in_proj_ba), experts one tensor each, value heads grouped per key
+// per key head (in_proj_qkvz, in_proj_ba), experts one tensor each (or fused, [E, 2 FE, C] and
+// [E, C, FE], as transformers 5 saves them: both read, as llama.cpp's converter), value heads grouped per key
 // head in GGUF too (llama.cpp's converter reorders none). Its GGUF stores q|k|v and z apart
 // (attn_qkv, attn_gate; early files the fused ssm_in) and b|a fused (ssm_ba). transformers'
 // Qwen3NextConfig defaults partial_rotary_factor 0.25 and norm_topk_prob true (it honours the key;
@@ -360,7 +361,7 @@ const MoeTraits qwen35moe_moe = {.gating = MoeGating::softmax_topk, .norm_topk =
 const char* const qwen3next_types[] = {"qwen3_next"};
 const Tensor qwen3next_tensors[] = {tok_embd, output_norm, attn_norm, attn_q_gate, attn_k, attn_v, attn_q_norm, attn_k_norm,
                                     attn_out, ffn_norm_post_attn, ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps,
-                                    ffn_gate_inp_shexp, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp,
+                                    ffn_gate_up_exps_cat, ffn_gate_inp_shexp, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp,
                                     ssm_qkv, ssm_gate, ssm_qkvz, ssm_ba, ssm_conv1d, ssm_dt, ssm_a, ssm_norm, ssm_out};
 const HfName qwen3next_hf[] = {
     {tok_embd, "model.embed_tokens.weight"}, {output_norm, "model.norm.weight"}, {output, "lm_head.weight"},
@@ -374,6 +375,8 @@ const HfName qwen3next_hf[] = {
     {ffn_gate_exps, "model.layers.{}.mlp.experts.{e}.gate_proj.weight"},
     {ffn_up_exps, "model.layers.{}.mlp.experts.{e}.up_proj.weight"},
     {ffn_down_exps, "model.layers.{}.mlp.experts.{e}.down_proj.weight"},
+    {ffn_gate_up_exps_cat, "model.layers.{}.mlp.experts.gate_up_proj"},  // transformers 5 saves them fused
+    {ffn_down_exps, "model.layers.{}.mlp.experts.down_proj"},
     {ffn_gate_inp_shexp, "model.layers.{}.mlp.shared_expert_gate.weight"},
     {ffn_gate_shexp, "model.layers.{}.mlp.shared_expert.gate_proj.weight"},
     {ffn_up_shexp, "model.layers.{}.mlp.shared_expert.up_proj.weight"},

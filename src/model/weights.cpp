@@ -162,6 +162,24 @@ const ExpertRole* expert_role_of(Tensor t) {
     return nullptr;
 }
 
+// Whether the architecture row names the experts' matrices both one tensor per expert ("{e}")
+// and stacked (Qwen3-Next: its checkpoints, and transformers 5's fused gate_up_proj / down_proj).
+bool hf_experts_both_ways(const ArchTraits& traits) {
+    bool per = false, stacked = false;
+    for (const HfName& n : traits.hf_names) {
+        const ExpertRole* r = expert_role_of(n.tensor);
+        if (!r || !r->m) continue;
+        (std::string_view(n.name).find("{e}") != std::string_view::npos ? per : stacked) = true;
+    }
+    return per && stacked;
+}
+// The row's HF name of an expert role, stacked (no "{e}") or one tensor per expert.
+const char* hf_expert_name(const ArchTraits& traits, Tensor t, bool stacked) {
+    for (const HfName& n : traits.hf_names)
+        if (n.tensor == t && (std::string_view(n.name).find("{e}") == std::string_view::npos) == stacked) return n.name;
+    return "";
+}
+
 const Role& role_of(Tensor t) {
     for (const Role& r : roles)
         if (r.tensor == t) return r;
@@ -323,11 +341,30 @@ public:
         return Vector{copy.data(), n};
     }
 
+    // Whether the file holds an HF name pattern's tensor of this layer (expert 0's for a
+    // per-expert name), without counting it as used.
+    bool present(const char* pattern, int layer) const {
+        const std::string name = expert0(with_layer(pattern, layer));
+        if (wrapper_) return renamed_.count(name) > 0;
+        for (std::string_view p : {std::string_view(), hf_optional_prefix})
+            if (file_.find(std::string(p) + name)) return true;
+        return false;
+    }
+    static std::string expert0(std::string name) {
+        const size_t at = name.find("{e}");
+        return at == std::string::npos ? name : name.replace(at, 3, "0");
+    }
+
     // ---- Mixture of experts: one layer's experts, E views per role, from per-expert tensors
     // (an HF name with "{e}") or from a stacked [E, out, in] tensor (GGUF; HF gpt-oss, whose
-    // matrices are [E, in, out]). A role the format stores otherwise has no name there.
+    // matrices are [E, in, out]). A role the format stores otherwise has no name there. A row
+    // that names both ways (Qwen3-Next: one tensor per expert as its checkpoints, or fused as
+    // transformers 5 saves them) takes the way the file stores; a role whose names are all
+    // absent is left to the other way, and the end checks that one way gave every expert.
     void bind_experts(LayerWeights& lw, int layer, const ArchTraits& traits) {
         const int64_t E = config_.n_expert;
+        const bool both_ways = file_.format == "safetensors" && hf_experts_both_ways(traits);
+        bool cat = false;  // (both_ways) the layer's gate and up matrices fused in one tensor
         for (Tensor tensor : traits.tensors) {
             const ExpertRole* r = expert_role_of(tensor);
             if (!r) continue;
@@ -336,8 +373,13 @@ public:
             Layout layout = Layout::Linear;
             if (file_.format == "safetensors") {
                 pattern = nullptr;
-                for (const HfName& n : traits.hf_names)
-                    if (n.tensor == tensor) pattern = n.name, layout = n.layout;
+                for (const HfName& n : traits.hf_names) {
+                    if (n.tensor != tensor) continue;
+                    if (both_ways && pattern && present(pattern, layer)) break;  // the way the file stores
+                    pattern = n.name, layout = n.layout;
+                }
+                if (both_ways && pattern && !present(pattern, layer)) continue;  // stored the other way, or missing
+                cat = cat || (pattern && tensor == Tensor::ffn_gate_up_exps_cat);
             }
             if (!pattern) continue;
             const std::string name = with_layer(pattern, layer);
@@ -389,6 +431,17 @@ public:
         }
         const Experts& x = lw.experts;
         const bool split = !x.gate.empty() && !x.up.empty(), fused = !x.gate_up.empty();
+        const std::pair<decltype(&x.gate), Tensor> by_role[] = {
+            {&x.gate, Tensor::ffn_gate_exps}, {&x.up, Tensor::ffn_up_exps}, {&x.down, Tensor::ffn_down_exps}};
+        if (both_ways)
+            for (const auto& [v, t] : by_role) {
+                if (v->empty())  // named the way the layer's other experts are stored
+                    fail(expert0(with_layer(hf_expert_name(traits, cat && t != Tensor::ffn_down_exps ? Tensor::ffn_gate_up_exps_cat : t, cat), layer)),
+                         "is missing");
+                if (int64_t(v->size()) != E)
+                    fail(with_layer(hf_expert_name(traits, Tensor::ffn_gate_up_exps_cat, true), layer),
+                         "stores experts the layer also stores one tensor per expert");
+            }
         if (!lw.moe_router || x.down.empty() || split == fused)
             fail(with_layer(gguf_tensor(Tensor::ffn_gate_inp).name, layer), "and the experts' gate, up and down matrices must all be given");
     }

@@ -532,3 +532,80 @@ TEST_CASE("convert: a layer missing an expert is refused, naming it", "[convert]
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("Qwen3-Next with its experts fused as transformers 5 saves them reads and converts as the per-expert directory",
+          "[convert][moe][hybrid]") {
+    // transformers 5 holds Qwen3-Next's experts fused (mlp.experts.gate_up_proj [E, 2F, C], each
+    // expert's gate rows then its up rows; mlp.experts.down_proj [E, C, F]); llama.cpp's converter
+    // (Qwen2MoeModel.modify_tensors) reads both layouts, and from this fused stand-in writes the
+    // fixture's qwen3next-F32.gguf byte for byte (checked with de3ff81's convert_hf_to_gguf.py).
+    const fs::path per_expert = hf_dir("qwen3next");
+    const fs::path dir = temp_dir() / "convert-qwen3next-fused" / "hf";
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(per_expert))
+        if (e.path().filename() != "model.safetensors") fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing);
+    const ModelFile src = read_safetensors(per_expert / "model.safetensors");
+    const int64_t E = nlohmann::json::parse(std::ifstream(per_expert / "config.json"))["num_experts"].get<int64_t>();
+    auto bytes = [&](const std::string& name) {
+        const TensorInfo* t = src.find(name);
+        REQUIRE(t);
+        return std::string(reinterpret_cast<const char*>(t->data), t->nbytes);
+    };
+    // Every decoder layer's experts fused (the MTP head's stay per-expert: set aside either way);
+    // mixed: layer 0's kept per-expert too; drop_down: layer 2's fused down_proj left out.
+    auto write = [&](bool mixed, bool drop_down) {
+        std::vector<FakeTensor> ts;
+        for (const auto& [name, t] : src.tensors) {
+            const bool expert = name.starts_with("model.layers.") && name.find(".mlp.experts.") != std::string::npos;
+            if (!expert || (mixed && name.starts_with("model.layers.0."))) ts.push_back({name, "BF16", t.shape, {}, bytes(name)});
+        }
+        for (int l = 0; l < 4; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".mlp.experts.";
+            const TensorInfo* g0 = src.find(p + "0.gate_proj.weight");
+            const TensorInfo* d0 = src.find(p + "0.down_proj.weight");
+            REQUIRE(g0);
+            REQUIRE(d0);
+            FakeTensor gu{p + "gate_up_proj", "BF16", {E, 2 * g0->shape[0], g0->shape[1]}, {}, {}};
+            FakeTensor dn{p + "down_proj", "BF16", {E, d0->shape[0], d0->shape[1]}, {}, {}};
+            for (int64_t e = 0; e < E; ++e) {
+                const std::string x = p + std::to_string(e) + ".";
+                gu.raw += bytes(x + "gate_proj.weight") + bytes(x + "up_proj.weight");
+                dn.raw += bytes(x + "down_proj.weight");
+            }
+            ts.push_back(gu);
+            if (!(drop_down && l == 2)) ts.push_back(dn);
+        }
+        std::sort(ts.begin(), ts.end(), [](const FakeTensor& a, const FakeTensor& b) { return a.name < b.name; });
+        write_safetensors(dir / "model.safetensors", ts);
+    };
+    write(false, false);
+    {
+        // read exactly: the same weights, the same logits bit for bit
+        const auto a = Model::load(per_expert, LoadOptions{.tokenizer = false});
+        const auto b = Model::load(dir, LoadOptions{.tokenizer = false});
+        const std::vector<TokenId> ids = case_ids("qwen3next");
+        Session sa(*a), sb(*b);
+        const auto la = sa.eval(ids, LogitsFor::all);
+        const std::vector<float> va(la.begin(), la.end());
+        const auto lb = sb.eval(ids, LogitsFor::all);
+        REQUIRE(va.size() == lb.size());
+        CHECK(std::equal(va.begin(), va.end(), lb.begin()));
+    }
+    // converted: llama.cpp's file
+    const fs::path ours = dir.parent_path() / "qwen3next-f32.gguf";
+    const RunResult r = run_journey({"convert", "-m", dir.string(), "-o", ours.string(), "--type", "f32"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const fs::path theirs = fs::path(data_dir()) / "models" / "qwen3next" / "qwen3next-F32.gguf";
+    const bool same = slurp(ours) == slurp(theirs);
+    CHECK(same);
+    if (!same) explain_difference(ours, theirs);
+    // a layer storing its experts both ways, or one fused matrix missing: refused by name
+    write(true, false);
+    CHECK_THROWS_WITH(Model::load(dir, LoadOptions{.tokenizer = false}),
+                      Catch::Contains("'model.layers.0.mlp.experts.gate_up_proj' stores experts the layer also stores one tensor per expert"));
+    write(false, true);
+    CHECK_THROWS_WITH(Model::load(dir, LoadOptions{.tokenizer = false}),
+                      Catch::Contains("'model.layers.2.mlp.experts.down_proj' is missing"));
+    fs::remove_all(dir.parent_path());
+}

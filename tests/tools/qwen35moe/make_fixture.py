@@ -1,16 +1,16 @@
-# Tiny random-weight Qwen3.5-MoE (Qwen3_5MoeForConditionalGeneration) HF directory.
-import json, struct, sys, os, shutil
-import numpy as np, torch
+# Tiny random-weight Qwen3.5-MoE (Qwen3_5MoeForConditionalGeneration) HF directory, standing in for
+# Qwen/Qwen3.5-35B-A3B: the shared qwen35 fixture's config.json turned MoE, its tokenizer files;
+# experts fused as transformers 5 stores them.
+# Usage: /usr/bin/python3 make_fixture.py OUT   (tests/data/README.md, models/qwen35moe/)
+import json, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from hybrid_standin import StandIn, QWEN35_HF, copy_tokenizer, write_config
 out = sys.argv[1]
-seed = 1207
-os.makedirs(out, exist_ok=True)
-rng = np.random.default_rng(seed)
 C, L, H, HKV, D = 64, 4, 4, 1, 32
 HK, HV, S, K = 4, 4, 16, 4
 E, TOPK, FE, FS = 8, 2, 16, 32
 V = 512
-src = '/work/shared/fixtures/models/qwen35/hf'
-cfg = json.load(open(f'{src}/config.json'))
+cfg = json.load(open(f'{QWEN35_HF}/config.json'))
 t = cfg['text_config']
 for k in ['intermediate_size']:
     t.pop(k)
@@ -29,78 +29,16 @@ cfg['model_type'] = 'qwen3_5_moe'
 cfg['tie_word_embeddings'] = False
 cfg['vision_config']['model_type'] = 'qwen3_5_moe'
 cfg['vision_config']['out_hidden_size'] = C
-json.dump(cfg, open(f'{out}/config.json', 'w'), indent=2)
-for f in ['generation_config.json', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']:
-    shutil.copy(f'{src}/{f}', f'{out}/{f}')
+write_config(cfg, out)
+copy_tokenizer(QWEN35_HF, out)
 
-tensors = []
-def add(name, shape, std=0.05, mean=0.0, kind='normal'):
-    if kind == 'normal':
-        a = rng.normal(mean, std, size=shape)
-    elif kind == 'alog':
-        a = np.log(rng.uniform(1, 16, size=shape))
-    tensors.append((name, torch.tensor(a, dtype=torch.float32).to(torch.bfloat16)))
-def norm(name, n):  # zero-centred (1 + w)
-    add(name, (n,), std=0.1)
-CH = 2 * HK * S + HV * S
-def moe(p):
-    add(f'{p}.mlp.gate.weight', (E, C), std=0.3)
-    add(f'{p}.mlp.experts.gate_up_proj', (E, 2 * FE, C), std=0.08)
-    add(f'{p}.mlp.experts.down_proj', (E, C, FE), std=0.08)
-    add(f'{p}.mlp.shared_expert.gate_proj.weight', (FS, C), std=0.08)
-    add(f'{p}.mlp.shared_expert.up_proj.weight', (FS, C), std=0.08)
-    add(f'{p}.mlp.shared_expert.down_proj.weight', (C, FS), std=0.08)
-    add(f'{p}.mlp.shared_expert_gate.weight', (1, C), std=0.2)
-def attn(p):
-    add(f'{p}.self_attn.q_proj.weight', (2 * H * D, C), std=0.08)
-    add(f'{p}.self_attn.k_proj.weight', (HKV * D, C), std=0.08)
-    add(f'{p}.self_attn.v_proj.weight', (HKV * D, C), std=0.08)
-    add(f'{p}.self_attn.o_proj.weight', (C, H * D), std=0.08)
-    norm(f'{p}.self_attn.q_norm.weight', D)
-    norm(f'{p}.self_attn.k_norm.weight', D)
-add('model.language_model.embed_tokens.weight', (V, C), std=0.5)
-for l in range(L):
-    p = f'model.language_model.layers.{l}'
-    norm(f'{p}.input_layernorm.weight', C)
-    if t['layer_types'][l] == 'linear_attention':
-        add(f'{p}.linear_attn.in_proj_qkv.weight', (CH, C), std=0.08)
-        add(f'{p}.linear_attn.in_proj_z.weight', (HV * S, C), std=0.08)
-        add(f'{p}.linear_attn.in_proj_b.weight', (HV, C), std=0.08)
-        add(f'{p}.linear_attn.in_proj_a.weight', (HV, C), std=0.08)
-        add(f'{p}.linear_attn.conv1d.weight', (CH, 1, K), std=0.3)
-        add(f'{p}.linear_attn.dt_bias', (HV,), std=0.5, mean=1.0)
-        add(f'{p}.linear_attn.A_log', (HV,), kind='alog')
-        add(f'{p}.linear_attn.norm.weight', (S,), std=0.1, mean=1.0)
-        add(f'{p}.linear_attn.out_proj.weight', (C, HV * S), std=0.08)
-    else:
-        attn(p)
-    norm(f'{p}.post_attention_layernorm.weight', C)
-    moe(p)
-norm('model.language_model.norm.weight', C)
-add('lm_head.weight', (V, C), std=0.08)
-p = 'mtp.layers.0'
-norm(f'{p}.input_layernorm.weight', C)
-attn(p)
-norm(f'{p}.post_attention_layernorm.weight', C)
-moe(p)
-add('mtp.fc.weight', (C, 2 * C), std=0.08)
-norm('mtp.norm.weight', C)
-norm('mtp.pre_fc_norm_embedding.weight', C)
-norm('mtp.pre_fc_norm_hidden.weight', C)
-
-header, off, blobs = {}, 0, []
-for name, x in tensors:
-    b = x.view(torch.int16).numpy().tobytes()
-    header[name] = {'dtype': 'BF16', 'shape': list(x.shape), 'data_offsets': [off, off + len(b)]}
-    off += len(b)
-    blobs.append(b)
-header['__metadata__'] = {'format': 'pt'}
-h = json.dumps(header, separators=(',', ':')).encode()
-h += b' ' * ((8 - len(h) % 8) % 8)
-with open(f'{out}/model.safetensors', 'wb') as f:
-    f.write(struct.pack('<Q', len(h)))
-    f.write(h)
-    for b in blobs:
-        f.write(b)
-n = sum(x.numel() for _, x in tensors)
-print('params', n, 'bytes', off)
+w = StandIn(1207)
+attn = lambda p: w.attn(p, C, H, HKV, D)
+moe = lambda p: w.moe(p, C, E, FE, FS, fused=True)
+w.add('model.language_model.embed_tokens.weight', (V, C), std=0.5)
+w.layers('model.language_model', t['layer_types'][:L], C, attn,
+         lambda p: w.gdn(p, C, HK, HV, S, S, K, ba_std=0.08), moe)
+w.norm('model.language_model.norm.weight', C)
+w.add('lm_head.weight', (V, C), std=0.08)
+w.mtp(C, attn, moe)
+w.save(out)
