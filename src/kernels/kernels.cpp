@@ -1,3 +1,4 @@
+#include "journey/kernels/gemm_f32.h"
 #include "journey/kernels/kernels.h"
 
 #include <algorithm>

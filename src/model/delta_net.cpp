@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "journey/kernels/gemm_f32.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/thread_pool.h"
 

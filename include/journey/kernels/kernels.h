@@ -52,13 +52,6 @@ struct Product {
 // prompt_kernels), one after another.
 void matmul_many(std::span<const Product> products, bool prompt_kernels = false);
 
-// c[M, N] = alpha · op(a) · op(b) + beta · c, row-major floats (op(a) [M, K], op(b) [K, N]; ta / tb:
-// a / b stored transposed), leading dimensions lda, ldb, ldc, computed in the calling thread
-// (OpenBLAS at one thread): the small products inside one task of a parallel loop (the Gated
-// DeltaNet's chunks, one head per task), whose bits then do not depend on the thread count.
-void gemm_f32(bool ta, bool tb, int M, int N, int K, float alpha, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float beta, float* c, int64_t ldc);
-
 // out[C] = row `row` of E, converted to float (embedding lookup).
 void embedding_row(float* out, const Matrix& E, int64_t row);
 
