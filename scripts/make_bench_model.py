@@ -38,6 +38,15 @@ TYPES (e.g. Q4_K_M,Q8_0 or MXFP4_MOE) then runs --llama-quantize on it into
 OUT_DIR/<shape>-<type>.gguf (lower case) and, with --drop-f16, removes the F16 file:
     scripts/make_bench_model.py /tmp/bench-moe --shape qwen3-30b-a3b --quantize Q4_K_M,Q8_0 \
         --llama-quantize LLAMA_BIN/llama-quantize --drop-f16
+
+A hybrid the same way (GGUF only): --shape qwen3.5-0.8b, Qwen3.5-0.8B's layers (width 1024,
+Gated DeltaNet 16 key and 16 value heads of 128 with conv 4, full attention 8 heads and 2 kv heads
+of 256 with the output gate in attn_q and q/k norms, rope on 64 dims with M-RoPE sections
+11/11/10, ffn 3584, vocabulary 248320, tied embeddings; no MTP head), 12 of its 24 layers (every
+4th full attention, as the real 3 linear : 1 full), arch qwen35 as llama.cpp's converter writes it
+(conv taps and 1-D tensors F32):
+    scripts/make_bench_model.py /tmp/bench-hyb --shape qwen3.5-0.8b --quantize Q8_0,Q4_K_M \
+        --llama-quantize LLAMA_BIN/llama-quantize
 """
 import argparse
 import os
@@ -113,7 +122,7 @@ def gguf_kv(key, vtype, value):
         out += struct.pack("<IQ", etype, len(items))
         if etype == T_STR:
             return out + b"".join(gguf_str(x) for x in items)
-        return out + np.asarray(items, dtype={T_I32: "<i4", T_U32: "<u4", T_F32: "<f4"}[etype]).tobytes()
+        return out + np.asarray(items, dtype={T_I32: "<i4", T_U32: "<u4", T_F32: "<f4", T_BOOL: "?"}[etype]).tobytes()
     return out + struct.pack({T_U32: "<I", T_I32: "<i", T_F32: "<f", T_BOOL: "<?"}[vtype], value)
 
 
@@ -408,6 +417,95 @@ def moe_specs(s):
     yield "output_norm.weight", (C,), None
 
 
+# ---- Hybrids: Qwen3.5-0.8B's layers (Gated DeltaNet + gated full attention) -------------------
+HYBRID_SHAPES = {
+    "qwen3.5-0.8b": dict(arch="qwen35", layers=12, real_layers=24, embd=1024, heads=8, kv=2, head_dim=256,
+                         ff=3584, k_heads=16, v_heads=16, state=128, conv=4, interval=4, rot=64,
+                         sections=[11, 11, 10, 0], vocab=248320, ctx=262144, theta=1e7, eps=1e-6),
+}
+
+
+def hybrid_specs(s):
+    """(GGUF name, numpy shape, std / None for a norm gain / 'a', 'dt', 'conv'), in llama.cpp's
+    converter's order for qwen35 (tied embeddings, no MTP head): every interval-th layer full."""
+    C, H, KV, D, F, V = s["embd"], s["heads"], s["kv"], s["head_dim"], s["ff"], s["vocab"]
+    Hk, Hv, S, K = s["k_heads"], s["v_heads"], s["state"], s["conv"]
+    yield "token_embd.weight", (V, C), 0.02
+    for i in range(s["layers"]):
+        p = f"blk.{i}."
+        yield p + "attn_norm.weight", (C,), None
+        if (i + 1) % s["interval"]:  # Gated DeltaNet
+            yield p + "ssm_a", (Hv,), "a"
+            yield p + "ssm_conv1d.weight", (2 * Hk * S + Hv * S, K), "conv"
+            yield p + "ssm_dt.bias", (Hv,), "dt"
+            yield p + "ssm_alpha.weight", (Hv, C), 0.02
+            yield p + "ssm_beta.weight", (Hv, C), 0.02
+            yield p + "attn_qkv.weight", (2 * Hk * S + Hv * S, C), 0.02
+            yield p + "attn_gate.weight", (Hv * S, C), 0.02
+            yield p + "ssm_norm.weight", (S,), None
+            yield p + "ssm_out.weight", (C, Hv * S), 0.02
+        yield p + "ffn_down.weight", (C, F), 0.02
+        yield p + "ffn_gate.weight", (F, C), 0.02
+        yield p + "ffn_up.weight", (F, C), 0.02
+        yield p + "post_attention_norm.weight", (C,), None
+        if not (i + 1) % s["interval"]:  # full attention, q_proj holding [q | gate] per head
+            yield p + "attn_k_norm.weight", (D,), None
+            yield p + "attn_k.weight", (KV * D, C), 0.02
+            yield p + "attn_output.weight", (C, H * D), 0.02
+            yield p + "attn_q_norm.weight", (D,), None
+            yield p + "attn_q.weight", (2 * H * D, C), 0.02
+            yield p + "attn_v.weight", (KV * D, C), 0.02
+    yield "output_norm.weight", (C,), None
+
+
+def hybrid_tensor(seed, index, shape, std):
+    rng = np.random.default_rng([seed, index])
+    if std == "a":  # -exp(A_log), A_log = log(U(1, 16)) as the checkpoint's initialisation
+        return -rng.uniform(1, 16, shape).astype(np.float32)
+    if std == "dt":
+        return (1 + rng.standard_normal(shape, dtype=np.float32) * 0.5).astype(np.float32)
+    if std == "conv":
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(0.3)
+    return moe_tensor(seed, index, shape, std)
+
+
+def write_gguf_hybrid(path, name, s, seed, root):
+    a = s["arch"]
+    kvs = [
+        gguf_kv("general.architecture", T_STR, a),
+        gguf_kv("general.name", T_STR, f"{name}-bench-f16"),
+        gguf_kv("general.file_type", T_U32, FILE_TYPE["f16"]),
+        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
+        gguf_kv(f"{a}.block_count", T_U32, s["layers"]),
+        gguf_kv(f"{a}.context_length", T_U32, s["ctx"]),
+        gguf_kv(f"{a}.embedding_length", T_U32, s["embd"]),
+        gguf_kv(f"{a}.feed_forward_length", T_U32, s["ff"]),
+        gguf_kv(f"{a}.attention.head_count", T_U32, s["heads"]),
+        gguf_kv(f"{a}.attention.head_count_kv", T_U32, s["kv"]),
+        gguf_kv(f"{a}.rope.dimension_sections", T_ARR, (T_I32, s["sections"])),
+        gguf_kv(f"{a}.rope.freq_base", T_F32, s["theta"]),
+        gguf_kv(f"{a}.attention.layer_norm_rms_epsilon", T_F32, s["eps"]),
+        gguf_kv(f"{a}.attention.key_length", T_U32, s["head_dim"]),
+        gguf_kv(f"{a}.attention.value_length", T_U32, s["head_dim"]),
+        gguf_kv(f"{a}.ssm.conv_kernel", T_U32, s["conv"]),
+        gguf_kv(f"{a}.ssm.state_size", T_U32, s["state"]),
+        gguf_kv(f"{a}.ssm.group_count", T_U32, s["k_heads"]),
+        gguf_kv(f"{a}.ssm.time_step_rank", T_U32, s["v_heads"]),
+        gguf_kv(f"{a}.ssm.inner_size", T_U32, s["v_heads"] * s["state"]),
+        gguf_kv(f"{a}.attention.recurrent_layers", T_ARR,
+                (T_BOOL, [bool((i + 1) % s["interval"]) for i in range(s["layers"])])),
+        gguf_kv(f"{a}.full_attention_interval", T_U32, s["interval"]),
+        gguf_kv(f"{a}.rope.dimension_count", T_U32, s["rot"]),
+        gguf_kv("general.quantization_version", T_U32, 2),
+    ]
+    kvs += gpt2_tokenizer_kvs(root, s["vocab"])
+    # 1-D tensors and the conv taps in F32, as the converter writes them
+    entries = [(n, shape, GGML_F32 if std == "conv" else gguf_type(shape, "f16"),
+                lambda i=i, shape=shape, std=std: hybrid_tensor(seed, i, shape, std))
+               for i, (n, shape, std) in enumerate(hybrid_specs(s))]
+    write_gguf_file(path, kvs, entries)
+
+
 def moe_tensor(seed, index, shape, std):
     rng = np.random.default_rng([seed, index])
     if std is None:  # a norm gain
@@ -462,9 +560,11 @@ def write_gguf_moe(path, name, s, seed, root):
 
 
 def make_moe(args, root):
-    s = dict(MOE_SHAPES[args.shape])
+    """The GGUF-only shapes (mixtures of experts, hybrids): the F16 file, then llama-quantize's."""
+    hybrid = args.shape in HYBRID_SHAPES
+    s = dict((HYBRID_SHAPES if hybrid else MOE_SHAPES)[args.shape])
     if args.layers: s["layers"] = args.layers
-    specs = list(moe_specs(s))
+    specs = list((hybrid_specs if hybrid else moe_specs)(s))
     n_params = sum(int(np.prod(shape)) for _, shape, _ in specs)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -473,7 +573,7 @@ def make_moe(args, root):
     targets = [out / f"{args.shape}-{t.lower()}.gguf" for t in types]
     if not f16.exists() or not targets or not all(t.exists() for t in targets):
         if not f16.exists():
-            write_gguf_moe(f16, args.shape, s, args.seed, root)
+            (write_gguf_hybrid if hybrid else write_gguf_moe)(f16, args.shape, s, args.seed, root)
         print(f"{f16}: {n_params} parameters ({s['layers']} of {s['real_layers']} layers), f16", flush=True)
     for t, path in zip(types, targets):
         if path.exists():
@@ -494,14 +594,14 @@ def main():
     ap.add_argument("--dtypes", default="f32,f16,bf16", help="safetensors directories ('' for none)")
     ap.add_argument("--gguf", default="f32,f16,q8_0", help="GGUF files ('' for none)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--shape", default="gpt2-small", choices=["gpt2-small", "llama-3.2-1b", *MOE_SHAPES])
-    ap.add_argument("--layers", type=int, default=0, help="mixtures of experts: layers to write (default 6 / 4)")
+    ap.add_argument("--shape", default="gpt2-small", choices=["gpt2-small", "llama-3.2-1b", *MOE_SHAPES, *HYBRID_SHAPES])
+    ap.add_argument("--layers", type=int, default=0, help="mixtures of experts, hybrids: layers to write (default 6 / 4 / 12)")
     ap.add_argument("--quantize", default="", help="mixtures of experts: llama-quantize types (Q4_K_M,Q8_0,MXFP4_MOE)")
     ap.add_argument("--llama-quantize", default="", help="path of llama-quantize for --quantize")
     ap.add_argument("--drop-f16", action="store_true", help="remove the F16 file once quantized")
     args = ap.parse_args()
     root = Path(__file__).resolve().parent.parent
-    if args.shape in MOE_SHAPES:
+    if args.shape in MOE_SHAPES or args.shape in HYBRID_SHAPES:
         return make_moe(args, root)
     if args.shape == "llama-3.2-1b":
         return make_llama(args, root)

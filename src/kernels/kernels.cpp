@@ -1,3 +1,4 @@
+#include "journey/kernels/gemm_f32.h"
 #include "journey/kernels/kernels.h"
 
 #include <algorithm>
@@ -43,6 +44,12 @@ void blas_one_thread() {
 }
 
 int num_threads() { return thread_pool().size(); }
+
+void gemm_f32(bool ta, bool tb, int M, int N, int K, float alpha, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float beta, float* c, int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
 
 const char* blas_core_override() {
     if (std::getenv("OPENBLAS_CORETYPE")) return nullptr;

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "journey/kernels/gemm_f32.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/thread_pool.h"
 
@@ -21,25 +22,68 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }  // ggml's threshold
 
+// The row loops below sum in 16 lanes so that they vectorise (a tail beyond a multiple of 16 in
+// lane 0), then the lanes pairwise: l += l+8, +4, +2, +1.
+float reduce16(float* a) {
+    for (int s = 8; s >= 1; s /= 2)
+        for (int l = 0; l < s; ++l) a[l] += a[l + s];
+    return a[0];
+}
+
 float dot(const float* a, const float* b, int n) {
-    float s = 0.0f;
-    for (int i = 0; i < n; ++i) s += a[i] * b[i];
-    return s;
+    float acc[16] = {};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += a[i + l] * b[i + l];
+    for (; i < n; ++i) acc[0] += a[i] * b[i];
+    return reduce16(acc);
+}
+
+// row *= decay; returns row · k (the decayed row's)
+float scale_dot(float* row, float decay, const float* k, int n) {
+    float acc[16] = {};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += (row[i + l] *= decay) * k[i + l];
+    for (; i < n; ++i) acc[0] += (row[i] *= decay) * k[i];
+    return reduce16(acc);
+}
+
+// row += d k; returns row · q (the updated row's)
+float axpy_dot(float* row, float d, const float* k, const float* q, int n) {
+    float acc[16] = {};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += (row[i + l] += d * k[i + l]) * q[i + l];
+    for (; i < n; ++i) acc[0] += (row[i] += d * k[i]) * q[i];
+    return reduce16(acc);
 }
 
 // Causal depthwise conv1d over the channels, K taps, then SiLU: x[T, CH] in place. The inputs
 // before the first token are the state's K-1 rows, which become the last K-1 inputs after it.
+// Channels in ranges, one per task (a channel's bits do not depend on the range).
 void causal_conv(float* x, int T, int64_t CH, int K, const float* taps, float* state) {
     const int64_t keep = K - 1;
     std::vector<float> in(static_cast<size_t>((keep + T) * CH));  // [K-1 + T][CH]: the state, then x
+    std::vector<float> tap(static_cast<size_t>(K * CH));         // [K][CH]: taps[ch][i] transposed
+    for (int64_t ch = 0; ch < CH; ++ch)
+        for (int i = 0; i < K; ++i) tap[size_t(i * CH + ch)] = taps[ch * K + i];
     std::memcpy(in.data(), state, sizeof(float) * static_cast<size_t>(keep * CH));
     std::memcpy(in.data() + keep * CH, x, sizeof(float) * static_cast<size_t>(int64_t{T} * CH));
-    for (int t = 0; t < T; ++t)
-        for (int64_t ch = 0; ch < CH; ++ch) {
-            float s = 0.0f;  // llama.cpp's ssm_conv: taps in order, oldest input first
-            for (int i = 0; i < K; ++i) s += in[static_cast<size_t>((t + i) * CH + ch)] * taps[ch * K + i];
-            x[int64_t{t} * CH + ch] = silu(s);
+    auto range = [&](int64_t c0, int64_t c1) {
+        for (int t = 0; t < T; ++t) {
+            float* y = x + int64_t{t} * CH;
+            for (int64_t ch = c0; ch < c1; ++ch) y[ch] = 0.0f;
+            for (int i = 0; i < K; ++i) {  // llama.cpp's ssm_conv: taps in order, oldest input first
+                const float* src = in.data() + (t + i) * CH;
+                const float* w = tap.data() + i * CH;
+                for (int64_t ch = c0; ch < c1; ++ch) y[ch] += src[ch] * w[ch];
+            }
+            for (int64_t ch = c0; ch < c1; ++ch) y[ch] = silu(y[ch]);
         }
+    };
+    if (T == 1) range(0, CH);
+    else thread_pool().run([&](int i, int n) { range(CH * i / n / 16 * 16, i + 1 == n ? CH : CH * (i + 1) / n / 16 * 16); });
     std::memcpy(state, in.data() + int64_t{T} * CH, sizeof(float) * static_cast<size_t>(keep * CH));
 }
 
@@ -66,9 +110,9 @@ struct Head {
 
 float frobenius(const float* state, int S) { return std::sqrt(dot(state, state, S * S)); }
 
-// One token at a time: state = exp(g) state; d = beta (v - state k); state += d kᵀ; o = state q.
+// One token at a time: state = exp(g) state; d = beta (v - state k); state += d kᵀ; o = state q,
+// one state row (value index j) at a time, each read twice while in L1.
 void recurrent(const Head& h, int T, int S, float* state) {
-    std::vector<float> d(static_cast<size_t>(S));
     for (int t = 0; t < T; ++t) {
         const float* q = h.q + t * h.stride;
         const float* k = h.k + t * h.stride;
@@ -77,97 +121,96 @@ void recurrent(const Head& h, int T, int S, float* state) {
         float* o = h.o + t * h.ostride;
         for (int j = 0; j < S; ++j) {
             float* row = state + int64_t{j} * S;
-            for (int i = 0; i < S; ++i) row[i] *= decay;
-            d[size_t(j)] = (v[j] - dot(row, k, S)) * beta;
-        }
-        for (int j = 0; j < S; ++j) {
-            float* row = state + int64_t{j} * S;
-            for (int i = 0; i < S; ++i) row[i] += d[size_t(j)] * k[i];
-            o[j] = dot(row, q, S);
+            const float d = (v[j] - scale_dot(row, decay, k, S)) * beta;
+            o[j] = axpy_dot(row, d, k, q, S);
         }
         if (h.state_norm) h.state_norm[int64_t{t} * h.Hv] = frobenius(state, S);
     }
 }
 
-// Chunks of n <= kDeltaChunk tokens. With G_t = exp(cumulative g within the chunk) and S0 the
-// state at the chunk's start, the delta rule's new values u_s (state_s = g_s state_{s-1} + u_s k_sᵀ)
-// solve the unit lower-triangular system u_s + sum_{r<s} beta_s (G_s/G_r)(k_s·k_r) u_r =
-// beta_s v_s - beta_s G_s S0 k_s: forward substitution on [beta v | beta G k] gives W and Kcd,
-// and u_s = W_s - S0 Kcd_s. Then o_t = G_t S0 q_t + sum_{s<=t} (G_t/G_s)(k_s·q_t) u_s, and the
-// state at the chunk's end is G_n S0 + sum_s (G_n/G_s) u_s k_sᵀ.
+// Chunks of n <= kDeltaChunk tokens, as matrix products (gemm_f32, in this head's task). With
+// G_t = exp(cumulative g within the chunk), D_ts = G_t/G_s (s <= t) and S0 the state at the
+// chunk's start, the delta rule's new values u_s (state_s = g_s state_{s-1} + u_s k_sᵀ) solve the
+// unit lower-triangular system u_s + sum_{r<s} A_sr u_r = beta_s v_s - beta_s G_s S0 k_s,
+// A_sr = beta_s D_sr (k_s·k_r): with T = (I + A)^-1 (forward substitution on the n x n matrix),
+// [W | Kcd] = T [beta v | beta G k] and U = W - Kcd S0ᵀ. Then the outputs
+// O = diag(G) Q S0ᵀ + (D ∘ Q Kᵀ, lower triangle) U, and the state at the chunk's end
+// G_n S0 + Uᵀ diag(D_ns) K. (llama.cpp's build_delta_net_chunking, in the same steps.)
 void chunked(const Head& h, int T, int S, float* state) {
     const int CS = kDeltaChunk;
-    const size_t SS = size_t(S);
-    std::vector<float> gc(static_cast<size_t>(CS)), X(size_t(CS) * 2 * SS), U(size_t(CS) * SS), kq(size_t(CS) * CS);
+    const int64_t S2 = 2 * int64_t{S};
+    const size_t CC = size_t(CS) * CS, CX = size_t(CS) * size_t(S2);
+    std::vector<float> gc(static_cast<size_t>(CS)), D(CC), KK(CC), KQ(CC), Ti(CC), B(CX), X(CX);
     for (int t0 = 0; t0 < T; t0 += CS) {
         const int n = std::min(CS, T - t0);
-        auto q = [&](int s) { return h.q + (t0 + s) * h.stride; };
-        auto k = [&](int s) { return h.k + (t0 + s) * h.stride; };
-        auto v = [&](int s) { return h.v + (t0 + s) * h.stride; };
+        const float* Q = h.q + t0 * h.stride;
+        const float* K = h.k + t0 * h.stride;
+        const float* V = h.v + t0 * h.stride;
+        float* O = h.o + t0 * h.ostride;
         auto beta = [&](int s) { return h.beta[int64_t{t0 + s} * h.Hv]; };
         float acc = 0.0f;
         for (int s = 0; s < n; ++s) gc[size_t(s)] = acc += h.g[int64_t{t0 + s} * h.Hv];
-        // X_s = [beta_s v_s | beta_s G_s k_s] - sum_{r<s} A_sr X_r, A_sr = beta_s (G_s/G_r)(k_s·k_r)
+        for (int t = 0; t < n; ++t)
+            for (int s = 0; s <= t; ++s) D[size_t(t * CS + s)] = std::exp(gc[size_t(t)] - gc[size_t(s)]);
+        gemm_f32(false, true, n, n, S, 1.0f, K, h.stride, K, h.stride, 0.0f, KK.data(), CS);  // k_s · k_r
+        gemm_f32(false, true, n, n, S, 1.0f, Q, h.stride, K, h.stride, 0.0f, KQ.data(), CS);  // q_t · k_s
+        // T = (I + A)^-1: row s = e_s - sum_{r<s} A_sr T_r (T_r is zero beyond column r)
         for (int s = 0; s < n; ++s) {
-            float* x = X.data() + size_t(s) * 2 * SS;
-            const float b = beta(s), bg = b * std::exp(gc[size_t(s)]);
-            for (int j = 0; j < S; ++j) x[j] = b * v(s)[j];
-            for (int i = 0; i < S; ++i) x[SS + size_t(i)] = bg * k(s)[i];
+            float* ts = Ti.data() + size_t(s) * CS;
+            std::fill(ts, ts + n, 0.0f);
+            ts[s] = 1.0f;
+            const float b = beta(s);
             for (int r = 0; r < s; ++r) {
-                const float a = b * std::exp(gc[size_t(s)] - gc[size_t(r)]) * dot(k(s), k(r), S);
-                const float* xr = X.data() + size_t(r) * 2 * SS;
-                for (size_t i = 0; i < 2 * SS; ++i) x[i] -= a * xr[i];
+                const float a = b * D[size_t(s * CS + r)] * KK[size_t(s * CS + r)];
+                const float* tr = Ti.data() + size_t(r) * CS;
+                for (int col = 0; col <= r; ++col) ts[col] -= a * tr[col];
             }
-            for (int r = 0; r <= s; ++r) kq[size_t(s) * CS + size_t(r)] = dot(k(r), q(s), S);
         }
-        // u_s = W_s - S0 Kcd_s
+        // B = [beta v | beta G k]; X = T B = [W | Kcd]; U = W - Kcd S0ᵀ (in X's left half)
         for (int s = 0; s < n; ++s) {
-            const float* x = X.data() + size_t(s) * 2 * SS;
-            float* u = U.data() + size_t(s) * SS;
-            for (int j = 0; j < S; ++j) u[j] = x[j] - dot(state + int64_t{j} * S, x + SS, S);
+            float* bs = B.data() + size_t(s) * size_t(S2);
+            const float b = beta(s), bg = b * std::exp(gc[size_t(s)]);
+            const float* vs = V + s * h.stride;
+            const float* ks = K + s * h.stride;
+            for (int j = 0; j < S; ++j) bs[j] = b * vs[j];
+            for (int i = 0; i < S; ++i) bs[S + i] = bg * ks[i];
         }
-        // outputs, from the chunk's starting state
+        gemm_f32(false, false, n, int(S2), n, 1.0f, Ti.data(), CS, B.data(), S2, 0.0f, X.data(), S2);
+        gemm_f32(false, true, n, S, S, -1.0f, X.data() + S, S2, state, S, 1.0f, X.data(), S2);
+        // O = diag(G) Q S0ᵀ + (D ∘ Q Kᵀ) U, the mask's upper triangle zero
+        gemm_f32(false, true, n, S, S, 1.0f, Q, h.stride, state, S, 0.0f, O, h.ostride);
         for (int t = 0; t < n; ++t) {
-            float* o = h.o + (t0 + t) * h.ostride;
+            float* ot = O + t * h.ostride;
             const float G = std::exp(gc[size_t(t)]);
-            for (int j = 0; j < S; ++j) o[j] = G * dot(state + int64_t{j} * S, q(t), S);
-            for (int s = 0; s <= t; ++s) {
-                const float c = std::exp(gc[size_t(t)] - gc[size_t(s)]) * kq[size_t(t) * CS + size_t(s)];
-                const float* u = U.data() + size_t(s) * SS;
-                for (int j = 0; j < S; ++j) o[j] += c * u[j];
-            }
+            for (int j = 0; j < S; ++j) ot[j] *= G;
+            float* m = KQ.data() + size_t(t) * CS;
+            for (int s = 0; s <= t; ++s) m[s] *= D[size_t(t * CS + s)];
+            std::fill(m + t + 1, m + n, 0.0f);
         }
+        gemm_f32(false, false, n, S, n, 1.0f, KQ.data(), CS, X.data(), S2, 1.0f, O, h.ostride);
         // traced: the state after each token of the chunk, state_s = exp(g_s) state_{s-1} + u_s k_sᵀ
         // from the chunk's own u (its norm only; the pass goes on from the closed form below)
         if (h.state_norm) {
-            std::vector<float> m(state, state + SS * SS);
+            std::vector<float> m(state, state + size_t(S) * size_t(S));
             for (int s = 0; s < n; ++s) {
                 const float decay = std::exp(h.g[int64_t{t0 + s} * h.Hv]);
-                const float* u = U.data() + size_t(s) * SS;
+                const float* u = X.data() + size_t(s) * size_t(S2);
+                const float* ks = K + s * h.stride;
                 for (int j = 0; j < S; ++j)
                     for (int i = 0; i < S; ++i) {
-                        float& x = m[size_t(j) * SS + size_t(i)];
-                        x = x * decay + u[j] * k(s)[i];
+                        float& x = m[size_t(j) * size_t(S) + size_t(i)];
+                        x = x * decay + u[j] * ks[i];
                     }
                 h.state_norm[int64_t{t0 + s} * h.Hv] = frobenius(m.data(), S);
             }
         }
-        // the state at the chunk's end
-        const float last = gc[size_t(n - 1)], Gn = std::exp(last);
-        for (int j = 0; j < S; ++j) {
-            float* row = state + int64_t{j} * S;
-            for (int i = 0; i < S; ++i) row[i] *= Gn;
-        }
+        // the state at the chunk's end: G_n S0 + Uᵀ diag(D_ns) K
         for (int s = 0; s < n; ++s) {
-            const float c = std::exp(last - gc[size_t(s)]);
-            const float* u = U.data() + size_t(s) * SS;
-            const float* ks = k(s);
-            for (int j = 0; j < S; ++j) {
-                float* row = state + int64_t{j} * S;
-                const float cu = c * u[j];
-                for (int i = 0; i < S; ++i) row[i] += cu * ks[i];
-            }
+            float* u = X.data() + size_t(s) * size_t(S2);
+            const float c = D[size_t((n - 1) * CS + s)];
+            for (int j = 0; j < S; ++j) u[j] *= c;
         }
+        gemm_f32(true, false, S, S, n, 1.0f, X.data(), S2, K, h.stride, std::exp(gc[size_t(n - 1)]), state, S);
     }
 }
 
