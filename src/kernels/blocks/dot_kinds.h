@@ -31,5 +31,9 @@ void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const Q
 // The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
 bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+// Q2_K, Q3_K, IQ4_XS, IQ4_NL (blocks/dot_direct.cpp): AVX-512 VNNI only, decoded straight into
+// registers; the bits of dot_rows_unpacked (which calls it on the fast path).
+bool has_direct_dot(DType t);
+void dot_rows_direct(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 
 }  // namespace journey

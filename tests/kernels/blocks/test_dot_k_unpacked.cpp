@@ -202,3 +202,23 @@ TEST_CASE("dot_rows, Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): th
     const KRows odd6 = random_k_rows(kTypes[2], 24, 256, 43);
     CHECK_FALSE(can_pack_rows16(odd6.m));
 }
+
+TEST_CASE("dot_rows, IQ4_NL rows of an odd number of blocks: the direct kernel's half pair as the unpacked zero padding",
+          "[quant][quant_dot][fast]") {
+    INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+    const BlockFields& L = kTypes[6];
+    REQUIRE(L.t == DType::IQ4_NL);
+    for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{3, 96}, {5, 160}, {2, 224}}) {
+        INFO(rows << " rows of " << n);
+        const KRows W = random_k_rows(L, rows, n, 43);
+        QuantizedActivations xq;
+        quantize_activations(random_activations(n, 47).data(), n, xq, activation_block(L.t));
+        std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
+        dot_rows(fast.data(), W.m, xq, 0, rows);
+        {
+            PortableScope p(true);
+            dot_rows(port.data(), W.m, xq, 0, rows);
+        }
+        CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+    }
+}
