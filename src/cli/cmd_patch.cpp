@@ -56,7 +56,7 @@ std::string fmt(const char* f, double v) {
 }
 
 // Grid cells at once: one per thread (-t), each thread with its own session, as many as fit in
-// half the memory free (said on stderr); at most one per position of a layer x position grid.
+// half the memory free (said on stderr when fewer than -t, or 64 MiB or more); at most one per position of a layer x position grid.
 int grid_threads(const Model& m, const PatchOptions& opts, int T) {
     int n = num_threads();
     if (opts.site != PatchSite::head) n = std::min(n, T);
@@ -70,7 +70,8 @@ int grid_threads(const Model& m, const PatchOptions& opts, int T) {
                 std::to_string(fit) + ")";
         n = std::min(n, fit);
     }
-    if (!quiet()) {
+    // Said when it matters: fewer cells than -t asks, or 64 MiB or more in all.
+    if (!quiet() && (!fewer.empty() || mib * n >= 64)) {
         const int ctx = pm.session.n_ctx > 0 ? pm.session.n_ctx : default_ctx(m.config());
         std::fprintf(stderr, "patch: %d grid cell%s at a time%s, each thread a session of %d positions: %d x %.1f MiB%s\n", n,
                      n == 1 ? "" : "s", fewer.c_str(), ctx, n, mib,
