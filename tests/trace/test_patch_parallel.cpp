@@ -113,7 +113,9 @@ TEST_CASE("journey patch -t 1, -t 2 and -t 3 print the same bytes", "[trace][pat
                 const auto r = run_journey(args);
                 INFO("-t " << t << ": " << r.err);
                 REQUIRE(r.exit_code == 0);
-                CHECK(r.err.find(std::string("patch: ") + t + " grid cell") != std::string::npos);
+                // The memory line is said only when fewer cells than -t run or the sessions take 64 MiB
+                // or more (cmd_patch.cpp); these prompts' sessions are far below, so nothing is said.
+                CHECK(r.err.find("grid cell") == std::string::npos);
                 if (want.empty()) want = r.out;
                 else CHECK(r.out == want);
             }
