@@ -458,6 +458,22 @@ def hybrid_specs(s):
     yield "output_norm.weight", (C,), None
 
 
+def base_kvs(a, name, s):
+    """The keys a MoE or hybrid bench shape's F16 GGUF opens with, in the converter's order."""
+    return [
+        gguf_kv("general.architecture", T_STR, a),
+        gguf_kv("general.name", T_STR, f"{name}-bench-f16"),
+        gguf_kv("general.file_type", T_U32, FILE_TYPE["f16"]),
+        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
+        gguf_kv(f"{a}.block_count", T_U32, s["layers"]),
+        gguf_kv(f"{a}.context_length", T_U32, s["ctx"]),
+        gguf_kv(f"{a}.embedding_length", T_U32, s["embd"]),
+        gguf_kv(f"{a}.feed_forward_length", T_U32, s["ff"]),
+        gguf_kv(f"{a}.attention.head_count", T_U32, s["heads"]),
+        gguf_kv(f"{a}.attention.head_count_kv", T_U32, s["kv"]),
+    ]
+
+
 def hybrid_tensor(seed, index, shape, std):
     rng = np.random.default_rng([seed, index])
     if std == "a":  # -exp(A_log), A_log = log(U(1, 16)) as the checkpoint's initialisation
@@ -471,17 +487,7 @@ def hybrid_tensor(seed, index, shape, std):
 
 def write_gguf_hybrid(path, name, s, seed, root):
     a = s["arch"]
-    kvs = [
-        gguf_kv("general.architecture", T_STR, a),
-        gguf_kv("general.name", T_STR, f"{name}-bench-f16"),
-        gguf_kv("general.file_type", T_U32, FILE_TYPE["f16"]),
-        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
-        gguf_kv(f"{a}.block_count", T_U32, s["layers"]),
-        gguf_kv(f"{a}.context_length", T_U32, s["ctx"]),
-        gguf_kv(f"{a}.embedding_length", T_U32, s["embd"]),
-        gguf_kv(f"{a}.feed_forward_length", T_U32, s["ff"]),
-        gguf_kv(f"{a}.attention.head_count", T_U32, s["heads"]),
-        gguf_kv(f"{a}.attention.head_count_kv", T_U32, s["kv"]),
+    kvs = base_kvs(a, name, s) + [
         gguf_kv(f"{a}.rope.dimension_sections", T_ARR, (T_I32, s["sections"])),
         gguf_kv(f"{a}.rope.freq_base", T_F32, s["theta"]),
         gguf_kv(f"{a}.attention.layer_norm_rms_epsilon", T_F32, s["eps"]),
@@ -520,18 +526,7 @@ def moe_tensor(seed, index, shape, std):
 
 def write_gguf_moe(path, name, s, seed, root):
     a = s["arch"]
-    kvs = [
-        gguf_kv("general.architecture", T_STR, a),
-        gguf_kv("general.name", T_STR, f"{name}-bench-f16"),
-        gguf_kv("general.file_type", T_U32, FILE_TYPE["f16"]),
-        gguf_kv("general.alignment", T_U32, GGUF_ALIGN),
-        gguf_kv(f"{a}.block_count", T_U32, s["layers"]),
-        gguf_kv(f"{a}.context_length", T_U32, s["ctx"]),
-        gguf_kv(f"{a}.embedding_length", T_U32, s["embd"]),
-        gguf_kv(f"{a}.feed_forward_length", T_U32, s["ff"]),
-        gguf_kv(f"{a}.attention.head_count", T_U32, s["heads"]),
-        gguf_kv(f"{a}.attention.head_count_kv", T_U32, s["kv"]),
-    ]
+    kvs = base_kvs(a, name, s)
     if a == "gpt-oss":
         kvs += [gguf_kv(f"{a}.rope.scaling.type", T_STR, "yarn"),
                 gguf_kv(f"{a}.rope.scaling.factor", T_F32, 32.0),
