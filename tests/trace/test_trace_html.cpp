@@ -41,6 +41,23 @@ std::string chromium(const fs::path& dir, const fs::path& page, const std::strin
     return slurp(err);
 }
 
+// The page as Chromium rendered it (--dump-dom), checked for console messages and the rendered
+// status; empty, with a warning and `dir` removed, where no Chromium is installed.
+std::string rendered_dom(const fs::path& dir, const fs::path& page) {
+    if (!fs::exists(kChromium)) {
+        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
+        fs::remove_all(dir);
+        return {};
+    }
+    const fs::path dom = dir / "dom.html";
+    const std::string log = chromium(dir, page, "--dump-dom", dom);
+    INFO(log);
+    CHECK(log.find("CONSOLE") == std::string::npos);
+    std::string rendered = slurp(dom);
+    CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
+    return rendered;
+}
+
 }  // namespace
 
 TEST_CASE("trace html: escaping of markup and of JSON inside a script", "[trace][html]") {
@@ -345,17 +362,8 @@ TEST_CASE("patch --html: the grid as a page, each cell the JSON's value", "[trac
         INFO(fetch);
         CHECK(html.find(fetch) == std::string::npos);
     }
-    if (!fs::exists(kChromium)) {
-        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
-        fs::remove_all(dir);
-        return;
-    }
-    const fs::path dom = dir / "dom.html";
-    const std::string log = chromium(dir, page, "--dump-dom", dom);
-    INFO(log);
-    CHECK(log.find("CONSOLE") == std::string::npos);
-    const std::string rendered = slurp(dom);
-    CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
+    const std::string rendered = rendered_dom(dir, page);
+    if (rendered.empty()) return;
     const size_t grid = rendered.find("id=\"patch-grid\"");
     REQUIRE(grid != std::string::npos);
     const std::string table = rendered.substr(grid, rendered.find("</table>", grid) - grid);
@@ -402,17 +410,8 @@ TEST_CASE("trace --attribute --html: Gemma 4's per-layer inputs and Qwen3.5-MoE'
         size_t parts = 0;
         for (const auto& l : layers) parts += !l[f.field].is_null();
         REQUIRE(parts > 0);  // the family has the part at all
-        if (!fs::exists(kChromium)) {
-            WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
-            fs::remove_all(dir);
-            return;
-        }
-        const fs::path dom = dir / "dom.html";
-        const std::string log = chromium(dir, page, "--dump-dom", dom);
-        INFO(log);
-        CHECK(log.find("CONSOLE") == std::string::npos);
-        const std::string rendered = slurp(dom);
-        CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
+        const std::string rendered = rendered_dom(dir, page);
+        if (rendered.empty()) return;
         CHECK_THAT(rendered, Contains(std::string("<th>") + f.column + "</th>"));
         size_t seen = 0;
         for (const auto& l : layers) {
