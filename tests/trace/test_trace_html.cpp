@@ -41,19 +41,29 @@ std::string chromium(const fs::path& dir, const fs::path& page, const std::strin
     return slurp(err);
 }
 
-// The page as Chromium rendered it (--dump-dom), checked for console messages and the rendered
-// status; empty, with a warning and `dir` removed, where no Chromium is installed.
-std::string rendered_dom(const fs::path& dir, const fs::path& page) {
-    if (!fs::exists(kChromium)) {
-        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
-        fs::remove_all(dir);
-        return {};
-    }
-    const fs::path dom = dir / "dom.html";
-    const std::string log = chromium(dir, page, "--dump-dom", dom);
+// Where no Chromium is installed: a warning, `dir` removed, true (the test ends there).
+bool skip_without_chromium(const fs::path& dir) {
+    if (fs::exists(kChromium)) return false;
+    WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
+    fs::remove_all(dir);
+    return true;
+}
+
+// The page (with `fragment`) as Chromium rendered it (--dump-dom into `dom`), checked for console
+// messages and script errors.
+std::string dump_dom(const fs::path& dir, const fs::path& page, const fs::path& dom, const std::string& fragment = "") {
+    const std::string log = chromium(dir, page, "--dump-dom", dom, fragment);
     INFO(log);
     CHECK(log.find("CONSOLE") == std::string::npos);
     std::string rendered = slurp(dom);
+    CHECK(rendered.find("<pre id=\"js-errors\"") == std::string::npos);
+    return rendered;
+}
+
+// dump_dom's page with the rendered status checked; empty where no Chromium is installed.
+std::string rendered_dom(const fs::path& dir, const fs::path& page) {
+    if (skip_without_chromium(dir)) return {};
+    std::string rendered = dump_dom(dir, page, dir / "dom.html");
     CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
     return rendered;
 }
@@ -87,11 +97,7 @@ TEST_CASE("trace --html: a self-contained page that renders without console erro
     CHECK_THAT(html, Contains("full_pattern"));
     CHECK(nlohmann::json::parse(r.out).count("layers") == 1);  // stdout still carries the JSON
 
-    if (!fs::exists(kChromium)) {
-        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
-        fs::remove_all(dir);
-        return;
-    }
+    if (skip_without_chromium(dir)) return;
     const fs::path png = dir / "trace.png";
     const std::string log = chromium(dir, page, "--screenshot=" + png.string(), dir / "shot.out");
     INFO(log);
@@ -99,13 +105,8 @@ TEST_CASE("trace --html: a self-contained page that renders without console erro
     REQUIRE(fs::exists(png));
     CHECK(fs::file_size(png) > 10000);
 
-    const fs::path dom = dir / "dom.html";
-    const std::string log2 = chromium(dir, page, "--dump-dom", dom);
-    INFO(log2);
-    CHECK(log2.find("CONSOLE") == std::string::npos);
-    const std::string rendered = slurp(dom);
+    const std::string rendered = dump_dom(dir, page, dir / "dom.html");
     CHECK_THAT(rendered, Contains("data-status=\"rendered\""));
-    CHECK(rendered.find("<pre id=\"js-errors\"") == std::string::npos);
     CHECK_THAT(rendered, Contains("Logit lens"));
     // The attribution table: each cell's hover text carries the JSON's value (--html attributes).
     CHECK_THAT(rendered, Contains("Direct logit attribution"));
@@ -167,11 +168,7 @@ TEST_CASE("trace --html: the sampling panel matches generate's sampler in Chromi
     const std::string html = slurp(page);
     CHECK_THAT(html, Contains("\"sampling\""));
     CHECK_THAT(html, Contains("\"provenance\""));
-    if (!fs::exists(kChromium)) {
-        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
-        fs::remove_all(dir);
-        return;
-    }
+    if (skip_without_chromium(dir)) return;
     struct Setting {
         std::string temp, top_k, top_p, min_p;
         bool exact;  // whether the survivors lie among the 256 logits the page holds
@@ -190,11 +187,7 @@ TEST_CASE("trace --html: the sampling panel matches generate's sampler in Chromi
         const std::string fragment = i == 0 ? "" : "#temp=" + s.temp + "&top_k=" + s.top_k + "&top_p=" + s.top_p +
                                                        "&min_p=" + s.min_p + (i == 1 ? "&measure=out" : "");
         const fs::path dom = dir / ("dom" + std::to_string(i) + ".html");
-        const std::string log = chromium(dir, page, "--dump-dom", dom, fragment);
-        INFO(log);
-        CHECK(log.find("CONSOLE") == std::string::npos);
-        const std::string rendered = slurp(dom);
-        CHECK(rendered.find("<pre id=\"js-errors\"") == std::string::npos);
+        const std::string rendered = dump_dom(dir, page, dom, fragment);
         if (i == 0) {  // the provenance block: the weights named by their SHA-256 (FIPS-checked below)
             CHECK_THAT(rendered, Contains("data-key=\"architecture\">gpt2<"));
             CHECK_THAT(rendered, Contains("data-key=\"weights dtype\">F32<"));
@@ -271,11 +264,7 @@ TEST_CASE("trace --pos all --html: a click on a token traces it, as trace --pos 
     auto bad = run_journey({"trace", "-m", model, "-p", prompt, "--pos", "all"});
     CHECK(bad.exit_code != 0);
     CHECK_THAT(bad.err, Contains("--pos all"));
-    if (!fs::exists(kChromium)) {
-        WARN("skipped the browser check: " << kChromium << " is missing (Debian package chromium)");
-        fs::remove_all(dir);
-        return;
-    }
+    if (skip_without_chromium(dir)) return;
     for (int pos : {1, T - 2}) {
         INFO("position " << pos);
         const fs::path dom = dir / ("dom" + std::to_string(pos) + ".html");
@@ -283,13 +272,9 @@ TEST_CASE("trace --pos all --html: a click on a token traces it, as trace --pos 
         REQUIRE(want.exit_code == 0);
         const nlohmann::json w = nlohmann::json::parse(want.out);
         const int second = w["final"]["top"][1]["id"].get<int>();  // the lens follows it after a click
-        const std::string log = chromium(dir, page, "--dump-dom", dom,
-                                         "#pos=" + std::to_string(pos) + "&lens=" + std::to_string(second) +
-                                             "&measure=entropy&top_k=5");
-        INFO(log);
-        CHECK(log.find("CONSOLE") == std::string::npos);
-        const std::string rendered = slurp(dom);
-        CHECK(rendered.find("<pre id=\"js-errors\"") == std::string::npos);
+        const std::string rendered = dump_dom(dir, page, dom,
+                                              "#pos=" + std::to_string(pos) + "&lens=" + std::to_string(second) +
+                                                  "&measure=entropy&top_k=5");
         CHECK_THAT(rendered, Contains("data-position=\"" + std::to_string(pos) + "\""));
         // The lens now follows the final top-2: its final row says rank 2.
         CHECK_THAT(rendered, Contains("data-target=\"" + std::to_string(second) + "\""));
