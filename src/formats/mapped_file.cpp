@@ -11,9 +11,7 @@
 
 namespace journey {
 
-namespace {
-
-const char* kind_of(mode_t mode) {
+const char* special_file_kind(mode_t mode) {
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISFIFO(mode)) return "a FIFO";
     if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
@@ -21,15 +19,13 @@ const char* kind_of(mode_t mode) {
     return "a special file";
 }
 
-}  // namespace
-
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
     // O_NONBLOCK: opening a FIFO would otherwise wait forever for a writer; it is refused below.
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw ModelError(path.string() + ": cannot open: " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const char* kind = kind_of(st.st_mode);
+        const char* kind = special_file_kind(st.st_mode);
         ::close(fd);
         throw ModelError(path.string() + ": " + kind + ", not a regular file");
     }

@@ -10,19 +10,12 @@
 #include <unistd.h>
 
 #include "journey/errors.h"
+#include "journey/formats/mapped_file.h"
 
 namespace journey {
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* kind_of(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "a special file";
-}
 
 // The temporary file a signal handler removes (one output is written at a time).
 char g_tmp_path[PATH_MAX + 1];
@@ -71,7 +64,7 @@ void check_output_path(const fs::path& dest, const std::vector<fs::path>& inputs
     struct stat st {};
     if (::stat(dest.c_str(), &st) == 0) {
         if (!S_ISREG(st.st_mode))
-            throw UsageError("output " + quoted(dest) + " is " + kind_of(st.st_mode) + ", not a regular file (nothing written)");
+            throw UsageError("output " + quoted(dest) + " is " + special_file_kind(st.st_mode) + ", not a regular file (nothing written)");
         for (const fs::path& in : inputs) {
             std::vector<fs::path> files = {in};
             std::error_code ec;

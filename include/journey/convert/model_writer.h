@@ -22,7 +22,7 @@ struct OutTensor {
     std::function<void(int64_t r, float* dst)> row;
     // An importance matrix's weights, [n_mat][shape.back()] (n_mat: 1, or the experts of a
     // stacked tensor, whose rows divide evenly among them); empty: none.
-    std::vector<float> imatrix;
+    std::vector<float> imatrix = {};
     // `row` may run on several threads at once (reads only): the rows are then encoded in
     // parallel (the bytes do not depend on it).
     bool rows_in_parallel = false;

@@ -3,8 +3,13 @@
 #include <cstddef>
 #include <filesystem>
 #include <span>
+#include <sys/types.h>
 
 namespace journey {
+
+// What a file of st_mode `mode` that is not a regular file is, for an error: "a directory", "a
+// FIFO", "a device", "a socket" or "a special file".
+const char* special_file_kind(mode_t mode);
 
 class MappedFile {
 public:

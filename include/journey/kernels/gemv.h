@@ -44,6 +44,13 @@ enum class StreamShape { interleaved, sequential };
 // 13.3 -> 18.5, 18.8, 18.0, 18.2. 16 KiB was no better, 4 KiB into L2 in between.
 constexpr size_t kStreamAhead = 4096;
 constexpr size_t kStreamAheadL2 = 8192;
+// The lines of a block of kBytes, kStreamAhead bytes on in the row stream, into L1 (prefetcht0,
+// as _mm_prefetch(_MM_HINT_T0); past the matrix's end a prefetch is a no-op): the K-quant and
+// i-quant dots.
+template <size_t kBytes>
+inline void ask_ahead(const unsigned char* b) {
+    for (size_t o = 0; o < kBytes; o += 64) __builtin_prefetch(b + kStreamAhead + o, 0, 3);
+}
 StreamShape stream_shape();
 void force_stream_shape(std::optional<StreamShape> shape);
 const char* stream_shape_name();

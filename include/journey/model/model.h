@@ -15,7 +15,7 @@ struct LoadOptions {
     bool tokenizer = true;  // false: weights only (tokenizer() must not be called)
     // A tokenizer file to use instead of the one stored with the model: llama2.c's
     // tokenizer.bin (required for a llama2.c checkpoint, which stores none), or a tokenizer.json.
-    std::filesystem::path tokenizer_path;
+    std::filesystem::path tokenizer_path = {};
     // true: the weight matrices are read in place from the file's mapping (--mmap: the fastest
     // load, for a command that reads few weights). false: the matrices one token reads are copied
     // at load into huge pages, which the one-token kernels stream faster (Weights::bind).

@@ -187,18 +187,6 @@ void iq4_xs(const unsigned char* b, float* y) {
 
 float sign_of(uint8_t signs, int j) { return (signs >> j) & 1 ? -1.0f : 1.0f; }
 
-uint16_t u16_at(const unsigned char* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-}
-
-uint32_t u32_at(const unsigned char* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-
 // IQ2_XXS: d, then per 32 two u32: 4 grid indices (bytes), then 4 x 7 sign bits and a 4-bit
 // scale u in the top nibble.                       y = (d * (0.5 + u) * 0.25) * grid * sign
 void iq2_xxs(const unsigned char* b, float* y) {

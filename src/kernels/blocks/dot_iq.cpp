@@ -25,6 +25,7 @@
 #include <cstring>
 #include <immintrin.h>
 
+#include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/gemv.h"
 
 #include "journey/kernels/half.h"
@@ -38,18 +39,6 @@ struct SuperBlock {
     alignas(64) int32_t S[64];  // per group of 4 elements
     float D;
 };
-
-uint16_t u16_at(const unsigned char* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-}
-
-uint32_t u32_at(const unsigned char* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
 
 // Set the scale of the 16 or 32 elements from e0.
 void scale(SuperBlock& u, int e0, int n, int32_t s) {
@@ -348,11 +337,6 @@ JOURNEY_IQ inline void decode(const unsigned char* b, Chunks& ch) {
         }
         scales16(ch, b + 74);
     }
-}
-
-template <size_t kBytes>
-inline void ask_ahead(const unsigned char* b) {
-    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(b + kStreamAhead + o), _MM_HINT_T0);
 }
 
 JOURNEY_IQ inline int32_t sum16_i32(__m512i v) {

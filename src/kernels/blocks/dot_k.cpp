@@ -153,13 +153,6 @@ JOURNEY_VNNI inline __m128i scales_mins_k4(const unsigned char* q) {
                          int((w[2] & four) | (((w[0] >> 6) & two) << 4)), int(w[0] & six));
 }
 
-// The lines of a super-block kStreamAhead bytes on in the row stream (gemv.h; past the
-// matrix's end a prefetch is a no-op).
-template <size_t kBytes>
-inline void ask_ahead(const unsigned char* b) {
-    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(b + kStreamAhead + o), _MM_HINT_T0);
-}
-
 // A half by F16C (the same value as fp16_to_fp32; the software one was ~10% of Q6_K's time).
 JOURNEY_VNNI inline float half_f16c(const unsigned char* p) {
     uint16_t h;

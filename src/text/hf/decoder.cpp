@@ -9,6 +9,7 @@
 #include "journey/text/unicode.h"
 
 namespace journey {
+namespace decoders {  // tokenizers.decoders
 namespace {
 
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
@@ -179,10 +180,11 @@ std::unique_ptr<Decoder> make_step(const HfPart& part, bool after_fuse) {
 }
 
 }  // namespace
+}  // namespace decoders
 
 std::unique_ptr<Decoder> make_decoder(const HfPart& part) {
     if (part.j.is_null()) return nullptr;
-    return make_step(part, false);
+    return decoders::make_step(part, false);
 }
 
 }  // namespace journey

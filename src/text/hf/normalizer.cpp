@@ -13,6 +13,7 @@
 #include "journey/text/unicode.h"
 
 namespace journey {
+namespace normalizers {  // tokenizers.normalizers
 namespace {
 
 // A normalizer may lengthen the text (" " -> "▁" triples it) but not without bound: a
@@ -202,6 +203,7 @@ private:
 };
 
 }  // namespace
+}  // namespace normalizers
 
 std::string read_pattern(const HfPart& part, std::unique_ptr<OnigRegex>& regex) {
     const HfPart pattern = part.at("pattern");
@@ -221,6 +223,7 @@ std::string read_pattern(const HfPart& part, std::unique_ptr<OnigRegex>& regex) 
 }
 
 std::unique_ptr<Normalizer> make_normalizer(const HfPart& part) {
+    using namespace normalizers;
     if (part.j.is_null()) return nullptr;
     const std::string type = part.type();
     if (type == "NFC") return std::make_unique<UnicodeForm>(UTF8PROC_STABLE | UTF8PROC_COMPOSE);

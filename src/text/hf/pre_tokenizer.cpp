@@ -10,6 +10,7 @@
 #include "journey/text/unicode.h"
 
 namespace journey {
+namespace pre_tokenizers {  // tokenizers.pre_tokenizers
 namespace {
 
 // HF's SplitDelimiterBehavior: what becomes of the matches of a pattern.
@@ -293,13 +294,14 @@ void add_stages(const HfPart& part, std::vector<std::unique_ptr<PreTokenizer>>& 
 }
 
 }  // namespace
+}  // namespace pre_tokenizers
 
 std::unique_ptr<PreTokenizer> make_pre_tokenizer(const HfPart& part) {
     if (part.j.is_null()) return nullptr;
     std::vector<std::unique_ptr<PreTokenizer>> stages;
-    add_stages(part, stages);
+    pre_tokenizers::add_stages(part, stages);
     if (stages.size() == 1) return std::move(stages[0]);
-    return std::make_unique<Sequence>(std::move(stages));
+    return std::make_unique<pre_tokenizers::Sequence>(std::move(stages));
 }
 
 }  // namespace journey

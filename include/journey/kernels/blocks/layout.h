@@ -18,8 +18,21 @@
 // every read goes through memcpy.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 namespace journey {
+
+// Little-endian words at any alignment.
+inline uint16_t u16_at(const unsigned char* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+inline uint32_t u32_at(const unsigned char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
 
 constexpr int64_t kQK = 32;  // elements per Q8_0 / Q4_0 block
 
