@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lattice types' dot kernels alone, journey beside llama.cpp's ggml_vec_dot_iq*_q8_K: one
+# The lattice, ternary and IQ4_XS dot kernels alone, journey beside llama.cpp's ggml_vec_dot_*_q8_K: one
 # core, 64 rows of 2048 in cache, ns per super-block of 256 (minimum of 30 repetitions), taking
 # turns ROUNDS times. Less at the mercy of a shared host than whole-model runs.
 #   scripts/bench_iq_dot.sh LLAMA_CPP_DIR [BUILD=build] [ROUNDS=3]
