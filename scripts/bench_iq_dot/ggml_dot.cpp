@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -10,9 +11,9 @@
 #include "ggml-cpu.h"
 #include "ggml.h"
 
-int main() {
+int main(int argc, char** argv) {
     ggml_cpu_init();
-    const int64_t rows = 64, n = 2048;
+    const int64_t n = argc > 1 ? std::atoll(argv[1]) : 2048, rows = 64 * 2048 / n;  // inputs a row (a multiple of 256); 512 super-blocks in all
     std::mt19937 rng(1);
     for (ggml_type t : {GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_TQ2_0,
                         GGML_TYPE_TQ1_0, GGML_TYPE_IQ4_XS}) {
