@@ -14,9 +14,9 @@
 // acc += (d · d_x) · isum, then scales by the constant: the same up to float rounding (the
 // constants are powers of 2). The integer sum has no order, so the portable loop and the AVX-512
 // VNNI one (|q| as unsigned bytes against x's quants with q's sign) give the same isum, and the
-// float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S
-// have direct AVX-512 kernels besides (below: no int8 copy; the same isum and step), which
-// decode a super-block once for up to 16 tokens (sequences decoded together, --parallel; prompts
+// float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
+// TQ2_0 and TQ1_0 have direct AVX-512 kernels besides (below: no int8 copy; the same isum and
+// step), which decode a super-block once for up to 16 tokens (sequences decoded together, --parallel; prompts
 // stay on the float gemm: blocks/matmul.cpp says why).
 #include "dot_kinds.h"
 

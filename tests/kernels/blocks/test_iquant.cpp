@@ -328,7 +328,7 @@ TEST_CASE("iquant: dots within x's 8-bit rounding of the scalar reference vec_do
     }
 }
 
-// Sequences decoded together (matmul_tokens: --parallel; the lattice types decode each
+// Sequences decoded together (matmul_tokens: --parallel; the lattice and ternary types decode each
 // super-block once for up to 16 tokens): each token's row has the bits of the token multiplied
 // alone, on 1 and 2 threads.
 TEST_CASE("iquant: tokens decoded together give each token the bits of its one-token product", "[iquant][quant_dot]") {
