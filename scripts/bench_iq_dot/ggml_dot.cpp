@@ -1,8 +1,9 @@
-// llama.cpp's own ggml_vec_dot_iq*_q8_K on the rows of journey_dot.cpp (same seed and rule):
+// llama.cpp's own ggml_vec_dot_{iq*,tq*}_q8_K on the rows of journey_dot.cpp (same seed and rule):
 // ns per super-block, one token, one core, the minimum of 30 repetitions.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -10,24 +11,26 @@
 #include "ggml-cpu.h"
 #include "ggml.h"
 
-int main() {
+int main(int argc, char** argv) {
     ggml_cpu_init();
-    const int64_t rows = 64, n = 2048;
+    const int64_t n = argc > 1 ? std::atoll(argv[1]) : 2048, rows = 64 * 2048 / n;  // inputs a row (a multiple of 256); 512 super-blocks in all
     std::mt19937 rng(1);
-    for (ggml_type t : {GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S}) {
+    for (ggml_type t : {GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_TQ2_0,
+                        GGML_TYPE_TQ1_0, GGML_TYPE_IQ4_XS}) {
+        const size_t d_at = t == GGML_TYPE_TQ2_0 ? 64 : t == GGML_TYPE_TQ1_0 ? 52 : 0;  // the f16 d
         const size_t rb = ggml_row_size(t, n), bb = ggml_row_size(t, 256);
         std::vector<unsigned char> w(rb * rows);
         for (auto& b : w) b = static_cast<unsigned char>(rng() & 255);
         for (size_t k = 0; k < w.size() / bb; ++k) {
             const ggml_fp16_t h = ggml_fp32_to_fp16(0.01f * float(int(rng() % 200) - 100) / 100.f);
-            std::memcpy(&w[k * bb], &h, 2);
+            std::memcpy(&w[k * bb + d_at], &h, 2);
         }
         std::normal_distribution<float> nd;
         std::vector<float> x(n);
         for (auto& v : x) v = nd(rng);
-        std::vector<char> xq(ggml_row_size(GGML_TYPE_Q8_K, n));
-        ggml_get_type_traits_cpu(GGML_TYPE_Q8_K)->from_float(x.data(), xq.data(), n);
-        const auto* tr = ggml_get_type_traits_cpu(t);
+        const auto* tr = ggml_get_type_traits_cpu(t);  // vec_dot_type: Q8_K for all of these
+        std::vector<char> xq(ggml_row_size(tr->vec_dot_type, n));
+        ggml_get_type_traits_cpu(tr->vec_dot_type)->from_float(x.data(), xq.data(), n);
         std::vector<float> o(rows);
         double best = 1e30;
         for (int rep = 0; rep < 30; ++rep) {

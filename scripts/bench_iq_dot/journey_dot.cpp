@@ -1,9 +1,11 @@
-// journey's one-token and 8-token lattice dots (dot_rows, dot_rows_tokens), one core, 64 rows of
-// 2048 in cache, pseudo-random blocks: ns per super-block, the minimum of 30 repetitions.
+// journey's one-token and 8-token lattice, ternary and IQ4_XS dots (dot_rows, dot_rows_tokens), one core,
+// 512 super-blocks in cache (64 rows of 2048, or N inputs a row), pseudo-random blocks: ns per
+// super-block, the minimum of 30 repetitions.
 // Built and run by scripts/bench_iq_dot.sh beside ggml_dot.cpp (llama.cpp's vec_dot, same rows).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -25,16 +27,17 @@ double best_ns(F&& f, double per) {
     return best;
 }
 
-int main() {
-    const int64_t rows = 64, n = 2048;
+int main(int argc, char** argv) {
+    const int64_t n = argc > 1 ? std::atoll(argv[1]) : 2048, rows = 64 * 2048 / n;  // inputs a row (a multiple of 256); 512 super-blocks in all
     std::mt19937 rng(1);
-    for (DType t : {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S}) {
+    for (DType t : {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::TQ2_0, DType::TQ1_0, DType::IQ4_XS}) {
+        const size_t d_at = t == DType::TQ2_0 ? 64 : t == DType::TQ1_0 ? 52 : 0;  // the f16 d
         const size_t rb = dtype_bytes(t, n), bb = dtype_bytes(t, 256);
         std::vector<unsigned char> w(rb * rows);
         for (auto& b : w) b = static_cast<unsigned char>(rng() & 255);
         for (size_t k = 0; k < w.size() / bb; ++k) {
             const uint16_t h = fp32_to_fp16(0.01f * float(int(rng() % 200) - 100) / 100.f);
-            std::memcpy(&w[k * bb], &h, 2);
+            std::memcpy(&w[k * bb + d_at], &h, 2);
         }
         const Matrix W{t, reinterpret_cast<const std::byte*>(w.data()), rows, n, Layout::Linear};
         std::normal_distribution<float> nd;
@@ -42,7 +45,7 @@ int main() {
         std::vector<QuantizedActivations> xs(8);
         for (auto& q : xs) {
             for (auto& v : x) v = nd(rng);
-            quantize_activations(x.data(), n, q, 256);
+            quantize_activations(x.data(), n, q, activation_block(t));
         }
         std::vector<float> o(8 * rows);
         const double one = best_ns([&] { for (int it = 0; it < 20; ++it) dot_rows(o.data(), W, xs[0], 0, rows); }, 20.0 * rows * n / 256);

@@ -129,7 +129,13 @@ JOURNEY_VNNI void rows(float* out, const Matrix& W, const QuantizedActivations& 
         const int64_t nb = W.cols / 256;
         const size_t bb = dtype_bytes(T, 256);
         int64_t r = r0;
-        for (; r + 2 <= r1; r += 2) {  // two rows side by side: two independent chains of fmas
+        // Two rows side by side (two independent chains of fmas), except IQ4_XS: its two streams
+        // from memory ran at 4-5 GB/s on one Zen 4 core against 8-16 one row at a time (68 MB of
+        // rows, n 2048), and Llama 3.2 1B IQ4_XS tg32 -t 1 made 13.2, 14.3 tok/s by CPU time
+        // against 16.6, 16.5 one row at a time (alternating, load ~8, 05:55 UTC 7 Dec); in cache
+        // (scripts/bench_iq_dot.sh) 6.7 ns a super-block two rows at a time, 7.3 one. (Each row's sum
+        // is the same chain either way: the same bits.)
+        for (; T != DType::IQ4_XS && r + 2 <= r1; r += 2) {
             const unsigned char* ra = base + size_t(r) * row_bytes;
             const unsigned char* rb = ra + row_bytes;
             __m512 a = _mm512_setzero_ps(), c = _mm512_setzero_ps();

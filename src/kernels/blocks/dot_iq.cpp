@@ -14,9 +14,9 @@
 // acc += (d · d_x) · isum, then scales by the constant: the same up to float rounding (the
 // constants are powers of 2). The integer sum has no order, so the portable loop and the AVX-512
 // VNNI one (|q| as unsigned bytes against x's quants with q's sign) give the same isum, and the
-// float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S
-// have direct AVX-512 kernels besides (below: no int8 copy; the same isum and step), which
-// decode a super-block once for up to 16 tokens (sequences decoded together, --parallel; prompts
+// float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
+// TQ2_0 and TQ1_0 have direct AVX-512 kernels besides (below: no int8 copy; the same isum and
+// step), which decode a super-block once for up to 16 tokens (sequences decoded together, --parallel; prompts
 // stay on the float gemm: blocks/matmul.cpp says why).
 #include "dot_kinds.h"
 
@@ -207,6 +207,7 @@ inline float step(float acc, int32_t isum, float D, float dx) { return std::fma(
 // cache, 22:45 UTC 6 Dec.)
 
 #define JOURNEY_IQ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx512bitalg,fma,f16c")))
+#define JOURNEY_TQ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c")))  // the ternary kernels' subset
 
 struct Chunks {
     __m512i g[4];      // magnitudes, unsigned bytes
@@ -235,7 +236,7 @@ JOURNEY_IQ inline __m512i scale_of_top4(__m512i a) {
     return _mm512_or_si512(S, _mm512_maskz_slli_epi32(0xFFFF, S, 16));
 }
 
-JOURNEY_IQ inline float half_at(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }
+JOURNEY_TQ inline float half_at(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }
 
 // int16 lane w of chunk c takes scale 4c + w/8 of 16 (sub-blocks of 16: IQ2_XS, IQ2_S)
 struct Perm16 {
@@ -339,7 +340,7 @@ JOURNEY_IQ inline void decode(const unsigned char* b, Chunks& ch) {
     }
 }
 
-JOURNEY_IQ inline int32_t sum16_i32(__m512i v) {
+JOURNEY_TQ inline int32_t sum16_i32(__m512i v) {
     const __m256i h = _mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xF, v, 0), _mm512_maskz_extracti64x4_epi64(0xF, v, 1));
     __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
@@ -378,6 +379,99 @@ JOURNEY_IQ void dot_row_iq_vnni(float* out, int64_t out_stride, const unsigned c
     for (int t = 0; t < n; ++t) out[t * out_stride] = acc[t];
 }
 
+// ---- direct AVX-512 kernels for the ternary types (TQ2_0, TQ1_0) ---------------------------
+// As ggml_vec_dot_tq*_q8_K: each chunk of 64 trits is decoded straight into its codes
+// c = q + 1 in {0, 1, 2} (unsigned bytes), vpdpbusd sums c·qx into 16 int32 lanes, and x's 16
+// sums of 16 quants (Q8_K's bsums, x.sum16) are taken from those lanes: Σ q·qx = Σ c·qx - Σ qx.
+// The integer sum is exact, so it is isum_portable's on the unpacked trits (S = 1); the float
+// step is step(): the bits of the unpacked path.
+
+struct Codes {
+    __m512i c[4];  // chunk c: the codes of elements 64c .. 64c + 63
+    float D;
+};
+
+// Bytes times 3 and times 9, modulo 256 (ggml's shifts and adds: no 8-bit multiply).
+JOURNEY_TQ inline __m512i times3(__m512i v) { return _mm512_add_epi8(v, _mm512_add_epi8(v, v)); }
+JOURNEY_TQ inline __m512i times9(__m512i v) { return _mm512_add_epi8(_mm512_and_si512(_mm512_slli_epi16(v, 3), _mm512_set1_epi8(char(0xf8))), v); }
+JOURNEY_TQ inline __m128i times3(__m128i v) { return _mm_add_epi8(v, _mm_add_epi8(v, v)); }
+JOURNEY_TQ inline __m128i times9(__m128i v) { return _mm_add_epi8(_mm_and_si128(_mm_slli_epi16(v, 3), _mm_set1_epi8(char(0xf8))), v); }
+
+// The trit code of each byte t = uint8(v · 3^n): (3t) >> 8 (unpack()'s rule plus 1), which is
+// 1 from t = 86 and 2 from t = 171.
+JOURNEY_TQ inline __m512i trit_codes(__m512i t) {
+    const __m512i one = _mm512_set1_epi8(1);
+    const __m512i c = _mm512_maskz_mov_epi8(_mm512_cmpge_epu8_mask(t, _mm512_set1_epi8(86)), one);
+    return _mm512_mask_add_epi8(c, _mm512_cmpge_epu8_mask(t, _mm512_set1_epi8(char(171))), c, one);
+}
+
+template <DType T>
+JOURNEY_TQ inline void decode_tq(const unsigned char* b, Codes& ch) {
+    if constexpr (T == DType::TQ2_0) {
+        // element e: bits 2((e % 128) / 32) of qs[32(e / 128) + e % 32] (unpack()'s order), code = the 2 bits
+        ch.D = half_at(b + 64);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 * h));
+            const __m512i z = _mm512_maskz_broadcast_i64x4(0xFF, v);
+            const __m512i m = _mm512_set1_epi8(3);
+            ch.c[2 * h] = _mm512_and_si512(_mm512_mask_blend_epi64(0xF0, z, _mm512_srli_epi16(z, 2)), m);
+            ch.c[2 * h + 1] = _mm512_and_si512(_mm512_mask_blend_epi64(0xF0, _mm512_srli_epi16(z, 4), _mm512_srli_epi16(z, 6)), m);
+        }
+    } else {
+        // TQ1_0, unpack()'s order: trit n of qs[m] (m < 32) is element 32n + m, of qs[32 + m]
+        // (m < 16) element 160 + 16n + m, of qh[j] (j < 4) element 240 + 4n + j; trit n of byte v
+        // is the code of uint8(v · 3^n).
+        ch.D = half_at(b + 52);
+        const __m256i v32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+        const __m512i a1 = _mm512_maskz_broadcast_i64x4(0xFF, v32);
+        const __m512i a3 = times3(a1), a9 = times9(a1), a27 = times9(a3), a81 = times9(a9);
+        const __m512i b1 = _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 32)));
+        const __m512i b3 = times3(b1), b9 = times9(b1), b27 = times9(b3), b81 = times9(b9);
+        const __m128i q1 = _mm_set1_epi32(int(u32_at(b + 48)));
+        const __m128i q3 = times3(q1), q9 = times9(q1), q27 = times9(q3);
+        const __m128i q = _mm_blend_epi32(_mm_blend_epi32(q1, q3, 0x2), _mm_blend_epi32(q9, q27, 0x8), 0xC);
+        ch.c[0] = trit_codes(_mm512_mask_blend_epi64(0xF0, a1, a3));
+        ch.c[1] = trit_codes(_mm512_mask_blend_epi64(0xF0, a9, a27));
+        ch.c[2] = trit_codes(_mm512_mask_blend_epi64(0xC0, _mm512_mask_blend_epi64(0x30, a81, b1), b3));
+        const __m512i c3 = _mm512_mask_blend_epi64(0x30, _mm512_mask_blend_epi64(0x0C, b9, b27), b81);
+        ch.c[3] = trit_codes(_mm512_inserti32x4(c3, q, 3));
+    }
+}
+
+// One row against n <= kTokens tokens, as dot_row_iq_vnni.
+template <DType T>
+JOURNEY_TQ void dot_row_tq_vnni(float* out, int64_t out_stride, const unsigned char* row, int64_t nb, const QuantizedActivations* xs,
+                                int n, bool ask) {
+    constexpr size_t kBytes = T == DType::TQ2_0 ? 66 : 54;
+    float acc[kTokens];
+    for (int t = 0; t < n; ++t) acc[t] = 0.0f;
+    for (int64_t k = 0; k < nb; ++k) {
+        const unsigned char* b = row + size_t(k) * kBytes;
+        if (ask) ask_ahead<kBytes>(b);
+        Codes ch;
+        decode_tq<T>(b, ch);
+        for (int t = 0; t < n; ++t) {
+            const int8_t* qx = xs[t].q.data() + 256 * k;
+            const __m256i s16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].sum16.data() + 16 * k));
+            __m512i isum = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_maskz_cvtepi16_epi32(0xFFFF, s16));
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) isum = _mm512_dpbusd_epi32(isum, ch.c[c], _mm512_loadu_si512(qx + 64 * c));
+            acc[t] = step(acc[t], sum16_i32(isum), ch.D, xs[t].d[size_t(k)]);
+        }
+    }
+    for (int t = 0; t < n; ++t) out[t * out_stride] = acc[t];
+}
+
+template <DType T>
+void dot_rows_tq(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int n_tokens, int64_t r0, int64_t r1) {
+    const size_t row_bytes = dtype_bytes(T, uint64_t(W.cols));
+    const int64_t nb = W.cols / 256;
+    for (int t = 0; t < n_tokens; t += kTokens)
+        for (int64_t r = r0; r < r1; ++r)
+            dot_row_tq_vnni<T>(out + t * out_stride + r, out_stride, reinterpret_cast<const unsigned char*>(W.data + size_t(r) * row_bytes),
+                               nb, xs + t, std::min(kTokens, n_tokens - t), t == 0);
+}
+
 // Tokens kTokens at a time (their quants, 16 · 2 KiB for 2048 inputs, stay in L1), each against
 // every row r0 .. r1 (the caller's group, read from memory by the first pass only).
 template <DType T>
@@ -404,6 +498,16 @@ bool dot_rows_direct_any(float* out, int64_t out_stride, const Matrix& W, const 
     }
 }
 
+// The ternary types need only AVX-512 VNNI (the fast path's own test).
+bool dot_rows_tq_any(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int n_tokens, int64_t r0,
+                     int64_t r1) {
+    switch (W.dtype) {
+        case DType::TQ2_0: dot_rows_tq<DType::TQ2_0>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::TQ1_0: dot_rows_tq<DType::TQ1_0>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        default: return false;
+    }
+}
+
 // What the direct kernels use beyond quant_dot_fast_available()'s AVX-512 VNNI (Zen 4/5, Ice Lake on).
 bool cpu_iq_direct() {
     static const bool ok = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bitalg");
@@ -425,7 +529,7 @@ bool has_iq_direct_dot(DType t) {
 }
 
 void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
-    if (fast && cpu_iq_direct() && dot_rows_direct_any(out, 0, W, &x, 1, r0, r1)) return;
+    if (fast && (dot_rows_tq_any(out, 0, W, &x, 1, r0, r1) || (cpu_iq_direct() && dot_rows_direct_any(out, 0, W, &x, 1, r0, r1)))) return;
     const size_t block_bytes = dtype_bytes(W.dtype, 256), row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     const int64_t nb = W.cols / 256;
     SuperBlock u;
@@ -443,7 +547,8 @@ void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int
 
 void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                         int64_t r1, bool fast) {
-    if (fast && cpu_iq_direct() && dot_rows_direct_any(out, out_stride, W, xs, T, r0, r1)) return;
+    if (fast && (dot_rows_tq_any(out, out_stride, W, xs, T, r0, r1) || (cpu_iq_direct() && dot_rows_direct_any(out, out_stride, W, xs, T, r0, r1))))
+        return;
     for (int t = 0; t < T; ++t) dot_rows_iq(out + t * out_stride, W, xs[t], r0, r1, fast);
 }
 

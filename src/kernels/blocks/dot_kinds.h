@@ -24,7 +24,8 @@ void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
 bool has_iq_direct_dot(DType t);
 // T tokens (dot_rows_tokens): out[t * out_stride + r] = dot_rows_iq of xs[t], the same bits; on
-// the fast path IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S decode each super-block once for up to 16 tokens.
+// the fast path IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, TQ2_0 and TQ1_0 decode each super-block once for
+// up to 16 tokens.
 void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                         int64_t r1, bool fast);
 

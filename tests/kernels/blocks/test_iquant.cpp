@@ -271,13 +271,13 @@ TEST_CASE("iquant: one-token products split over the pool without changing the r
 }
 
 // Several tokens against one weight read (dot_rows_tokens: prompts and --parallel; the lattice
-// types decode each super-block once for up to 4 tokens): every token's row has the bits of
+// and ternary types decode each super-block once for up to 16 tokens): every token's row has the bits of
 // dot_rows on that token alone, on the fast and the portable path, which agree with each other.
 TEST_CASE("iquant: several tokens at once give each token the bits of the token alone", "[iquant][quant_dot][fast]") {
     const int64_t rows = 7, n = 768;
     for (const Fields& L : kTypes) {
         const Rows W = random_rows(L, rows, n, 19);
-        for (int T : {1, 2, 3, 5, 8}) {
+        for (int T : {1, 2, 3, 5, 8, 16, 17}) {  // 17: one pass of 16 tokens and one of 1
             std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
             for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, 23 + uint32_t(t)).data(), n, xs[size_t(t)], activation_block(L.t));
             std::vector<float> paths[2];
@@ -328,7 +328,7 @@ TEST_CASE("iquant: dots within x's 8-bit rounding of the scalar reference vec_do
     }
 }
 
-// Sequences decoded together (matmul_tokens: --parallel; the lattice types decode each
+// Sequences decoded together (matmul_tokens: --parallel; the lattice and ternary types decode each
 // super-block once for up to 16 tokens): each token's row has the bits of the token multiplied
 // alone, on 1 and 2 threads.
 TEST_CASE("iquant: tokens decoded together give each token the bits of its one-token product", "[iquant][quant_dot]") {
