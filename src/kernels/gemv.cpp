@@ -309,71 +309,12 @@ JOURNEY_AVX512 void linear_tile_avx512(float* y, int64_t y_stride, const float* 
             y[t * y_stride + r] = hsum16(_mm512_add_ps(_mm512_add_ps(c[0][r][t], c[1][r][t]), _mm512_add_ps(c[2][r][t], c[3][r][t])));
 }
 
-// R rows against N tokens, one chain at a time: pass k takes chain k of every (row, token) (the
-// inputs i + 16k .. i + 16k + 15 of each step i of 64, then its part of the last 1..63), so a
-// tile needs R x N registers rather than 4 R N and can be wide; the four chains then add up as
-// linear_row_avx512's, (c0 + c1) + (c2 + c3), so each (row, token) has the bits of that token
-// alone. Pass 0 reads the rows from memory (asking for the lines ahead when `ahead`), the others
-// from cache.
-template <DType D, int R, int N>
-JOURNEY_AVX512 void linear_tile_passes_avx512(float* y, int64_t y_stride, const float* x, int64_t x_stride, const std::byte* rows,
-                                              size_t stride, int64_t n_in, bool ahead) {
-    __m512 part[4][R][N];
-    const int64_t whole = n_in / 64 * 64;
-#pragma GCC unroll 1
-    for (int k = 0; k < 4; ++k) {
-        __m512 c[R][N];
-        for (auto& r : c)
-            for (auto& v : r) v = _mm512_setzero_ps();
-        for (int64_t i = 0; i < whole; i += 64) {
-            if (k == 0 && ahead)
-                for (int r = 0; r < R; ++r)
-                    for (size_t b = 0; b < 64 * esize(D); b += 64) prefetch_l2(rows + r * stride + static_cast<size_t>(i) * esize(D) + b + kStreamAheadL2);
-            __m512 w[R];
-            for (int r = 0; r < R; ++r) w[r] = load16_full<D>(rows + r * stride + static_cast<size_t>(i + 16 * k) * esize(D));
-            for (int t = 0; t < N; ++t) {
-                __m512 xv = _mm512_loadu_ps(x + t * x_stride + i + 16 * k);
-                asm("" : "+v"(xv));  // one load for the R rows
-                for (int r = 0; r < R; ++r) c[r][t] = _mm512_fmadd_ps(w[r], xv, c[r][t]);
-            }
-        }
-        const int64_t i = whole + 16 * k;  // chain k's part of the last 1..63 inputs
-        if (i < n_in) {
-            const __mmask16 m = tail_mask(n_in - i);
-            __m512 w[R];
-            for (int r = 0; r < R; ++r) w[r] = load16<D>(rows + r * stride + static_cast<size_t>(i) * esize(D), m);
-            for (int t = 0; t < N; ++t) {
-                const __m512 xv = _mm512_maskz_loadu_ps(m, x + t * x_stride + i);
-                for (int r = 0; r < R; ++r) c[r][t] = _mm512_mask3_fmadd_ps(w[r], xv, c[r][t], m);
-            }
-        }
-        for (int r = 0; r < R; ++r)
-            for (int t = 0; t < N; ++t) part[k][r][t] = c[r][t];
-    }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < N; ++t)
-            y[t * y_stride + r] = hsum16(_mm512_add_ps(_mm512_add_ps(part[0][r][t], part[1][r][t]), _mm512_add_ps(part[2][r][t], part[3][r][t])));
-}
-
 // Rows o0 .. o1 against T tokens in tiles of kTileRows x kTileTokens (smaller at the ends); a
 // row tile comes from memory for its first token tile (which asks for the lines ahead) and from
-// cache for the others. Four chains per (row, token) in registers at once (linear_tile_avx512)
-// allow at most about 6 of them: 3 x 2 ran the fmas fastest of 2 x 2, 2 x 3 and 3 x 2 (8192 x
-// 2048 F16 rows, one thread, 16 tokens: 2.25 against 1.9-1.95 fmas a ns, and the row-at-a-time
-// loop 1.5; 8 tokens 2.1 against 1.9-2.0 and 1.7; this host under load, 6 Dec). Tiles of
-// JOURNEY_TILE_ROWS x JOURNEY_TILE_TOKENS one chain at a time (linear_tile_passes_avx512) from 4
-// tokens on: see kPassRows.
+// L1 for the others. 3 x 2 ran the fmas fastest of 2 x 2, 2 x 3 and 3 x 2 (8192 x 2048 F16 rows,
+// one thread, 16 tokens: 2.25 against 1.9-1.95 fmas a ns, and the row-at-a-time loop 1.5; 8
+// tokens 2.1 against 1.9-2.0 and 1.7; this host under load, 6 Dec).
 constexpr int kTileRows = 3, kTileTokens = 2;
-#ifndef JOURNEY_PASS_ROWS
-#define JOURNEY_PASS_ROWS 4
-#endif
-#ifndef JOURNEY_PASS_TOKENS
-#define JOURNEY_PASS_TOKENS 4
-#endif
-#ifndef JOURNEY_PASS_FROM
-#define JOURNEY_PASS_FROM 4
-#endif
-constexpr int kPassRows = JOURNEY_PASS_ROWS, kPassTokens = JOURNEY_PASS_TOKENS, kPassFrom = JOURNEY_PASS_FROM;
 
 template <DType D, int R>
 JOURNEY_AVX512 void linear_row_tile_tokens(float* y, int64_t n_out, const float* x, int64_t n_in, const std::byte* rows, size_t stride,
@@ -384,35 +325,11 @@ JOURNEY_AVX512 void linear_row_tile_tokens(float* y, int64_t n_out, const float*
     if (t < T) linear_tile_avx512<D, R, 1>(y + t * n_out, n_out, x + t * n_in, n_in, rows, stride, n_in, t == 0);
 }
 
-// The last n (1 .. N) tokens of a row tile, n at once
-template <DType D, int R, int N>
-JOURNEY_AVX512 void linear_tile_passes_rest(float* y, int64_t n_out, const float* x, int64_t n_in, const std::byte* rows, size_t stride,
-                                            int n, bool ahead) {
-    if constexpr (N > 1)
-        if (n < N) return linear_tile_passes_rest<D, R, N - 1>(y, n_out, x, n_in, rows, stride, n, ahead);
-    linear_tile_passes_avx512<D, R, N>(y, n_out, x, n_in, rows, stride, n_in, ahead);
-}
-
-template <DType D, int R>
-JOURNEY_AVX512 void linear_row_tile_passes(float* y, int64_t n_out, const float* x, int64_t n_in, const std::byte* rows, size_t stride,
-                                           int T) {
-    int t = 0;
-    for (; t + kPassTokens <= T; t += kPassTokens)
-        linear_tile_passes_avx512<D, R, kPassTokens>(y + t * n_out, n_out, x + t * n_in, n_in, rows, stride, n_in, t == 0);
-    if (t < T) linear_tile_passes_rest<D, R, kPassTokens - 1>(y + t * n_out, n_out, x + t * n_in, n_in, rows, stride, T - t, t == 0);
-}
-
 template <DType D>
 JOURNEY_AVX512 void linear_tokens_avx512(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t n_out, int T, int64_t o0,
                                          int64_t o1) {
     const size_t stride = static_cast<size_t>(n_in) * esize(D);
     int64_t o = o0;
-    if (T >= kPassFrom) {
-        for (; o + kPassRows <= o1; o += kPassRows)
-            linear_row_tile_passes<D, kPassRows>(y + o, n_out, x, n_in, w + static_cast<size_t>(o) * stride, stride, T);
-        for (; o < o1; ++o) linear_row_tile_passes<D, 1>(y + o, n_out, x, n_in, w + static_cast<size_t>(o) * stride, stride, T);
-        return;
-    }
     for (; o + kTileRows <= o1; o += kTileRows)
         linear_row_tile_tokens<D, kTileRows>(y + o, n_out, x, n_in, w + static_cast<size_t>(o) * stride, stride, T);
     for (; o < o1; ++o) linear_row_tile_tokens<D, 1>(y + o, n_out, x, n_in, w + static_cast<size_t>(o) * stride, stride, T);
