@@ -85,9 +85,9 @@ TEST_CASE("matmul_tokens: each row has the bits of the token alone", "[kernels][
     set_num_threads(threads_before);
 }
 
-// Q4_K regrouped 16 rows (pack_rows16, as loaded): the several-token kernel unpacks each group's
-// weights once for up to four tokens; every row keeps the bits of the token alone (T = 1..9 takes
-// the groups of 4, 2 and 1).
+// Q4_K and Q6_K regrouped 16 rows (pack_rows16, as loaded): the several-token 16-row kernels
+// decode each group's weights once for up to four tokens; every row keeps the bits of the token
+// alone (T = 2..9 takes the groups of 4, 2 and 1).
 TEST_CASE("matmul_tokens: Q4_K and Q6_K regrouped 16 rows, each row the bits of the token alone", "[kernels][parallel]") {
     const int threads_before = num_threads();
     const int64_t n_out = 80, n_in = 768;  // 5 groups of 16 rows, 3 super-blocks a row

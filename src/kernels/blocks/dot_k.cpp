@@ -331,23 +331,27 @@ JOURNEY_VNNI void dot_rows16_q4_k_vnni(float* out, int64_t out_stride, const std
 // x's sum over it and take their scales (vpmulld), exactly dot_row_portable_q6's integer sum per
 // row, and the float work is one fma per super-block for 16 rows: no sums across lanes, no scale
 // permutes.
-JOURNEY_VNNI void dot_rows16_q6_k_vnni(float* out, const std::byte* group, const QuantizedActivations& x) {
-    __m512 acc = _mm512_setzero_ps();
+// N tokens at once (sequences decoded together, dot_rows_k_tokens): each word's three vectors are
+// loaded and decoded to 6-bit values once, each sub-block's scales once, then every token takes
+// the one-token operations (exact integer sums, the same fma per super-block), so token t's 16
+// outputs, stored at out + t · out_stride, have the bits of the token alone.
+template <int N>
+JOURNEY_VNNI void dot_rows16_q6_k_vnni(float* out, int64_t out_stride, const std::byte* group, const QuantizedActivations* xs) {
+    __m512 acc[N];
+    for (int u = 0; u < N; ++u) acc[u] = _mm512_setzero_ps();
     const __m512i lo4 = _mm512_set1_epi8(0x0f), b45 = _mm512_set1_epi8(0x30);
-    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+    for (int64_t k = 0; k < xs[0].n / kSuper; ++k) {
         const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16BlockQ6);
         ask_ahead<kRows16BlockQ6>(b);
-        const int8_t* qx = x.q.data() + k * kSuper;
-        const int16_t* s16 = x.sum16.data() + k * 16;
-        __m512i sc[4];
-        for (int v = 0; v < 4; ++v) sc[v] = _mm512_loadu_si512(b + 32 + 64 * v);
-        __m512i isum = _mm512_setzero_si512();
+        __m512i isum[N];
+        for (int u = 0; u < N; ++u) isum[u] = _mm512_setzero_si512();
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h)
 #pragma GCC unroll 2
             for (int jj = 0; jj < 2; ++jj) {
-                __m512i t[4];
-                for (int m = 0; m < 4; ++m) t[m] = _mm512_setzero_si512();
+                __m512i t[N][4];
+                for (int u = 0; u < N; ++u)
+                    for (int m = 0; m < 4; ++m) t[u][m] = _mm512_setzero_si512();
 #pragma GCC unroll 4
                 for (int j = 4 * jj; j < 4 * jj + 4; ++j) {
                     const unsigned char* p = b + 288 + 192 * (8 * h + j);
@@ -357,28 +361,34 @@ JOURNEY_VNNI void dot_rows16_q6_k_vnni(float* out, const std::byte* group, const
                     const __m512i e2 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, A, 4), lo4), H, b45, 0xF8);
                     const __m512i e3 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, B, 4), lo4),
                                                                  _mm512_maskz_srli_epi32(0xFFFF, H, 2), b45, 0xF8);
-                    const int8_t* xo = qx + 128 * h + 4 * j;
-                    int32_t x0, x1, x2, x3;
-                    std::memcpy(&x0, xo, 4);
-                    std::memcpy(&x1, xo + 32, 4);
-                    std::memcpy(&x2, xo + 64, 4);
-                    std::memcpy(&x3, xo + 96, 4);
-                    t[0] = _mm512_dpbusd_epi32(t[0], e0, _mm512_set1_epi32(x0));
-                    t[1] = _mm512_dpbusd_epi32(t[1], e1, _mm512_set1_epi32(x1));
-                    t[2] = _mm512_dpbusd_epi32(t[2], e2, _mm512_set1_epi32(x2));
-                    t[3] = _mm512_dpbusd_epi32(t[3], e3, _mm512_set1_epi32(x3));
+                    for (int u = 0; u < N; ++u) {
+                        const int8_t* xo = xs[u].q.data() + k * kSuper + 128 * h + 4 * j;
+                        int32_t x0, x1, x2, x3;
+                        std::memcpy(&x0, xo, 4);
+                        std::memcpy(&x1, xo + 32, 4);
+                        std::memcpy(&x2, xo + 64, 4);
+                        std::memcpy(&x3, xo + 96, 4);
+                        t[u][0] = _mm512_dpbusd_epi32(t[u][0], e0, _mm512_set1_epi32(x0));
+                        t[u][1] = _mm512_dpbusd_epi32(t[u][1], e1, _mm512_set1_epi32(x1));
+                        t[u][2] = _mm512_dpbusd_epi32(t[u][2], e2, _mm512_set1_epi32(x2));
+                        t[u][3] = _mm512_dpbusd_epi32(t[u][3], e3, _mm512_set1_epi32(x3));
+                    }
                 }
                 for (int m = 0; m < 4; ++m) {  // sub-block s: elements 16s .. 16s+15
                     const int s = 8 * h + jj + 2 * m;
-                    const __m512i scale = _mm512_maskz_srai_epi32(0xFFFF, _mm512_maskz_slli_epi32(0xFFFF, sc[s / 4], unsigned(24 - 8 * (s % 4))), 24);
-                    const __m512i d = _mm512_sub_epi32(t[m], _mm512_set1_epi32(32 * int32_t(s16[s])));
-                    isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(d, scale));
+                    const __m512i sc = _mm512_loadu_si512(b + 32 + 64 * (s / 4));
+                    const __m512i scale = _mm512_maskz_srai_epi32(0xFFFF, _mm512_maskz_slli_epi32(0xFFFF, sc, unsigned(24 - 8 * (s % 4))), 24);
+                    for (int u = 0; u < N; ++u) {
+                        const __m512i d = _mm512_sub_epi32(t[u][m], _mm512_set1_epi32(32 * int32_t(xs[u].sum16[size_t(k * 16 + s)])));
+                        isum[u] = _mm512_add_epi32(isum[u], _mm512_mullo_epi32(d, scale));
+                    }
                 }
             }
         const __m512 d = _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
-        acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum), _mm512_mul_ps(d, _mm512_set1_ps(x.d[size_t(k)])), acc);
+        for (int u = 0; u < N; ++u)
+            acc[u] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, isum[u]), _mm512_mul_ps(d, _mm512_set1_ps(xs[u].d[size_t(k)])), acc[u]);
     }
-    _mm512_storeu_ps(out, acc);
+    for (int u = 0; u < N; ++u) _mm512_storeu_ps(out + u * out_stride, acc[u]);
 }
 
 // Q6_K: half h of the super-block (elements 128h .. 128h+127) is ql[64h .. 64h+63], low nibbles
@@ -472,7 +482,7 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
     if (fast && W.rows16 && W.dtype == DType::Q6_K) {
         const size_t group_bytes = 16 * row_bytes;
         for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q6_k_vnni(W.data + size_t(r0) * row_bytes, x);
-        for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q6_k_vnni(out + r0, W.rows16 + size_t(r0 / 16) * group_bytes, x);
+        for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q6_k_vnni<1>(out + r0, 0, W.rows16 + size_t(r0 / 16) * group_bytes, &x);
     }
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
@@ -488,27 +498,34 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
                        int64_t r1, bool fast) {
     if (fast && W.dtype == DType::Q6_K) {
         const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
-        // Regrouped rows (pack_rows16): each group's 16 rows put back as stored, once per call,
-        // into this thread's buffer (the mapping's pages stay unread).
-        thread_local std::vector<std::byte> t_rows;
-        const std::byte* unpacked = nullptr;
-        if (W.rows16 && t_rows.size() < 16 * row_bytes) t_rows.resize(16 * row_bytes);
-        for (int64_t r = r0; r < r1; ++r) {
-            const std::byte* row = W.data + size_t(r) * row_bytes;
-            if (W.rows16) {
-                const std::byte* g = W.rows16 + size_t(r / 16) * 16 * row_bytes;
-                if (g != unpacked) {
-                    for (int64_t k = 0; k < W.cols / kSuper; ++k)
-                        unpack_rows16_block(W.dtype, g + size_t(k) * kRows16BlockQ6, t_rows.data() + size_t(k) * 210, row_bytes);
-                    unpacked = g;
-                }
-                row = t_rows.data() + size_t(r % 16) * row_bytes;
+        // Rows as stored, one at a time (each pass after the first from cache: only it asks ahead)
+        const auto rows_alone = [&](int64_t a, int64_t b) {
+            for (int64_t r = a; r < b; ++r) {
+                const std::byte* row = W.data + size_t(r) * row_bytes;
+                int t = 0;
+                for (; t + 4 <= T; t += 4) dot_row_q6_k_tokens_vnni<4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+                for (; t + 2 <= T; t += 2) dot_row_q6_k_tokens_vnni<2>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+                for (; t < T; ++t) dot_row_q6_k_tokens_vnni<1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
             }
-            int t = 0;  // only the first pass over the row reads memory: it asks ahead
-            for (; t + 4 <= T; t += 4) dot_row_q6_k_tokens_vnni<4>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
-            for (; t + 2 <= T; t += 2) dot_row_q6_k_tokens_vnni<2>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
-            for (; t < T; ++t) dot_row_q6_k_tokens_vnni<1>(out + t * out_stride + r, out_stride, row, xs + t, t == 0);
+        };
+        if (!W.rows16) {
+            rows_alone(r0, r1);
+            return true;
         }
+        // Regrouped rows (pack_rows16): whole groups of 16 with the 16-row kernel, each group read
+        // from memory for its first tokens and from cache for the others; rows before the first
+        // whole group and after the last as stored (the one-token path, dot_rows_k, does the same).
+        const int64_t g0 = std::min(r1, (r0 + 15) / 16 * 16);
+        rows_alone(r0, g0);
+        int64_t r = g0;
+        for (; r + 16 <= r1; r += 16) {
+            const std::byte* g = W.rows16 + size_t(r / 16) * 16 * row_bytes;
+            int t = 0;
+            for (; t + 4 <= T; t += 4) dot_rows16_q6_k_vnni<4>(out + t * out_stride + r, out_stride, g, xs + t);
+            for (; t + 2 <= T; t += 2) dot_rows16_q6_k_vnni<2>(out + t * out_stride + r, out_stride, g, xs + t);
+            for (; t < T; ++t) dot_rows16_q6_k_vnni<1>(out + t * out_stride + r, out_stride, g, xs + t);
+        }
+        rows_alone(r, r1);
         return true;
     }
     if (!(fast && W.rows16 && W.dtype == DType::Q4_K && r0 % 16 == 0 && (r1 % 16 == 0 || r1 == W.rows))) return false;
