@@ -7,7 +7,7 @@
 //   IQ2_XXS / IQ2_XS / IQ2_S: d (0.5 + u) 0.25 · grid · sign = d/8 · (2u + 1) grid sign,
 //       |w| <= 31 · 43 = 1333;
 //   IQ3_XXS: d (0.5 + u) 0.5 · grid · sign = d/4 · (2u + 1) grid sign, |w| <= 31 · 62 = 1922;
-//   IQ3_S: d (1 + 2s) · grid · sign, |w| <= 31 · 62 = 1922;
+//   IQ3_S: d (1 + 2s) · grid · sign, |w| <= 31 · 15 = 465 (its grid's magnitudes are 1 .. 15);
 //   IQ4_XS: d (ls - 32) · kIq4Values, |w| <= 32 · 127 = 4064;
 //   IQ1_S / IQ1_M: d (2s + 1) (grid ± 1/8) = d/8 · (2s + 1)(8 grid ± 1), |w| <= 15 · 9 = 135.
 // All fit int16 with the sub-block scale folded in, so one int32 sum per (row, token,
@@ -399,8 +399,8 @@ int iq16_max_weight(DType t) {
         case DType::IQ2_XXS:
         case DType::IQ2_XS:
         case DType::IQ2_S: return 31 * 43;
-        case DType::IQ3_XXS:
-        case DType::IQ3_S: return 31 * 62;
+        case DType::IQ3_XXS: return 31 * 62;
+        case DType::IQ3_S: return 31 * 15;
         case DType::IQ4_XS: return 32 * 127;
         case DType::IQ1_S:
         case DType::IQ1_M: return 15 * 9;
