@@ -50,6 +50,18 @@ void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T)
     });
 }
 
+// Off for now: the integer prompts of gemm_iq16.cpp (pp512 -t 1 by CPU time on Llama 3.2 1B:
+// IQ2_XXS 46.7 -> 127, IQ3_S 45.8 -> 95, IQ4_XS 66.9 -> 108 tok/s) keep every fixture as close
+// to f32_of_dequantized as the float panels (tests/model/test_iquant_models.cpp: IQ1_S max |J -
+// F| 0.115 against 0.121, IQ3_XXS 0.091 against 0.089, llama.cpp's 0.161 and 0.184), but on the
+// IQ3_XXS mix the greedy check's step 6 (one-token dots on x as Q8_K after the prompt) then
+// parts from F's token by 0.17 nats where the test allows 0.1 (0.044 after float prompts).
+// Any one of the mix's three types on the integer prompts does it (0.125-0.17): a last-bit
+// change in the prompt's cache flips one 8-bit rounding of x in the steps, as branch iqpp saw
+// (~0.13 nats on these stand-ins); llama.cpp's own |L - F| there is 0.184. Until that check
+// is settled (the issue: margins against llama.cpp's own distance), prompts stay float.
+constexpr bool kIq16Prompts = false;
+
 void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool prompt_kernels) {
     if (W.layout != Layout::Linear) throw std::logic_error("matmul: quantized weights must be Linear [out, in]");
     if (dtype_block(W.dtype) == 1) throw std::logic_error("matmul_quantized: not a block-quantized type");
@@ -92,17 +104,13 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         // x): each weight block unpacked once for eight tokens (blocks/dot.cpp), no float panels.
         return matmul_quantized_tokens(out, x, W, T);
     }
-    if (has_iq16(W.dtype)) {
+    if (kIq16Prompts && has_iq16(W.dtype)) {
         // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M prompts: x rounded to 16
         // bits per super-block against the weights' own integers, exact int32 sums (VNNI
         // vpdpwssd), one float step per super-block (blocks/gemm_iq16.cpp). Every prompt of
         // these types, whatever T (also T = 1 with prompt_kernels), so that a row has the same
-        // bits however a prompt is split. (llama.cpp's way, int8 weights against x as Q8_K
-        // token by token, ran these prompts 2-3x faster than the float panels but left the
-        // fixtures' IQ1_S and IQ3_XXS mixes further from the exact product than llama.cpp:
-        // tests/model/test_iquant_models.cpp, max |J - F| 0.045 and 0.245 against 0.041 and
-        // 0.184. x at 16 bits is ~100x closer than 8 bits.) Sequences decoded together
-        // (--parallel) take matmul_tokens, the one-token dots, not this: unchanged.
+        // bits however a prompt is split. Sequences decoded together (--parallel) take
+        // matmul_tokens, the one-token dots, not this: unchanged.
         return matmul_iq16(out, x, W, T, quant_dot_fast_available());
     }
     // A prompt: float x against the weights dequantized a 64-row panel at a time (gemm.cpp).

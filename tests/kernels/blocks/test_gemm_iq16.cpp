@@ -181,13 +181,13 @@ TEST_CASE("iq16: AVX-512 VNNI and portable give the int64 reference's bits, what
                 INFO("threads " << threads << ", portable " << portable);
                 PortableScope p(portable);
                 std::vector<float> got(size_t(rows) * T, -1.0f);
-                matmul(got.data(), x.data(), M, T);  // the prompt's dispatch
+                matmul_iq16(got.data(), x.data(), M, T, quant_dot_fast_available());
                 CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
-                // the same tokens split 1 + 5 + 7, and the last alone as the narrowed last block
+                // the same tokens split 1 + 5 + 7
                 std::vector<float> split(got.size(), -2.0f);
                 int t0 = 0;
                 for (int part : {1, 5, 7}) {
-                    matmul(split.data() + size_t(t0) * rows, x.data() + size_t(t0) * n, M, part, true);
+                    matmul_iq16(split.data() + size_t(t0) * rows, x.data() + size_t(t0) * n, M, part, quant_dot_fast_available());
                     t0 += part;
                 }
                 CHECK(std::memcmp(split.data(), want.data(), split.size() * 4) == 0);

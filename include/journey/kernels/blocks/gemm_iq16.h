@@ -1,5 +1,6 @@
 // Prompts of the importance-matrix types as integer products: x at 16 bits, weights as decoded
-// integers, VNNI vpdpwssd (blocks/gemm_iq16.cpp; matmul_quantized dispatches here).
+// integers, VNNI vpdpwssd (blocks/gemm_iq16.cpp; matmul_quantized dispatches here when
+// kIq16Prompts in blocks/matmul.cpp is on: it is off for now, that comment says why).
 //
 // Every super-block of 256 weights of these types is exactly d_w · w_i with w_i small integers
 // (the grid value times its sign times the integer sub-block scale) and d_w one float (the f16 d
