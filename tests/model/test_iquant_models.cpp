@@ -85,7 +85,11 @@ TEST_CASE("importance-matrix, ternary and MXFP4 GGUFs from llama-quantize: journ
         CHECK(j_l.overlap >= 18);
 
         // Greedy, one token at a time (the integer dots): F's 16 tokens until they part, and
-        // only where journey's two candidates are within 0.1 nats.
+        // only where journey's two candidates are closer than llama.cpp's own distance from F
+        // (the issue's "while margins exceed llama.cpp's own distance"), or 0.1 nats where that
+        // is smaller. (The IQ3_XXS mix parts at step 6 by 0.17 nats after the integer prompts,
+        // 0.044 after float ones: one 8-bit rounding of x in the steps flips; llama.cpp's |L - F|
+        // there is 0.184.)
         const auto want_greedy = c["f32_of_dequantized"]["greedy16"].get<std::vector<TokenId>>();
         std::vector<double> step = J;
         size_t same = 0;
@@ -93,7 +97,7 @@ TEST_CASE("importance-matrix, ternary and MXFP4 GGUFs from llama-quantize: journ
             const TokenId next = top_ids(step, 1)[0];
             if (next != want_greedy[i]) {
                 INFO("greedy step " << i << ": " << next << " where llama.cpp (F) took " << want_greedy[i]);
-                CHECK(step[size_t(next)] - step[size_t(want_greedy[i])] < 0.1);
+                CHECK(step[size_t(next)] - step[size_t(want_greedy[i])] < std::max(0.1, l_f.max));
                 break;
             }
             step = test::log_softmax(s.eval(std::span(&next, 1)));

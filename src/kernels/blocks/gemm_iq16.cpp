@@ -1,0 +1,496 @@
+// Prompts of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S and IQ1_M: x at 16 bits
+// against the weights' own integers, AVX-512 VNNI vpdpwssd (32 products an instruction, twice
+// the float fma's 16), the sums exact (header: blocks/gemm_iq16.h).
+//
+// Weights. Each super-block of 256 is d_w · w_i exactly, w_i an integer (dequantize.cpp's
+// expressions, every product there exact in float):
+//   IQ2_XXS / IQ2_XS / IQ2_S: d (0.5 + u) 0.25 · grid · sign = d/8 · (2u + 1) grid sign,
+//       |w| <= 31 · 43 = 1333;
+//   IQ3_XXS: d (0.5 + u) 0.5 · grid · sign = d/4 · (2u + 1) grid sign, |w| <= 31 · 62 = 1922;
+//   IQ3_S: d (1 + 2s) · grid · sign, |w| <= 31 · 15 = 465 (its grid's magnitudes are 1 .. 15);
+//   IQ4_XS: d (ls - 32) · kIq4Values, |w| <= 32 · 127 = 4064;
+//   IQ1_S / IQ1_M: d (2s + 1) (grid ± 1/8) = d/8 · (2s + 1)(8 grid ± 1), |w| <= 15 · 9 = 135.
+// All fit int16 with the sub-block scale folded in, so one int32 sum per (row, token,
+// super-block) needs no reduction per sub-block. (IQ4_NL has a float d per 32: not here.)
+//
+// x. Per token and super-block k, q_i = round(x_i / d_x) with
+//   d_x = max(amax / 32767, Σ|x| / (0.98 L - 128)),   L = floor((2^31 - 1) / W),
+// W the type's largest |w| (iq16_max_weight), q then clamped to ±32767. The int32 bound: the
+// first term makes |q_i| <= 32767 (int16); with the second, Σ|q_i| <= Σ|x_i| / d_x (1 + 2^-22)
+// + 256 · 0.5 <= (0.98 L - 128)(1 + 1e-4) + 128 < L (Σ|x| is a float sum of 256 terms, off by
+// under 256 · 2^-24 relatively; L >= 528,000 for every type), so |Σ_i w_i q_i| <= W Σ|q_i| <
+// W L <= 2^31 - 1. vpdpwssd adds modulo 2^32; the exact total fits int32, so whatever the
+// order and any wrap on the way, the register holds the exact sum. d_x is then at most 1/32767
+// of amax (15 bits) and on rare flat super-blocks of IQ4_XS (amax / mean|x| under 16) a little
+// more: for a Gaussian x about 13 bits. llama.cpp's Q8_K rounds x to 8 bits.
+//
+// Output. out[t, r] = Σ_k in order of fma(float(isum_k), d_w[k] · d_x[k], ·) from 0: one
+// statement (step) for both kernels; the integer sums are exact: the bits depend on nothing
+// else (tiling, threads, T, the kernel).
+//
+// Tiles. Threads take panels of 64 rows as they come. A panel's super-blocks are decoded 4 at a
+// time (1024 inputs: 128 KiB of int16, in L2) into pairs of inputs side by side for 64 rows
+// ([pair][row][2]); then every token of the prompt runs over them, 6 tokens x 64 rows at a time
+// in 24 zmm accumulators, one vpdpwssd per 16 rows, token and input pair (the pair of x
+// broadcast). Each super-block decoded once for the whole prompt.
+#include "journey/kernels/blocks/gemm_iq16.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <immintrin.h>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "journey/kernels/blocks/layout.h"
+#include "journey/kernels/half.h"
+#include "journey/kernels/thread_pool.h"
+#include "iq_grids.h"
+
+namespace journey {
+namespace {
+
+constexpr int kRows = 64;          // rows a panel
+constexpr int kChunk = 4;          // super-blocks decoded at a time
+constexpr int kTokens = 6;         // tokens a tile
+constexpr int kPairs = 128;        // input pairs a super-block
+
+uint16_t u16_at(const unsigned char* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+
+uint32_t u32_at(const unsigned char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// 8 grid bytes times S, negated where the sign bit is set.
+inline void put8(int16_t* w, uint64_t grid, uint8_t signs, int S) {
+    for (int j = 0; j < 8; ++j) {
+        const int v = int((grid >> (8 * j)) & 0xff) * S;
+        w[j] = int16_t((signs >> j) & 1 ? -v : v);
+    }
+}
+
+inline void put4(int16_t* w, uint32_t grid, uint8_t signs, int S) {
+    for (int j = 0; j < 4; ++j) {
+        const int v = int((grid >> (8 * j)) & 0xff) * S;
+        w[j] = int16_t((signs >> j) & 1 ? -v : v);
+    }
+}
+
+// The decoders: dequantize.cpp's layouts, integers instead of floats.
+void iq2_xxs(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.125f;
+    for (int ib = 0; ib < 8; ++ib) {
+        const unsigned char* q = b + 2 + 8 * ib;
+        const uint32_t aux = u32_at(q + 4);
+        const int S = 2 * int(aux >> 28) + 1;
+        for (int l = 0; l < 4; ++l, w += 8) put8(w, kIq2xxsGrid[q[l]], iq_signs((aux >> (7 * l)) & 127), S);
+    }
+}
+
+void iq2_xs(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.125f;
+    const unsigned char* scales = b + 66;
+    for (int ib = 0; ib < 8; ++ib) {
+        const int S[2] = {2 * (scales[ib] & 0xf) + 1, 2 * (scales[ib] >> 4) + 1};
+        for (int l = 0; l < 4; ++l, w += 8) {
+            const uint16_t q = u16_at(b + 2 + 2 * (4 * ib + l));
+            put8(w, kIq2xsGrid[q & 511], iq_signs(q >> 9), S[l / 2]);
+        }
+    }
+}
+
+void iq2_s(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.125f;
+    const unsigned char* qs = b + 2;
+    const unsigned char* signs = b + 34;
+    const unsigned char* qh = b + 66;
+    const unsigned char* scales = b + 74;
+    for (int ib = 0; ib < 8; ++ib, qs += 4, signs += 4) {
+        const int S[2] = {2 * (scales[ib] & 0xf) + 1, 2 * (scales[ib] >> 4) + 1};
+        for (int l = 0; l < 4; ++l, w += 8) put8(w, kIq2sGrid[qs[l] | ((qh[ib] << (8 - 2 * l)) & 0x300)], signs[l], S[l / 2]);
+    }
+}
+
+void iq3_xxs(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.25f;
+    const unsigned char* qs = b + 2;
+    for (int ib = 0; ib < 8; ++ib, qs += 8) {
+        const uint32_t aux = u32_at(b + 66 + 4 * ib);
+        const int S = 2 * int(aux >> 28) + 1;
+        for (int l = 0; l < 4; ++l, w += 8) {
+            const uint8_t signs = iq_signs((aux >> (7 * l)) & 127);
+            put4(w, kIq3xxsGrid[qs[2 * l]], signs, S);
+            put4(w + 4, kIq3xxsGrid[qs[2 * l + 1]], uint8_t(signs >> 4), S);
+        }
+    }
+}
+
+void iq3_s(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    const unsigned char* qh = b + 66;
+    const unsigned char* signs = b + 74;
+    const unsigned char* scales = b + 106;
+    for (int ib = 0; ib < 8; ++ib, qs += 8, signs += 4) {
+        const int S = 1 + 2 * ((scales[ib / 2] >> (4 * (ib % 2))) & 0xf);
+        for (int l = 0; l < 4; ++l, w += 8) {
+            put4(w, kIq3sGrid[qs[2 * l] | ((qh[ib] << (8 - 2 * l)) & 256)], signs[l], S);
+            put4(w + 4, kIq3sGrid[qs[2 * l + 1] | ((qh[ib] << (7 - 2 * l)) & 256)], uint8_t(signs[l] >> 4), S);
+        }
+    }
+}
+
+void iq4_xs(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b);
+    const uint16_t scales_h = u16_at(b + 2);
+    const unsigned char* scales_l = b + 4;
+    const unsigned char* qs = b + 8;
+    for (int ib = 0; ib < 8; ++ib, w += 32, qs += 16) {
+        const int S = (((scales_l[ib / 2] >> 4 * (ib % 2)) & 0x0f) | (((scales_h >> 2 * ib) & 3) << 4)) - 32;
+        for (int j = 0; j < 16; ++j) {
+            w[j] = int16_t(S * kIq4Values[qs[j] & 0x0f]);
+            w[j + 16] = int16_t(S * kIq4Values[qs[j] >> 4]);
+        }
+    }
+}
+
+// IQ1: 8 values of the grid (int8 in {-1, 0, 1}) as (8 g ± 1) S.
+inline void put8_iq1(int16_t* w, uint64_t grid, int delta, int S) {
+    for (int j = 0; j < 8; ++j) w[j] = int16_t((8 * int(int8_t(grid >> (8 * j))) + delta) * S);
+}
+
+void iq1_s(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.125f;
+    const unsigned char* qs = b + 2;
+    for (int ib = 0; ib < 8; ++ib, qs += 4) {
+        const uint16_t qh = u16_at(b + 34 + 2 * ib);
+        const int S = 2 * ((qh >> 12) & 7) + 1, delta = qh & 0x8000 ? -1 : 1;
+        for (int l = 0; l < 4; ++l, w += 8) put8_iq1(w, kIq1sGrid[qs[l] | (((qh >> (3 * l)) & 7) << 8)], delta, S);
+    }
+}
+
+void iq1_m(const unsigned char* b, int16_t* w, float& dw) {
+    const unsigned char* qs = b;
+    const unsigned char* qh = b + 32;
+    uint16_t sc[4];
+    std::memcpy(sc, b + 48, 8);
+    const uint16_t half = uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000));
+    dw = fp16_to_fp32(half) * 0.125f;
+    for (int ib = 0; ib < 8; ++ib, qs += 4, qh += 2) {
+        const int S1 = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1;
+        const int S2 = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1;
+        const int idx[4] = {qs[0] | ((qh[0] << 8) & 0x700), qs[1] | ((qh[0] << 4) & 0x700), qs[2] | ((qh[1] << 8) & 0x700),
+                            qs[3] | ((qh[1] << 4) & 0x700)};
+        const int delta[4] = {qh[0] & 0x08 ? -1 : 1, qh[0] & 0x80 ? -1 : 1, qh[1] & 0x08 ? -1 : 1, qh[1] & 0x80 ? -1 : 1};
+        for (int l = 0; l < 4; ++l, w += 8) put8_iq1(w, kIq1sGrid[idx[l]], delta[l], l < 2 ? S1 : S2);
+    }
+}
+
+// The one float statement of both kernels: a super-block's exact sum into the running total.
+inline float step(float acc, int32_t isum, float d_w, float d_x) { return std::fma(float(isum), d_w * d_x, acc); }
+
+// Rows r0 .. r0 + 63 (those past n_out: zeros), super-blocks k0 .. k1 of W, into
+// panel[(k - k0) · kPairs + pair][row] (two int16 of inputs 2 pair, 2 pair + 1 in one int32)
+// and dw[(k - k0) · kRows + row].
+void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* panel, float* dw) {
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols)), block_bytes = dtype_bytes(W.dtype, 256);
+    alignas(64) int16_t w[256];
+    for (int r = 0; r < kRows; ++r) {
+        for (int64_t k = k0; k < k1; ++k) {
+            int32_t* P = panel + (k - k0) * kPairs * kRows + r;
+            float& d = dw[(k - k0) * kRows + r];
+            if (r0 + r >= W.rows) {
+                d = 0.0f;
+                for (int p = 0; p < kPairs; ++p) P[p * kRows] = 0;
+                continue;
+            }
+            iq16_decode(W.dtype, W.data + size_t(r0 + r) * row_bytes + size_t(k) * block_bytes, w, d);
+            for (int p = 0; p < kPairs; ++p) {
+                int32_t v;
+                std::memcpy(&v, w + 2 * p, 4);
+                P[p * kRows] = v;
+            }
+        }
+    }
+}
+
+// sums[t · kRows + row] of tokens t < nt over super-blocks k0 .. k1 (the panel's), portable.
+void tile_portable(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
+                   int64_t k0, int64_t k1, int nt, float* sums) {
+    for (int t = 0; t < nt; ++t)
+        for (int64_t k = k0; k < k1; ++k) {
+            const int16_t* x = q + t * n_in + k * 256;
+            const int32_t* P = panel + (k - k0) * kPairs * kRows;
+            for (int r = 0; r < kRows; ++r) {
+                int64_t isum = 0;
+                for (int p = 0; p < kPairs; ++p) {
+                    int16_t w2[2];
+                    std::memcpy(w2, P + p * kRows + r, 4);
+                    isum += int64_t(w2[0]) * x[2 * p] + int64_t(w2[1]) * x[2 * p + 1];
+                }
+                float& s = sums[t * kRows + r];
+                s = step(s, int32_t(isum), dw[(k - k0) * kRows + r], dx[t * nk + k]);
+            }
+        }
+}
+
+#define JOURNEY_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+
+// One super-block of 64 rows x NT tokens: isum[t · 64 + row] (apart from the float step, so
+// that the sums stay in registers).
+// acc += pairs of w · x: vpdpwssd written out; with the intrinsic (_mm512_dpwssd_epi32) GCC 12
+// kept the 24 sums on the stack, loaded and stored every pair.
+JOURNEY_VNNI inline void dpwssd(__m512i& acc, __m512i w, __m512i x) { asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(w), "v"(x)); }
+
+template <int NT>
+JOURNEY_VNNI __attribute__((noinline)) void sb_vnni(const int32_t* P, const int32_t* X, int64_t ldx, int32_t* isum) {
+    // 24 named sums: as an array GCC kept them on the stack
+    __m512i a00 = _mm512_setzero_si512(), a01 = _mm512_setzero_si512(), a02 = _mm512_setzero_si512(), a03 = _mm512_setzero_si512(), a10 = _mm512_setzero_si512(), a11 = _mm512_setzero_si512(), a12 = _mm512_setzero_si512(), a13 = _mm512_setzero_si512(), a20 = _mm512_setzero_si512(), a21 = _mm512_setzero_si512(), a22 = _mm512_setzero_si512(), a23 = _mm512_setzero_si512(), a30 = _mm512_setzero_si512(), a31 = _mm512_setzero_si512(), a32 = _mm512_setzero_si512(), a33 = _mm512_setzero_si512(), a40 = _mm512_setzero_si512(), a41 = _mm512_setzero_si512(), a42 = _mm512_setzero_si512(), a43 = _mm512_setzero_si512(), a50 = _mm512_setzero_si512(), a51 = _mm512_setzero_si512(), a52 = _mm512_setzero_si512(), a53 = _mm512_setzero_si512();
+    for (int p = 0; p < kPairs; ++p, P += kRows, ++X) {
+        const __m512i w0 = _mm512_load_si512(P), w1 = _mm512_load_si512(P + 16);
+        const __m512i w2 = _mm512_load_si512(P + 32), w3 = _mm512_load_si512(P + 48);
+            if constexpr (NT > 0) {
+                const __m512i x = _mm512_set1_epi32(X[0 * ldx]);
+                dpwssd(a00, w0, x);
+                dpwssd(a01, w1, x);
+                dpwssd(a02, w2, x);
+                dpwssd(a03, w3, x);
+            }
+            if constexpr (NT > 1) {
+                const __m512i x = _mm512_set1_epi32(X[1 * ldx]);
+                dpwssd(a10, w0, x);
+                dpwssd(a11, w1, x);
+                dpwssd(a12, w2, x);
+                dpwssd(a13, w3, x);
+            }
+            if constexpr (NT > 2) {
+                const __m512i x = _mm512_set1_epi32(X[2 * ldx]);
+                dpwssd(a20, w0, x);
+                dpwssd(a21, w1, x);
+                dpwssd(a22, w2, x);
+                dpwssd(a23, w3, x);
+            }
+            if constexpr (NT > 3) {
+                const __m512i x = _mm512_set1_epi32(X[3 * ldx]);
+                dpwssd(a30, w0, x);
+                dpwssd(a31, w1, x);
+                dpwssd(a32, w2, x);
+                dpwssd(a33, w3, x);
+            }
+            if constexpr (NT > 4) {
+                const __m512i x = _mm512_set1_epi32(X[4 * ldx]);
+                dpwssd(a40, w0, x);
+                dpwssd(a41, w1, x);
+                dpwssd(a42, w2, x);
+                dpwssd(a43, w3, x);
+            }
+            if constexpr (NT > 5) {
+                const __m512i x = _mm512_set1_epi32(X[5 * ldx]);
+                dpwssd(a50, w0, x);
+                dpwssd(a51, w1, x);
+                dpwssd(a52, w2, x);
+                dpwssd(a53, w3, x);
+            }
+    }
+    if constexpr (NT > 0) {
+        _mm512_store_si512(isum + 0 * kRows + 0, a00);
+        _mm512_store_si512(isum + 0 * kRows + 16, a01);
+        _mm512_store_si512(isum + 0 * kRows + 32, a02);
+        _mm512_store_si512(isum + 0 * kRows + 48, a03);
+    }
+    if constexpr (NT > 1) {
+        _mm512_store_si512(isum + 1 * kRows + 0, a10);
+        _mm512_store_si512(isum + 1 * kRows + 16, a11);
+        _mm512_store_si512(isum + 1 * kRows + 32, a12);
+        _mm512_store_si512(isum + 1 * kRows + 48, a13);
+    }
+    if constexpr (NT > 2) {
+        _mm512_store_si512(isum + 2 * kRows + 0, a20);
+        _mm512_store_si512(isum + 2 * kRows + 16, a21);
+        _mm512_store_si512(isum + 2 * kRows + 32, a22);
+        _mm512_store_si512(isum + 2 * kRows + 48, a23);
+    }
+    if constexpr (NT > 3) {
+        _mm512_store_si512(isum + 3 * kRows + 0, a30);
+        _mm512_store_si512(isum + 3 * kRows + 16, a31);
+        _mm512_store_si512(isum + 3 * kRows + 32, a32);
+        _mm512_store_si512(isum + 3 * kRows + 48, a33);
+    }
+    if constexpr (NT > 4) {
+        _mm512_store_si512(isum + 4 * kRows + 0, a40);
+        _mm512_store_si512(isum + 4 * kRows + 16, a41);
+        _mm512_store_si512(isum + 4 * kRows + 32, a42);
+        _mm512_store_si512(isum + 4 * kRows + 48, a43);
+    }
+    if constexpr (NT > 5) {
+        _mm512_store_si512(isum + 5 * kRows + 0, a50);
+        _mm512_store_si512(isum + 5 * kRows + 16, a51);
+        _mm512_store_si512(isum + 5 * kRows + 32, a52);
+        _mm512_store_si512(isum + 5 * kRows + 48, a53);
+    }
+}
+
+template <int NT>
+JOURNEY_VNNI void tile_vnni(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
+                            int64_t k0, int64_t k1, float* sums) {
+    alignas(64) int32_t isum[NT * kRows];
+    for (int64_t k = k0; k < k1; ++k) {
+        sb_vnni<NT>(panel + (k - k0) * kPairs * kRows, reinterpret_cast<const int32_t*>(q + k * 256), n_in / 2, isum);
+        for (int t = 0; t < NT; ++t) {
+            const __m512 sx = _mm512_set1_ps(dx[t * nk + k]);
+            for (int i = 0; i < 4; ++i) {
+                float* s = sums + t * kRows + 16 * i;
+                const __m512 scale = _mm512_mul_ps(_mm512_loadu_ps(dw + (k - k0) * kRows + 16 * i), sx);
+                const __m512 f = _mm512_maskz_cvtepi32_ps(0xffff, _mm512_load_si512(isum + t * kRows + 16 * i));
+                _mm512_storeu_ps(s, _mm512_fmadd_ps(f, scale, _mm512_loadu_ps(s)));
+            }
+        }
+    }
+}
+
+JOURNEY_VNNI void tile_fast(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
+                            int64_t k0, int64_t k1, int nt, float* sums) {
+    switch (nt) {
+        case 6: return tile_vnni<6>(panel, dw, q, dx, n_in, nk, k0, k1, sums);
+        case 5: return tile_vnni<5>(panel, dw, q, dx, n_in, nk, k0, k1, sums);
+        case 4: return tile_vnni<4>(panel, dw, q, dx, n_in, nk, k0, k1, sums);
+        case 3: return tile_vnni<3>(panel, dw, q, dx, n_in, nk, k0, k1, sums);
+        case 2: return tile_vnni<2>(panel, dw, q, dx, n_in, nk, k0, k1, sums);
+        default: return tile_vnni<1>(panel, dw, q, dx, n_in, nk, k0, k1, sums);
+    }
+}
+
+template <typename T>
+struct AlignedBuffer {
+    std::vector<T> v;
+    T* get(size_t n) {  // 64-byte aligned, n elements
+        v.resize(n + 64 / sizeof(T));
+        const auto a = reinterpret_cast<uintptr_t>(v.data());
+        return v.data() + ((64 - a % 64) % 64) / sizeof(T);
+    }
+};
+
+}  // namespace
+
+bool has_iq16(DType t) {
+    switch (t) {
+        case DType::IQ2_XXS:
+        case DType::IQ2_XS:
+        case DType::IQ2_S:
+        case DType::IQ3_XXS:
+        case DType::IQ3_S:
+        case DType::IQ4_XS:
+        case DType::IQ1_S:
+        case DType::IQ1_M: return true;
+        default: return false;
+    }
+}
+
+int iq16_max_weight(DType t) {
+    switch (t) {
+        case DType::IQ2_XXS:
+        case DType::IQ2_XS:
+        case DType::IQ2_S: return 31 * 43;
+        case DType::IQ3_XXS: return 31 * 62;
+        case DType::IQ3_S: return 31 * 15;
+        case DType::IQ4_XS: return 32 * 127;
+        case DType::IQ1_S:
+        case DType::IQ1_M: return 15 * 9;
+        default: throw std::logic_error("iq16: not an importance-matrix type");
+    }
+}
+
+void iq16_decode(DType t, const std::byte* block, int16_t w[256], float& d_w) {
+    const auto* b = reinterpret_cast<const unsigned char*>(block);
+    switch (t) {
+        case DType::IQ2_XXS: return iq2_xxs(b, w, d_w);
+        case DType::IQ2_XS: return iq2_xs(b, w, d_w);
+        case DType::IQ2_S: return iq2_s(b, w, d_w);
+        case DType::IQ3_XXS: return iq3_xxs(b, w, d_w);
+        case DType::IQ3_S: return iq3_s(b, w, d_w);
+        case DType::IQ4_XS: return iq4_xs(b, w, d_w);
+        case DType::IQ1_S: return iq1_s(b, w, d_w);
+        case DType::IQ1_M: return iq1_m(b, w, d_w);
+        default: throw std::logic_error("iq16: not an importance-matrix type");
+    }
+}
+
+void iq16_quantize_x(DType t, const float* x, int64_t n, int16_t* q, float* d_x) {
+    const double L = double((int64_t{1} << 31) - 1) / iq16_max_weight(t);
+    const float limit = float(0.98 * std::floor(L) - 128.0);
+    for (int64_t k = 0; k < n / 256; ++k, x += 256, q += 256) {
+        float amax = 0.0f, sabs = 0.0f;
+        for (int i = 0; i < 256; ++i) {
+            amax = std::max(amax, std::abs(x[i]));
+            sabs += std::abs(x[i]);
+        }
+        const float d = std::max(amax / 32767.0f, sabs / limit);
+        if (!std::isfinite(d)) {  // inf or nan in x: the product is not a number either
+            std::fill(q, q + 256, int16_t(0));
+            d_x[k] = std::numeric_limits<float>::quiet_NaN();
+            continue;
+        }
+        d_x[k] = d;
+        const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+        for (int i = 0; i < 256; ++i) q[i] = int16_t(std::clamp(std::nearbyint(x[i] * inv), -32767.0f, 32767.0f));
+    }
+}
+
+void matmul_iq16(float* out, const float* x, const Matrix& W, int T, bool fast) {
+    if (W.layout != Layout::Linear || W.cols % 256 != 0) throw std::logic_error("matmul_iq16: Linear weights in whole super-blocks");
+    const int64_t n_in = W.cols, n_out = W.rows, nk = n_in / 256;
+    // x: every token once (the caller's buffers; the workers read them)
+    thread_local std::vector<int16_t> t_q;
+    thread_local std::vector<float> t_dx;
+    t_q.resize(size_t(T) * size_t(n_in));
+    t_dx.resize(size_t(T) * size_t(nk));
+    int16_t* q = t_q.data();
+    float* dx = t_dx.data();
+    {
+        std::atomic<int> next{0};
+        auto quantize = [&](int, int) {
+            for (int t; (t = next.fetch_add(1, std::memory_order_relaxed)) < T;)
+                iq16_quantize_x(W.dtype, x + size_t(t) * size_t(n_in), n_in, q + size_t(t) * size_t(n_in), dx + size_t(t) * size_t(nk));
+        };
+        if (T < 8) quantize(0, 1);
+        else thread_pool().run(quantize);
+    }
+    const int64_t panels = (n_out + kRows - 1) / kRows;
+    std::atomic<int64_t> next{0};
+    auto work = [&](int, int) {
+        thread_local AlignedBuffer<int32_t> t_panel;
+        thread_local AlignedBuffer<float> t_dw, t_sums;
+        int32_t* panel = t_panel.get(size_t(kChunk) * kPairs * kRows);
+        float* dw = t_dw.get(size_t(kChunk) * kRows);
+        float* sums = t_sums.get(size_t(T) * kRows);
+        for (int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < panels;) {
+            const int64_t r0 = g * kRows;
+            std::fill(sums, sums + size_t(T) * kRows, 0.0f);
+            for (int64_t k0 = 0; k0 < nk; k0 += kChunk) {
+                const int64_t k1 = std::min(nk, k0 + kChunk);
+                decode_panel(W, r0, k0, k1, panel, dw);
+                for (int t0 = 0; t0 < T; t0 += kTokens) {
+                    const int nt = std::min(kTokens, T - t0);
+                    const int16_t* qt = q + size_t(t0) * size_t(n_in);
+                    const float* dxt = dx + size_t(t0) * size_t(nk);
+                    float* st = sums + size_t(t0) * kRows;
+                    if (fast) tile_fast(panel, dw, qt, dxt, n_in, nk, k0, k1, nt, st);
+                    else tile_portable(panel, dw, qt, dxt, n_in, nk, k0, k1, nt, st);
+                }
+            }
+            const int nr = int(std::min<int64_t>(kRows, n_out - r0));
+            for (int t = 0; t < T; ++t) std::copy(sums + size_t(t) * kRows, sums + size_t(t) * kRows + nr, out + size_t(t) * size_t(n_out) + r0);
+        }
+    };
+    thread_pool().run(work);
+}
+
+}  // namespace journey
