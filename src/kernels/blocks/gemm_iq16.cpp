@@ -57,18 +57,6 @@ constexpr int kChunk = 4;          // super-blocks decoded at a time
 constexpr int kTokens = 6;         // tokens a tile
 constexpr int kPairs = 128;        // input pairs a super-block
 
-uint16_t u16_at(const unsigned char* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-}
-
-uint32_t u32_at(const unsigned char* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-
 // 8 grid bytes times S, negated where the sign bit is set.
 inline void put8(int16_t* w, uint64_t grid, uint8_t signs, int S) {
     for (int j = 0; j < 8; ++j) {
@@ -257,85 +245,32 @@ JOURNEY_VNNI __attribute__((noinline)) void sb_vnni(const int32_t* P, const int3
     for (int p = 0; p < kPairs; ++p, P += kRows, ++X) {
         const __m512i w0 = _mm512_load_si512(P), w1 = _mm512_load_si512(P + 16);
         const __m512i w2 = _mm512_load_si512(P + 32), w3 = _mm512_load_si512(P + 48);
-            if constexpr (NT > 0) {
-                const __m512i x = _mm512_set1_epi32(X[0 * ldx]);
-                dpwssd(a00, w0, x);
-                dpwssd(a01, w1, x);
-                dpwssd(a02, w2, x);
-                dpwssd(a03, w3, x);
-            }
-            if constexpr (NT > 1) {
-                const __m512i x = _mm512_set1_epi32(X[1 * ldx]);
-                dpwssd(a10, w0, x);
-                dpwssd(a11, w1, x);
-                dpwssd(a12, w2, x);
-                dpwssd(a13, w3, x);
-            }
-            if constexpr (NT > 2) {
-                const __m512i x = _mm512_set1_epi32(X[2 * ldx]);
-                dpwssd(a20, w0, x);
-                dpwssd(a21, w1, x);
-                dpwssd(a22, w2, x);
-                dpwssd(a23, w3, x);
-            }
-            if constexpr (NT > 3) {
-                const __m512i x = _mm512_set1_epi32(X[3 * ldx]);
-                dpwssd(a30, w0, x);
-                dpwssd(a31, w1, x);
-                dpwssd(a32, w2, x);
-                dpwssd(a33, w3, x);
-            }
-            if constexpr (NT > 4) {
-                const __m512i x = _mm512_set1_epi32(X[4 * ldx]);
-                dpwssd(a40, w0, x);
-                dpwssd(a41, w1, x);
-                dpwssd(a42, w2, x);
-                dpwssd(a43, w3, x);
-            }
-            if constexpr (NT > 5) {
-                const __m512i x = _mm512_set1_epi32(X[5 * ldx]);
-                dpwssd(a50, w0, x);
-                dpwssd(a51, w1, x);
-                dpwssd(a52, w2, x);
-                dpwssd(a53, w3, x);
-            }
+        // token t's pair of x against the 64 rows' pairs (macros: the same code as written out)
+#define JOURNEY_IQ16_TOKEN(t, a0, a1, a2, a3)                    \
+    if constexpr (NT > t) {                                      \
+        const __m512i x = _mm512_set1_epi32(X[t * ldx]);         \
+        dpwssd(a0, w0, x), dpwssd(a1, w1, x), dpwssd(a2, w2, x), dpwssd(a3, w3, x); \
     }
-    if constexpr (NT > 0) {
-        _mm512_store_si512(isum + 0 * kRows + 0, a00);
-        _mm512_store_si512(isum + 0 * kRows + 16, a01);
-        _mm512_store_si512(isum + 0 * kRows + 32, a02);
-        _mm512_store_si512(isum + 0 * kRows + 48, a03);
+        JOURNEY_IQ16_TOKEN(0, a00, a01, a02, a03)
+        JOURNEY_IQ16_TOKEN(1, a10, a11, a12, a13)
+        JOURNEY_IQ16_TOKEN(2, a20, a21, a22, a23)
+        JOURNEY_IQ16_TOKEN(3, a30, a31, a32, a33)
+        JOURNEY_IQ16_TOKEN(4, a40, a41, a42, a43)
+        JOURNEY_IQ16_TOKEN(5, a50, a51, a52, a53)
+#undef JOURNEY_IQ16_TOKEN
     }
-    if constexpr (NT > 1) {
-        _mm512_store_si512(isum + 1 * kRows + 0, a10);
-        _mm512_store_si512(isum + 1 * kRows + 16, a11);
-        _mm512_store_si512(isum + 1 * kRows + 32, a12);
-        _mm512_store_si512(isum + 1 * kRows + 48, a13);
+#define JOURNEY_IQ16_STORE(t, a0, a1, a2, a3)                                                        \
+    if constexpr (NT > t) {                                                                          \
+        _mm512_store_si512(isum + t * kRows, a0), _mm512_store_si512(isum + t * kRows + 16, a1);     \
+        _mm512_store_si512(isum + t * kRows + 32, a2), _mm512_store_si512(isum + t * kRows + 48, a3); \
     }
-    if constexpr (NT > 2) {
-        _mm512_store_si512(isum + 2 * kRows + 0, a20);
-        _mm512_store_si512(isum + 2 * kRows + 16, a21);
-        _mm512_store_si512(isum + 2 * kRows + 32, a22);
-        _mm512_store_si512(isum + 2 * kRows + 48, a23);
-    }
-    if constexpr (NT > 3) {
-        _mm512_store_si512(isum + 3 * kRows + 0, a30);
-        _mm512_store_si512(isum + 3 * kRows + 16, a31);
-        _mm512_store_si512(isum + 3 * kRows + 32, a32);
-        _mm512_store_si512(isum + 3 * kRows + 48, a33);
-    }
-    if constexpr (NT > 4) {
-        _mm512_store_si512(isum + 4 * kRows + 0, a40);
-        _mm512_store_si512(isum + 4 * kRows + 16, a41);
-        _mm512_store_si512(isum + 4 * kRows + 32, a42);
-        _mm512_store_si512(isum + 4 * kRows + 48, a43);
-    }
-    if constexpr (NT > 5) {
-        _mm512_store_si512(isum + 5 * kRows + 0, a50);
-        _mm512_store_si512(isum + 5 * kRows + 16, a51);
-        _mm512_store_si512(isum + 5 * kRows + 32, a52);
-        _mm512_store_si512(isum + 5 * kRows + 48, a53);
-    }
+    JOURNEY_IQ16_STORE(0, a00, a01, a02, a03)
+    JOURNEY_IQ16_STORE(1, a10, a11, a12, a13)
+    JOURNEY_IQ16_STORE(2, a20, a21, a22, a23)
+    JOURNEY_IQ16_STORE(3, a30, a31, a32, a33)
+    JOURNEY_IQ16_STORE(4, a40, a41, a42, a43)
+    JOURNEY_IQ16_STORE(5, a50, a51, a52, a53)
+#undef JOURNEY_IQ16_STORE
 }
 
 template <int NT>
