@@ -16,8 +16,9 @@
 // VNNI one (|q| as unsigned bytes against x's quants with q's sign) give the same isum, and the
 // float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
 // TQ2_0 and TQ1_0 have direct AVX-512 kernels besides (below: no int8 copy; the same isum and
-// step), which decode a super-block once for up to 16 tokens (sequences decoded together, --parallel; prompts
-// stay on the float gemm: blocks/matmul.cpp says why).
+// step), which decode a super-block once for up to 16 tokens (sequences decoded together,
+// --parallel). Prompts: the IQ types' take blocks/gemm_iq16.cpp (x at 16 bits), TQ1_0/TQ2_0's the
+// float gemm.
 #include "dot_kinds.h"
 
 #include <algorithm>
