@@ -73,6 +73,10 @@ void gemm_portable(float* out, const float* x, const Matrix& W, int T, int64_t o
     }
 }
 
+// A lambda would not inherit the caller's target attribute (and would not compile where the
+// building machine lacks AVX-512), so the cast is a function of its own.
+JOURNEY_AVX512 inline __m512d pd(__m512 v) { return _mm512_castps_pd(v); }
+
 // r[j][k] becomes r[k][j]: a 16 x 16 transpose in registers (pairs, then quads of floats within
 // 128-bit lanes, then the lanes themselves). The maskz forms with full masks: see load16.
 JOURNEY_AVX512 inline void transpose16(__m512 r[16]) {
@@ -81,7 +85,6 @@ JOURNEY_AVX512 inline void transpose16(__m512 r[16]) {
         t[i] = _mm512_maskz_unpacklo_ps(0xffff, r[i], r[i + 1]);
         t[i + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[i], r[i + 1]);
     }
-    auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
     for (int g = 0; g < 16; g += 4) {  // r[g+k], lane L: rows g .. g+3 at column 4L + k
         r[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, pd(t[g]), pd(t[g + 2])));
         r[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, pd(t[g]), pd(t[g + 2])));
