@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cpuid.h>
 #include <cstring>
 #include <immintrin.h>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "journey/kernels/aligned.h"
 #include "journey/kernels/half.h"
 #include "journey/kernels/thread_pool.h"
+#include "avx2_lanes.h"
 #include "avx512_loads.h"
 #include "lanes.h"
 #include "journey/kernels/lookahead.h"
@@ -32,13 +34,25 @@ bool env_portable() {
     return e && *e && std::string_view(e) != "0";
 }
 bool g_force_portable = env_portable();
+bool g_force_avx2 = [] {
+    const char* e = std::getenv("JOURNEY_KERNELS");
+    return e && std::string_view(e) == "avx2";
+}();
 
 bool cpu_avx512() {
     static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512vl");
     return ok;
 }
-bool use_avx512() { return !g_force_portable && cpu_avx512(); }
+// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
+bool cpu_avx2() {
+    static const bool ok = [] {
+        unsigned a, b, c, d;
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    }();
+    return ok;
+}
+bool use_avx512() { return !g_force_portable && !g_force_avx2 && cpu_avx512(); }
 
 std::optional<StreamShape> g_forced_shape = [] () -> std::optional<StreamShape> {
     const char* e = std::getenv("JOURNEY_STREAM_SHAPE");
@@ -368,6 +382,76 @@ JOURNEY_AVX512 void linear_avx512(float* y, const float* x, const std::byte* w, 
     for (; o < o1; ++o) linear_row_avx512<D>(y + o, x, w + static_cast<size_t>(o) * stride, n_in);
 }
 
+// ---- AVX2 (no AVX-512: avx2_lanes.h) -------------------------------------------------------
+
+// A Linear row as linear_portable sums it: chain k (0..3) of 16 lanes as two registers c[k][0]
+// (lanes 0..7) and c[k][1] (8..15); step j of 16 inputs into chain j % 4, the last 1..63 inputs
+// continuing chains 0, 1, 2, 3 with zeros past the row (fma(0, 0, a) is a: a sum is never -0).
+// One row after another, asking for the lines kStreamAheadL2 on into L2 (F16/BF16; F32 rows
+// stream without it), as linear_row_avx512's sequential shape.
+template <DType D>
+JOURNEY_AVX2 void linear_row_avx2(float* y, const float* x, const std::byte* row, int64_t n_in) {
+    __m256 c[4][2];
+    for (auto& k : c) k[0] = k[1] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 64 <= n_in; i += 64) {
+        const std::byte* p = row + static_cast<size_t>(i) * esize(D);
+        if constexpr (D != DType::F32)
+            for (size_t b = 0; b < 64 * esize(D); b += 64) avx2::prefetch_l2(p + b + kStreamAheadL2);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k)
+            for (int h = 0; h < 2; ++h)
+                c[k][h] = _mm256_fmadd_ps(avx2::load8<D>(p + (16 * k + 8 * h) * esize(D)), _mm256_loadu_ps(x + i + 16 * k + 8 * h), c[k][h]);
+    }
+    for (int k = 0; k < 4 && i < n_in; ++k)
+        for (int h = 0; h < 2; ++h, i += 8) {
+            if (i >= n_in) break;
+            const int64_t n = n_in - i;
+            const __m256 w = n >= 8 ? avx2::load8<D>(row + static_cast<size_t>(i) * esize(D)) : avx2::load8_part<D>(row + static_cast<size_t>(i) * esize(D), n);
+            const __m256 xv = n >= 8 ? _mm256_loadu_ps(x + i) : avx2::loadf_part(x + i, n);
+            c[k][h] = _mm256_fmadd_ps(w, xv, c[k][h]);
+        }
+    *y = avx2::hsum16(_mm256_add_ps(_mm256_add_ps(c[0][0], c[1][0]), _mm256_add_ps(c[2][0], c[3][0])),
+                      _mm256_add_ps(_mm256_add_ps(c[0][1], c[1][1]), _mm256_add_ps(c[2][1], c[3][1])));
+}
+
+template <DType D>
+JOURNEY_AVX2 void linear_avx2(float* y, const float* x, const std::byte* w, int64_t n_in, int64_t o0, int64_t o1) {
+    const size_t stride = static_cast<size_t>(n_in) * esize(D);
+    for (int64_t o = o0; o < o1; ++o) linear_row_avx2<D>(y + o, x, w + static_cast<size_t>(o) * stride, n_in);
+}
+
+// conv1d_portable's chains (y[o] = fma over the slab's rows in order), 8 rows a sweep over y
+// (which stays in L1), 8 outputs at a time; the next sweep's rows asked for at F16/BF16.
+template <DType D>
+JOURNEY_AVX2 void conv1d_avx2(float* y, const float* x, const std::byte* w, int64_t first, int64_t last, int64_t n_out) {
+    constexpr int64_t R = 8;
+    std::fill(y, y + n_out, 0.0f);
+    const size_t stride = static_cast<size_t>(n_out) * esize(D);
+    for (int64_t i0 = first; i0 < last; i0 += R) {
+        const int64_t r = std::min(R, last - i0);
+        const std::byte* rows = w + static_cast<size_t>(i0) * stride;
+        __m256 xv[R];
+        for (int64_t k = 0; k < r; ++k) xv[k] = _mm256_set1_ps(x[i0 + k]);
+        int64_t o = 0;
+        for (; o + 8 <= n_out; o += 8) {
+            __m256 acc = _mm256_loadu_ps(y + o);
+            if (D != DType::F32 && o % 32 == 0 && i0 + 2 * R <= last)
+                for (int64_t k = R; k < 2 * R; ++k) avx2::prefetch(rows + k * stride + o * esize(D));
+            for (int64_t k = 0; k < r; ++k) acc = _mm256_fmadd_ps(xv[k], avx2::load8<D>(rows + k * stride + o * esize(D)), acc);
+            _mm256_storeu_ps(y + o, acc);
+        }
+        if (o < n_out) {
+            const int64_t n = n_out - o;
+            __m256 acc = avx2::loadf_part(y + o, n);
+            for (int64_t k = 0; k < r; ++k) acc = _mm256_fmadd_ps(xv[k], avx2::load8_part<D>(rows + k * stride + o * esize(D), n), acc);
+            alignas(32) float out[8];
+            _mm256_store_ps(out, acc);
+            std::memcpy(y + o, out, static_cast<size_t>(n) * 4);
+        }
+    }
+}
+
 // Conv1D rows are summed in slabs of kSlab: each slab's chain of fmas into its own partial sum,
 // then the partial sums added in slab order. Threads take whole slabs, so each streams its own
 // contiguous part of W (as for Linear rows), and the result does not depend on the thread count.
@@ -380,12 +464,14 @@ template <DType D>
 void conv1d_slab(float* partial, const float* x, const Matrix& W, int64_t s) {
     const int64_t i0 = s * kSlab, i1 = std::min(W.rows, i0 + kSlab);
     if (use_avx512()) conv1d_avx512<D>(partial, x, W.data, i0, i1, W.cols);
+    else if (avx2_kernels()) conv1d_avx2<D>(partial, x, W.data, i0, i1, W.cols);
     else conv1d_portable<D>(partial, x, W.data, i0, i1, W.cols);
 }
 
 template <DType D>
 void linear_rows(float* y, const float* x, const Matrix& W, int64_t o0, int64_t o1) {
     if (use_avx512()) linear_avx512<D>(y, x, W.data, W.cols, o0, o1);
+    else if (avx2_kernels()) linear_avx2<D>(y, x, W.data, W.cols, o0, o1);
     else linear_portable<D>(y, x, W.data, W.cols, o0, o1);
 }
 
@@ -471,6 +557,8 @@ void gemv_tokens_typed(float* y, const float* x, const Matrix& W, int T) {
 }  // namespace
 
 void force_portable_kernels(bool on) { g_force_portable = on; }
+void force_avx2_kernels(bool on) { g_force_avx2 = on; }
+bool avx2_kernels() { return !g_force_portable && !use_avx512() && cpu_avx2(); }
 
 // AMD's Zen cores stream one row after another best; Intel's (and by default any other) four
 // interleaved rows with software prefetching.
@@ -484,8 +572,8 @@ const char* stream_shape_name() { return stream_shape() == StreamShape::sequenti
 bool gemm_fast_available() { return use_avx512(); }
 
 const char* kernel_isa() {
-    if (!use_avx512()) return "portable";
-    return "avx512";
+    if (use_avx512()) return "avx512";
+    return avx2_kernels() ? "avx2" : "portable";
 }
 
 void gemv(float* y, const float* x, const Matrix& W) {

@@ -17,7 +17,12 @@ namespace journey {
 // true: always use the portable kernels (tests, and machines without AVX-512).
 // JOURNEY_PORTABLE_KERNELS=1 in the environment sets it at start-up.
 void force_portable_kernels(bool on);
-// Which kernels run: "avx512" or "portable".
+// true: the AVX2 kernels (AVX2, FMA, F16C) even where AVX-512 is present (tests, to run every
+// path on one machine); JOURNEY_KERNELS=avx2 in the environment sets it at start-up.
+void force_avx2_kernels(bool on);
+// Which kernels run: "avx512", "avx2" (CPUs without AVX-512, or forced) or "portable". The
+// quantized dots' AVX-512 kernels also need VNNI (dot.h: quant_dot_fast_available); where it
+// is missing they take the AVX2 ones.
 const char* kernel_isa();
 
 // How the fast one-token kernels (gemv's Linear rows, the quantized dots) walk the weights;

@@ -497,7 +497,7 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
     }
 }
 
-bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(kernel_isa()) != "portable"; }
+bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(kernel_isa()) == "avx512"; }
 
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     if (W.layout != Layout::Linear || W.cols != x.n || r0 < 0 || r1 > W.rows)

@@ -1,0 +1,65 @@
+// AVX2 helpers shared by our kernels for CPUs without AVX-512 (AMD Zen 2/3, Intel's client cores
+// before and after AVX-512): the portable loops' 16 lanes as two 8-float registers, lo (lanes
+// 0..7) and hi (lanes 8..15), so every lane does the portable loop's operations in its order and
+// the result has the same bits. Functions carry their own target attribute (AVX2, FMA, F16C):
+// the rest of the binary runs on any x86-64; callers check avx2_kernels() first.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <immintrin.h>
+
+#include "journey/kernels/matrix.h"
+
+#define JOURNEY_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace journey {
+
+// The AVX2 kernels run: the CPU has AVX2, FMA and F16C, AVX-512 is absent or limited away
+// (force_avx2_kernels), and the portable kernels are not forced (gemv.cpp).
+bool avx2_kernels();
+
+namespace avx2 {
+
+// 8 consecutive elements of a float dtype at p, exactly as float.
+template <DType D>
+JOURNEY_AVX2 inline __m256 load8(const std::byte* p) {
+    static_assert(D == DType::F32 || D == DType::F16 || D == DType::BF16);
+    if constexpr (D == DType::F32) {
+        return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+    } else {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        if constexpr (D == DType::F16) return _mm256_cvtph_ps(h);
+        else return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    }
+}
+
+// The first n (0..8) elements of a float dtype at p (the rest 0), nothing past them read.
+template <DType D>
+JOURNEY_AVX2 inline __m256 load8_part(const std::byte* p, int64_t n) {
+    constexpr size_t es = D == DType::F32 ? 4 : 2;
+    alignas(32) std::byte buf[32] = {};
+    if (n > 0) std::memcpy(buf, p, static_cast<size_t>(n < 8 ? n : 8) * es);
+    return load8<D>(buf);
+}
+
+// The first n (0..8) floats at p, the rest 0.
+JOURNEY_AVX2 inline __m256 loadf_part(const float* p, int64_t n) {
+    alignas(32) float buf[8] = {};
+    if (n > 0) std::memcpy(buf, p, static_cast<size_t>(n < 8 ? n : 8) * 4);
+    return _mm256_load_ps(buf);
+}
+
+// The portable kernels' reduce16 (lanes.h) on lanes lo | hi: lane l += lane l+8, +4, +2, +1.
+JOURNEY_AVX2 inline float hsum16(__m256 lo, __m256 hi) {
+    const __m256 s8 = _mm256_add_ps(lo, hi);
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+inline void prefetch(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+inline void prefetch_l2(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
+
+}  // namespace avx2
+}  // namespace journey
