@@ -17,6 +17,7 @@
 #include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/half.h"
+#include "../avx2_lanes.h"
 #include "../avx512_loads.h"
 #include "../lanes.h"
 #include "dot_kinds.h"
@@ -312,10 +313,68 @@ void dot_rows_tokens_vnni(float* out, int64_t out_stride, const Matrix& W, const
     for (; r < r1; ++r) dot_row_tile_tokens<D, 1>(out + r, out_stride, W.data + size_t(r) * row_bytes, row_bytes, p, nb, 0);
 }
 
+// ---- AVX2 (no AVX-512 VNNI: avx2_lanes.h) ---------------------------------------------------
+
+// One block's 32 weights as int8 (unpack_block's values), in a register.
+template <DType D>
+JOURNEY_AVX2 inline __m256i block_i8_avx2(const std::byte* blk) {
+    if constexpr (D == DType::Q8_0) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    } else {
+        const __m128i n = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + kQuantsAt<D>));
+        const __m128i m = _mm_set1_epi8(0x0f);
+        // elements 0..15: the low nibbles, 16..31: the high ones
+        const __m256i nib = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(n, 4), m), _mm_and_si128(n, m));
+        if constexpr (D == DType::Q4_0) {
+            return _mm256_sub_epi8(nib, _mm256_set1_epi8(8));
+        } else {
+            const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
+            return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), nib);
+        }
+    }
+}
+
+// acc += float(Σ w·q per group of 4) · (d_w · d_x) for one block (dot_row_portable's lanes 8h ..
+// 8h+7). The integer sums are exact: vpmaddubsw takes |w| (unsigned, at most 128) against q with
+// w's sign (|q| <= 127: quantize_activations), so a pair's sum is at most 32512 and never
+// saturates; vpmaddwd adds the pairs into each group's int32.
+template <DType D>
+JOURNEY_AVX2 inline __m256 block_avx2(__m256 acc, const std::byte* blk, const int8_t* q, float dx) {
+    const __m256i w = block_i8_avx2<D>(blk);
+    const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
+    const __m256i isum = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(block_scale<D>(blk) * dx), acc);
+}
+
+// One row after another (a token's dot is bound by memory), each asking for the lines
+// kStreamAheadL2 on in the stream into L2 as the AVX-512 sequential shape does.
+template <DType D>
+JOURNEY_AVX2 void dot_rows_avx2(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
+    const size_t row_bytes = dtype_bytes(D, uint64_t(W.cols));
+    const int64_t nb = x.n / kQK;
+    constexpr int64_t bb = kBlockBytes<D>;
+    for (int64_t r = r0; r < r1; ++r) {
+        const std::byte* row = W.data + size_t(r) * row_bytes;
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        int64_t b = 0;
+        for (; b + 1 < nb; b += 2) {
+            const std::byte* blk = row + b * bb;
+            avx2::prefetch_l2(blk + kStreamAheadL2);
+            if constexpr (2 * bb > 64) avx2::prefetch_l2(blk + kStreamAheadL2 + 64);
+            lo = block_avx2<D>(lo, blk, x.q.data() + b * kQK, x.d[size_t(b)]);
+            hi = block_avx2<D>(hi, blk + bb, x.q.data() + (b + 1) * kQK, x.d[size_t(b + 1)]);
+        }
+        if (b < nb) lo = block_avx2<D>(lo, row + b * bb, x.q.data() + b * kQK, x.d[size_t(b)]);  // the last block alone
+        out[r] = avx2::hsum16(lo, hi);
+    }
+}
+
 template <DType D>
 void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(D, uint64_t(W.cols));
     if (!quant_dot_fast_available()) {
+        if (avx2_kernels()) return dot_rows_avx2<D>(out, W, x, r0, r1);
         for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(W.data + size_t(r) * row_bytes, x);
         return;
     }
