@@ -21,6 +21,7 @@
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/thread_pool.h"
+#include "avx2_lanes.h"
 #include "avx512_loads.h"
 #include "lanes.h"
 
@@ -121,6 +122,68 @@ JOURNEY_AVX512 void weighted_sum_avx512(float* z, const float* p, const E* v, in
     }
 }
 
+// ---- AVX2 (no AVX-512) ----------------------------------------------------------------------
+
+// 8 cache elements as float; the first n (0..8) with zeros after them (nothing past them read).
+template <class E>
+JOURNEY_AVX2 inline __m256 load8e(const E* p) {
+    if constexpr (std::is_same_v<E, float>) return _mm256_loadu_ps(p);
+    else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+template <class E>
+JOURNEY_AVX2 inline __m256 load8e_part(const E* p, int n) {
+    alignas(32) E buf[8] = {};
+    if (n > 0) std::memcpy(buf, p, sizeof(E) * size_t(n < 8 ? n : 8));
+    return load8e(buf);
+}
+
+// scores_portable's 16 lanes (d % 16) as two registers: lanes 0..7 (lo) and 8..15 (hi) of each
+// 16 dimensions, reduce16's order at the end; four keys at a time when D is a multiple of 16.
+template <class E>
+JOURNEY_AVX2 void scores_avx2(float* p, const float* q, const E* k, int64_t kv_stride, int first, int visible, int D, float scale) {
+    int j = first;
+    if (D % 16 == 0)
+        for (; j + 4 <= visible; j += 4) {
+            const E* kj = k + j * kv_stride;
+            __m256 lo[4], hi[4];
+            for (int r = 0; r < 4; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+            for (int d = 0; d < D; d += 16) {
+                const __m256 q0 = _mm256_loadu_ps(q + d), q1 = _mm256_loadu_ps(q + d + 8);
+                for (int r = 0; r < 4; ++r) {
+                    lo[r] = _mm256_fmadd_ps(q0, load8e(kj + r * kv_stride + d), lo[r]);
+                    hi[r] = _mm256_fmadd_ps(q1, load8e(kj + r * kv_stride + d + 8), hi[r]);
+                }
+            }
+            for (int r = 0; r < 4; ++r) p[j + r] = avx2::hsum16(lo[r], hi[r]) * scale;
+        }
+    for (; j < visible; ++j) {
+        const E* kj = k + j * kv_stride;
+        __m256 lo = _mm256_setzero_ps(), hi = lo;
+        for (int d = 0; d < D; d += 16) {
+            lo = _mm256_fmadd_ps(avx2::loadf_part(q + d, D - d), load8e_part(kj + d, D - d), lo);
+            if (D - d > 8) hi = _mm256_fmadd_ps(avx2::loadf_part(q + d + 8, D - d - 8), load8e_part(kj + d + 8, D - d - 8), hi);
+        }
+        p[j] = avx2::hsum16(lo, hi) * scale;
+    }
+}
+
+// weighted_sum_portable's chains (z[d] = fma over the keys in order), 32 elements of z at a time.
+template <class E>
+JOURNEY_AVX2 void weighted_sum_avx2(float* z, const float* p, const E* v, int64_t kv_stride, int first, int visible, int D) {
+    int d0 = 0;
+    for (; d0 + 32 <= D; d0 += 32) {
+        __m256 a[4];
+        for (auto& r : a) r = _mm256_setzero_ps();
+        for (int j = first; j < visible; ++j) {
+            const E* vj = v + j * kv_stride + d0;
+            const __m256 pj = _mm256_set1_ps(p[j]);
+            for (int r = 0; r < 4; ++r) a[r] = _mm256_fmadd_ps(pj, load8e(vj + 8 * r), a[r]);
+        }
+        for (int r = 0; r < 4; ++r) _mm256_storeu_ps(z + d0 + 8 * r, a[r]);
+    }
+    if (d0 < D) weighted_sum_portable(z + d0, p, v + d0, kv_stride, first, visible, D - d0);
+}
+
 // softmax over head h's visible scores; with sinks, the head's sink logit joins the denominator
 // (as llama.cpp's soft_max with sinks: the maximum taken over the scores and the sink).
 void scores_softmax(float* p, int n, const AttentionOptions& o, int h) {
@@ -143,17 +206,19 @@ void one_token(float* z, float* pattern, const float* q, const E* k, const E* v,
     const int group = H / Hkv;
     const float scale = o.scale > 0.0f ? o.scale : 1.0f / std::sqrt(static_cast<float>(D));
     const int first = o.window > 0 ? std::max(0, L - o.window) : 0;  // the window's oldest key
-    const bool fast = gemm_fast_available();
+    const bool fast = gemm_fast_available(), avx2 = !fast && avx2_kernels();
     auto head = [&](int h) {
         const int64_t kv_off = int64_t{h / group} * D;
         const float* qh = q + int64_t{h} * D;
         float* p = pattern + int64_t{h} * L;
         if (fast) scores_avx512(p, qh, k + kv_off, kv_stride, first, L, D, scale);
+        else if (avx2) scores_avx2(p, qh, k + kv_off, kv_stride, first, L, D, scale);
         else scores_portable(p, qh, k + kv_off, kv_stride, first, L, D, scale);
         if (o.softcap > 0.0f) softcap(p + first, L - first, o.softcap);
         scores_softmax(p + first, L - first, o, h);
         std::fill(p, p + first, 0.0f);  // masked: slid out of the window
         if (fast) weighted_sum_avx512(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
+        else if (avx2) weighted_sum_avx2(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
         else weighted_sum_portable(z + int64_t{h} * D, p, v + kv_off, kv_stride, first, L, D);
     };
     // Heads over a short context are a few microseconds each, not worth waking a thread; over a

@@ -5,6 +5,7 @@
 #include <new>
 #include <random>
 #include <tuple>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -118,8 +119,15 @@ TEST_CASE("gemv: AVX-512 and portable kernels give the same bits", "[kernels][fa
                     PortableScope p(true);
                     gemv(port.data(), x.data(), W.m);
                 }
+                // the AVX2 kernels too where the CPU has them (on an AVX-512 machine, forced)
+                std::vector<float> avx2(fast.size(), -5.0f);
+                force_avx2_kernels(true);
+                const bool has_avx2 = std::string_view(kernel_isa()) == "avx2";
+                gemv(avx2.data(), x.data(), W.m);
+                force_avx2_kernels(false);
                 INFO(stream_shape_name() << " " << dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out);
                 CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
+                if (has_avx2) CHECK(std::memcmp(avx2.data(), port.data(), avx2.size() * 4) == 0);
                 // and both are the product, to float accuracy (double reference)
                 for (int64_t o = 0; o < n_out; ++o) {
                     double want = 0, mag = 0;
@@ -267,7 +275,7 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
 }
 
 TEST_CASE("fast kernels: one token's attention gives the portable bits and matches a double reference", "[fast][attention]") {
-    if (!gemm_fast_available()) SUCCEED("no AVX-512 on this CPU: only the portable kernels run");
+    INFO("kernels: " << kernel_isa());
     // Head sizes with and without a 16-lane tail, one and several groups of keys, windows and
     // soft-capping, contexts from one position (a lone key) to beyond the pool's threshold.
     struct Case {
@@ -295,12 +303,21 @@ TEST_CASE("fast kernels: one token's attention gives the portable bits and match
         run(false, 1, zf, pf);
         run(false, 2, z2, p2);
         run(true, 1, zp, pp);
+        std::vector<float> za, pa;  // the AVX2 kernels too where the CPU has them (forced on AVX-512)
+        force_avx2_kernels(true);
+        const bool has_avx2 = std::string_view(kernel_isa()) == "avx2";
+        run(false, 1, za, pa);
+        force_avx2_kernels(false);
         INFO("H " << c.H << " Hkv " << c.Hkv << " D " << c.D << " L " << c.L << " window " << c.o.window << " softcap "
                   << c.o.softcap);
         CHECK(std::memcmp(zf.data(), zp.data(), zf.size() * 4) == 0);
         CHECK(std::memcmp(pf.data(), pp.data(), pf.size() * 4) == 0);
         CHECK(std::memcmp(zf.data(), z2.data(), zf.size() * 4) == 0);
         CHECK(std::memcmp(pf.data(), p2.data(), pf.size() * 4) == 0);
+        if (has_avx2) {
+            CHECK(std::memcmp(za.data(), zp.data(), za.size() * 4) == 0);
+            CHECK(std::memcmp(pa.data(), pp.data(), pa.size() * 4) == 0);
+        }
         // An F16 cache read as it is stored: the bits of attention() on the cache converted to
         // float, on both paths.
         std::vector<uint16_t> k16(kv), v16(kv);

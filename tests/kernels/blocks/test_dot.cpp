@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -159,8 +160,8 @@ TEST_CASE("quantize_activations, blocks of 256 (llama.cpp's Q8_K): d = -max/127 
     CHECK(out == 0.0f);
 }
 
-TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
-    INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+TEST_CASE("dot_rows: AVX-512 VNNI, AVX2 and portable kernels give the same bits", "[quant][quant_dot][fast]") {
+    INFO("kernels: " << kernel_isa() << ", VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no"));
     for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential})  // each CPU's shape
     for (DType t : {DType::Q8_0, DType::Q4_0})
     for (auto [rows, n] : kShapes) {
@@ -177,9 +178,16 @@ TEST_CASE("dot_rows: AVX-512 VNNI and portable kernels give the same bits", "[qu
             PortableScope p(true);
             dot_rows(port.data(), W.m, xq, 0, rows);
         }
+        // the AVX2 kernels too where the CPU has them (on an AVX-512 machine, forced)
+        std::vector<float> avx2(size_t(rows), -4.0f);
+        force_avx2_kernels(true);
+        const bool has_avx2 = std::string_view(kernel_isa()) == "avx2";
+        dot_rows(avx2.data(), W.m, xq, 0, rows);
+        force_avx2_kernels(false);
         force_stream_shape(std::nullopt);
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), part.data(), fast.size() * 4) == 0);
+        if (has_avx2) CHECK(std::memcmp(avx2.data(), port.data(), avx2.size() * 4) == 0);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -67,8 +68,8 @@ const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 32}, {5, 64}, {9, 
 
 }  // namespace
 
-TEST_CASE("MXFP4 dot: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast][mxfp4]") {
-    INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
+TEST_CASE("MXFP4 dot: AVX-512 VNNI, AVX2 and portable kernels give the same bits", "[quant][quant_dot][fast][mxfp4]") {
+    INFO("kernels: " << kernel_isa() << ", VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no"));
     for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential})
     for (auto [rows, n] : kShapes) {
         force_stream_shape(shape);
@@ -84,9 +85,16 @@ TEST_CASE("MXFP4 dot: AVX-512 VNNI and portable kernels give the same bits", "[q
             PortableScope p(true);
             dot_rows(port.data(), W.m, xq, 0, rows);
         }
+        // the AVX2 kernel too where the CPU has it (on an AVX-512 machine, forced)
+        std::vector<float> avx2(size_t(rows), -4.0f);
+        force_avx2_kernels(true);
+        const bool has_avx2 = std::string_view(kernel_isa()) == "avx2";
+        dot_rows(avx2.data(), W.m, xq, 0, rows);
+        force_avx2_kernels(false);
         force_stream_shape(std::nullopt);
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), part.data(), fast.size() * 4) == 0);
+        if (has_avx2) CHECK(std::memcmp(avx2.data(), port.data(), avx2.size() * 4) == 0);
     }
 }
 
