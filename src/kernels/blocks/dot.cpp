@@ -536,7 +536,12 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
             if (fits && has_iq_dot(W.dtype)) return dot_rows_iq_tokens(out, out_stride, W, xs, T, r0, r1, quant_dot_fast_available());
             if (fits && dot_rows_k_tokens(out, out_stride, W, xs, T, r0, r1, quant_dot_fast_available())) return;
         }
-        for (int t = 0; t < T; ++t) dot_rows(out + t * out_stride, W, xs[t], r0, r1);
+        // One token at a time over groups of rows of about 64 KiB: the group comes from memory
+        // for the first token and from L2 for the others (each row's dot is the same on its own).
+        const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+        const int64_t group = std::max<int64_t>(1, int64_t(65536 / std::max<size_t>(1, row_bytes)));
+        for (int64_t g = r0; g < r1; g += group)
+            for (int t = 0; t < T; ++t) dot_rows(out + t * out_stride, W, xs[t], g, std::min(r1, g + group));
         return;
     }
     if (W.layout != Layout::Linear || r0 < 0 || r1 > W.rows)
