@@ -344,7 +344,11 @@ JOURNEY_AVX2 inline __m256 block_avx2(__m256 acc, const std::byte* blk, const in
     const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
     const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
     const __m256i isum = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(block_scale<D>(blk) * dx), acc);
+    // d_w by F16C (exact, as fp16_to_fp32, without its branches: they were a fifth of the time)
+    float dw;
+    if constexpr (D == DType::MXFP4) dw = block_scale<D>(blk);
+    else dw = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(load_u16(blk))));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dw * dx), acc);
 }
 
 // One row after another (a token's dot is bound by memory), each asking for the lines
