@@ -473,7 +473,11 @@ JOURNEY_VNNI void dot_row_q6_k_tokens_vnni(float* out, int64_t out_stride, const
 // then vpmaddwd with the sub-block's scale (int16) into 8 int32 lanes (|isum| < 2^29: no
 // overflow). Integer sums are exact in any grouping, so the 8 lanes' total is the portable isum
 // (and msum), and the float step per super-block is the portable one, the same scalar fma: the
-// same bits. (The approach of ggml's AVX2 ggml_vec_dot_q4_K_q8_K / q6_K.)
+// same bits. (The approach of ggml's AVX2 ggml_vec_dot_q4_K_q8_K / q6_K.) One row at a time,
+// as stored, asking ahead as the VNNI rows do (no prefetch, or 8 KiB on into L2, measured within
+// the noise here). Llama 3.2 1B Q4_K_M (generated weights), journey bench -p 0 -n 16 -t 1, CPU
+// time, alternating with the portable loops on this AMD EPYC without AVX-512 (under others'
+// builds, 11:29 UTC 7 Dec 2026): 3.55, 3.65, 3.57 -> 14.2, 10.6, 13.8 tok/s.
 
 // Q4_K/Q5_K sub-block s's scale (int16 s of 8, in both 16-byte lanes) broadcast by vpshufb.
 struct TablesAvx2 {
