@@ -567,6 +567,14 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
 
 bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(kernel_isa()) == "avx512"; }
 
+// AVX2, FMA and F16C where the VNNI kernels do not run and the portable ones are not forced:
+// CPUs without AVX-512 (or with it limited away, force_avx2_kernels), and AVX-512 without VNNI.
+bool quant_dot_avx2_available() {
+    static const bool cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_f16c();
+    const std::string_view isa = kernel_isa();
+    return cpu && !quant_dot_fast_available() && (isa == "avx2" || isa == "avx512");
+}
+
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     if (W.layout != Layout::Linear || W.cols != x.n || r0 < 0 || r1 > W.rows)
         throw std::invalid_argument("dot_rows: W must be Linear with x.n columns, and rows within it");
@@ -579,9 +587,10 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
         case DType::MXFP4: return dot_rows_of<DType::MXFP4>(out, W, x, r0, r1);
         default: {
             const bool fast = quant_dot_fast_available();
-            if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, fast);
+            const DotPath path = fast ? DotPath::vnni : quant_dot_avx2_available() ? DotPath::avx2 : DotPath::portable;
+            if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, path);
             if (has_iq_dot(W.dtype)) return dot_rows_iq(out, W, x, r0, r1, fast);
-            if (has_unpacked_dot(W.dtype)) return dot_rows_unpacked(out, W, x, r0, r1, fast);
+            if (has_unpacked_dot(W.dtype)) return dot_rows_unpacked(out, W, x, r0, r1, path);
             throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
         }
     }

@@ -1,7 +1,8 @@
 // K-quant rows (Q4_K, Q5_K, Q6_K) · Q8_K-quantized activations (the arithmetic is stated in
 // include/journey/kernels/blocks/dot.h). The portable loop is the definition; the AVX-512 VNNI
 // kernel does the same integer sums and the same float operations per lane, 16 lanes at a time,
-// so the two give the same bits.
+// and the AVX2 one (CPUs without AVX-512 VNNI) the same integer sums 8 int32 lanes at a time and
+// the same scalar float steps, so the three give the same bits.
 #include "dot_kinds.h"
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/half.h"
+#include "../avx2_lanes.h"
 
 namespace journey {
 namespace {
@@ -143,8 +145,8 @@ constexpr Tables kTables;
 // scale_min_k4 reads them) as 16 bytes: scales 0-7, then mins 0-7. Whole words at a time:
 // bytes 0-3 hold scales 0-3 (low 6 bits), bytes 4-7 mins 0-3, bytes 8-11 the low 4 bits of
 // scales 4-7 (low nibbles) and mins 4-7 (high nibbles), whose top 2 bits are the top 2 bits of
-// bytes 0-3 (scales) and 4-7 (mins).
-JOURNEY_VNNI inline __m128i scales_mins_k4(const unsigned char* q) {
+// bytes 0-3 (scales) and 4-7 (mins). SSE2 only: the VNNI and the AVX2 kernels inline it.
+inline __m128i scales_mins_k4(const unsigned char* q) {
     uint32_t w[3];
     std::memcpy(w, q, 12);
     const uint32_t six = 0x3f3f3f3f, four = 0x0f0f0f0f, two = 0x03030303;
@@ -160,8 +162,8 @@ JOURNEY_VNNI inline float half_f16c(const unsigned char* p) {
     return _cvtsh_ss(h);
 }
 
-// The exact int32 sum of 4 lanes.
-JOURNEY_VNNI inline int32_t sum4_i32(__m128i v) {
+// The exact int32 sum of 4 lanes (SSE2: both kernel families).
+inline int32_t sum4_i32(__m128i v) {
     v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
     return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1)));
 }
@@ -464,11 +466,133 @@ JOURNEY_VNNI void dot_row_q6_k_tokens_vnni(float* out, int64_t out_stride, const
     for (int t = 0; t < N; ++t) out[t * out_stride] = acc[t];
 }
 
+// ---- AVX2 (AVX2, FMA, F16C: CPUs without AVX-512 VNNI) --------------------------------------
+// The portable loop's exact integer sums, 32 elements a vector: the weights as unsigned bytes
+// (Q4_K 0..15, Q5_K 0..31, Q6_K q + 32 = 0..63) times x's int8 quants (Q8_K: -127..127) by
+// vpmaddubsw, whose int16 pair sums stay below its saturation (2 · 63 · 127 = 16002 < 32767),
+// then vpmaddwd with the sub-block's scale (int16) into 8 int32 lanes (|isum| < 2^29: no
+// overflow). Integer sums are exact in any grouping, so the 8 lanes' total is the portable isum
+// (and msum), and the float step per super-block is the portable one, the same scalar fma: the
+// same bits. (The approach of ggml's AVX2 ggml_vec_dot_q4_K_q8_K / q6_K.) One row at a time,
+// as stored, asking ahead as the VNNI rows do (no prefetch, or 8 KiB on into L2, measured within
+// the noise here). Llama 3.2 1B Q4_K_M (generated weights), journey bench -p 0 -n 16 -t 1, CPU
+// time, alternating with the portable loops on this AMD EPYC without AVX-512 (under others'
+// builds, 11:29 UTC 7 Dec 2026): 3.55, 3.65, 3.57 -> 14.2, 10.6, 13.8 tok/s.
+
+// Q4_K/Q5_K sub-block s's scale (int16 s of 8, in both 16-byte lanes) broadcast by vpshufb.
+struct TablesAvx2 {
+    alignas(32) uint8_t pick16[8][32];  // bytes 2s, 2s+1 repeated
+    // Q6_K vector j of a half: int16 2j in the low 16-byte lane (sub-block 2j: elements 0-15),
+    // 2j+1 in the high one (elements 16-31)
+    alignas(32) uint8_t pick6[4][32];
+    constexpr TablesAvx2() : pick16(), pick6() {
+        for (int s = 0; s < 8; ++s)
+            for (int i = 0; i < 32; ++i) pick16[s][i] = uint8_t(2 * s + i % 2);
+        for (int j = 0; j < 4; ++j)
+            for (int i = 0; i < 32; ++i) pick6[j][i] = uint8_t(2 * (2 * j + i / 16) + i % 2);
+    }
+};
+constexpr TablesAvx2 kTablesAvx2;
+
+JOURNEY_AVX2 inline float half_avx2(const unsigned char* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);  // exactly fp16_to_fp32
+}
+
+// The exact int32 sum of 8 lanes.
+JOURNEY_AVX2 inline int32_t sum8_i32(__m256i v) {
+    return sum4_i32(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+// Q4_K, and Q5_K (kFive). Chunk c's 32 bytes of nibbles: the low ones are sub-block 2c, the high
+// ones 2c+1; Q5_K's fifth bits are bits 2c, 2c+1 of qh[32] (vpsrlw by 2c brings them to bits 0
+// and 1 of each byte; what crosses in from the next byte lands above them and is masked off).
+template <bool kFive>
+JOURNEY_AVX2 float dot_row_q45_k_avx2(const std::byte* row, const QuantizedActivations& x) {
+    constexpr size_t block_bytes = kFive ? 176 : 144, qs_at = kFive ? 48 : 16;
+    float acc = 0.0f, accm = 0.0f;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), five = _mm256_set1_epi8(0x10);
+    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * block_bytes);
+        ask_ahead<block_bytes>(b);
+        const float dx = x.d[size_t(k)];
+        const __m128i scm = scales_mins_k4(b + 4);
+        const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scm));  // 8 int16 scales, both lanes
+        const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
+        const __m128i msum = _mm_madd_epi16(mins, _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.sum32.data() + 8 * k)));
+        accm = std::fma(float(sum4_i32(msum)), half_avx2(b + 2) * dx, accm);
+        __m256i h = _mm256_setzero_si256();
+        if constexpr (kFive) h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
+        const int8_t* qx = x.q.data() + k * kSuper;
+        __m256i isum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + qs_at + 32 * c));
+            __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if constexpr (kFive) {
+                const __m256i hc = _mm256_srli_epi16(h, 2 * c);  // bits 2c, 2c+1 of each byte at 0, 1
+                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(hc, 4), five));
+                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(hc, 3), five));
+            }
+            const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 64 * c)));
+            const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 64 * c + 32)));
+            const __m256i slo = _mm256_shuffle_epi8(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTablesAvx2.pick16[2 * c])));
+            const __m256i shi = _mm256_shuffle_epi8(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTablesAvx2.pick16[2 * c + 1])));
+            isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(plo, slo), _mm256_madd_epi16(phi, shi)));
+        }
+        acc = std::fma(float(sum8_i32(isum)), half_avx2(b) * dx, acc);
+    }
+    return acc - accm;
+}
+
+// Q6_K: half h (elements 128h .. 128h+127) from ql[64h ..] and qh[32h ..] as unpack_q6_k reads
+// them, four vectors of 32: ql bytes 0-31 / 32-63, low / high nibbles, with qh's bits 0-1 / 2-3
+// / 4-5 / 6-7 as bits 4-5 (vpsllw / vpsrlw move the pairs within each byte; what crosses from
+// the neighbouring byte is masked off). Vector j holds sub-blocks 8h + 2j and 8h + 2j + 1 (its
+// two 16-byte lanes). The -32 of each quant comes out once, as portable does per sub-block: the
+// lanes start at -32 · Σ_s sc_s · Σ16_s (exact).
+JOURNEY_AVX2 float dot_row_q6_k_avx2(const std::byte* row, const QuantizedActivations& x) {
+    float acc = 0.0f;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+    for (int64_t k = 0; k < x.n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(row + size_t(k) * 210);
+        ask_ahead<210>(b);
+        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192));
+        const __m256i bias = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.sum16.data() + 16 * k)));
+        __m256i isum = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 5));
+        const int8_t* qx = x.q.data() + k * kSuper;
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            // the half's 8 scales as int16, in both 16-byte lanes
+            const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(h == 0 ? sc8 : _mm_srli_si128(sc8, 8)));
+            const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * h));
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+                _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
+            };
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) {
+                const __m256i p = _mm256_maddubs_epi16(q[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 128 * h + 32 * j)));
+                const __m256i s = _mm256_shuffle_epi8(sc, _mm256_load_si256(reinterpret_cast<const __m256i*>(kTablesAvx2.pick6[j])));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
+            }
+        }
+        acc = std::fma(float(sum8_i32(isum)), half_avx2(b + 208) * x.d[size_t(k)], acc);
+    }
+    return acc;
+}
+
 }  // namespace
 
 bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
 
-void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
+void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path) {
+    const bool fast = path == DotPath::vnni;
     // One row at a time, each super-block asking for the lines kStreamAhead bytes on (gemv.h):
     // on AMD Zen 4 two or four rows at once from their own streams (sharing x's loads) ran at
     // half the rate of one (13:40 UTC 3 Dec). Q4_K packed 16 rows side by side (pack_rows16) is
@@ -483,6 +607,17 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
         const size_t group_bytes = 16 * row_bytes;
         for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q6_k_vnni(W.data + size_t(r0) * row_bytes, x);
         for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q6_k_vnni<1>(out + r0, 0, W.rows16 + size_t(r0 / 16) * group_bytes, &x);
+    }
+    if (path == DotPath::avx2) {  // rows as stored (no regrouping without VNNI: weights.cpp)
+        for (int64_t r = r0; r < r1; ++r) {
+            const std::byte* row = W.data + size_t(r) * row_bytes;
+            switch (W.dtype) {
+                case DType::Q4_K: out[r] = dot_row_q45_k_avx2<false>(row, x); break;
+                case DType::Q5_K: out[r] = dot_row_q45_k_avx2<true>(row, x); break;
+                default: out[r] = dot_row_q6_k_avx2(row, x); break;
+            }
+        }
+        return;
     }
     for (int64_t r = r0; r < r1; ++r) {
         const std::byte* row = W.data + size_t(r) * row_bytes;
@@ -538,7 +673,7 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
         for (; t + 2 <= T; t += 2) dot_rows16_q4_k_vnni<2>(out + t * out_stride + r, out_stride, g, xs + t);
         for (; t < T; ++t) dot_rows16_q4_k_vnni<1>(out + t * out_stride + r, out_stride, g, xs + t);
     }
-    for (int t = 0; t < T; ++t) dot_rows_k(out + t * out_stride, W, xs[t], r, r1, fast);  // rows past the last 16 (none when rows16 is set)
+    for (int t = 0; t < T; ++t) dot_rows_k(out + t * out_stride, W, xs[t], r, r1, DotPath::vnni);  // rows past the last 16 (none when rows16 is set)
     return true;
 }
 

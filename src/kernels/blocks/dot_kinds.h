@@ -6,9 +6,14 @@
 
 namespace journey {
 
+// Which kernels a one-token dot runs (dot_rows chooses): the portable loop (the definition),
+// AVX2 + FMA + F16C (CPUs without AVX-512 VNNI: quant_dot_avx2_available) or AVX-512 VNNI
+// (quant_dot_fast_available). The three give the same bits.
+enum class DotPath { portable, avx2, vnni };
+
 bool has_k_dot(DType t);  // Q4_K, Q5_K, Q6_K
-// out[r] = row r · x for r0 <= r < r1; fast: the AVX-512 VNNI kernels (same bits).
-void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+// out[r] = row r · x for r0 <= r < r1 on the kernels of `path` (same bits).
+void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path);
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
 bool has_iq_direct_dot(DType t);
 // T tokens (dot_rows_tokens), on the fast path: Q6_K rows (regrouped 16 rows through the 16-row
@@ -32,7 +37,7 @@ void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const Q
 
 // The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
 bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS
-void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path);
 // Q2_K, Q3_K, IQ4_XS, IQ4_NL (blocks/dot_direct.cpp): AVX-512 VNNI only, decoded straight into
 // registers; the bits of dot_rows_unpacked (which calls it on the fast path).
 bool has_direct_dot(DType t);

@@ -1,7 +1,7 @@
 // One-token integer dots for the block types without a kernel of their own (Q4_1, Q5_0, Q5_1,
 // Q2_K, Q3_K, IQ4_NL, IQ4_XS): each row is first unpacked, block by block, into int8 quants with
 // per-lane integer scales and float multipliers; then the lanes run the arithmetic stated in
-// blocks/dot.h (the "unpacked" form), portably or with AVX-512 VNNI, the same bits either way.
+// blocks/dot.h (the "unpacked" form), portably, with AVX2 or with AVX-512 VNNI, the same bits.
 #include "dot_kinds.h"
 
 #include <cmath>
@@ -11,6 +11,7 @@
 
 #include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/half.h"
+#include "../avx2_lanes.h"
 #include "../avx512_loads.h"
 
 namespace journey {
@@ -132,6 +133,33 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma,f16c"))) float l
     return avx512::hsum16(acc);  // the portable loop's lane order
 }
 
+// The same lanes on AVX2, lanes 0-7 and 8-15 of each pair of blocks as two 8-float registers
+// (avx2_lanes.h). Each lane's sum of 4 signed products, exactly: vpmaddubsw takes |w| (0..128 as
+// u8) against x's quants with w's sign moved onto them (vpsignb; x is -127..127, so the negation
+// is exact and w = 0 gives 0), int16 pair sums |·| <= 2 · 128 · 127 < 2^15 (no saturation), then
+// vpmaddwd by ones adds the two pairs into the lane's int32. S · isum and M · Σ4 are int32
+// products as the portable loop's, and the float steps the same operations per lane in the same
+// order (cvtdq2ps, one rounding of A · d_x, fma; then B · d_x, fma), then hsum16 in reduce16's
+// order: the same bits.
+JOURNEY_AVX2 inline __m256i ld(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+JOURNEY_AVX2 float lanes_avx2(const UnpackedRow& u, const QuantizedActivations& x) {
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (size_t g = 0; g < u.q.size() / 4; g += 8) {  // lane groups g .. g+7: half of a pair of blocks
+        const int h = int(g / 8 % 2);
+        const __m256i w = ld(u.q.data() + 4 * g), q = ld(x.q.data() + 4 * g);
+        const __m256i isum = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(q, w)), ones);
+        const __m256 dx = _mm256_loadu_ps(x.d_lanes.data() + g);
+        acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(ld(u.S.data() + g), isum)),
+                                 _mm256_mul_ps(_mm256_loadu_ps(u.A.data() + g), dx), acc[h]);
+        if (u.has_min)
+            acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(ld(u.M.data() + g), ld(x.sum4.data() + g))),
+                                     _mm256_mul_ps(_mm256_loadu_ps(u.B.data() + g), dx), acc[h]);
+    }
+    return avx2::hsum16(acc[0], acc[1]);
+}
+
 }  // namespace
 
 bool has_unpacked_dot(DType t) {
@@ -142,13 +170,17 @@ bool has_unpacked_dot(DType t) {
     }
 }
 
-void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
-    if (fast && has_direct_dot(W.dtype)) return dot_rows_direct(out, W, x, r0, r1);
+void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path) {
+    if (path == DotPath::vnni && has_direct_dot(W.dtype)) return dot_rows_direct(out, W, x, r0, r1);
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     thread_local UnpackedRow u;
     for (int64_t r = r0; r < r1; ++r) {
         unpack_row(W.dtype, W.data + size_t(r) * row_bytes, W.cols, u);
-        out[r] = fast ? lanes_vnni(u, x) : lanes_portable(u, x);
+        switch (path) {
+            case DotPath::vnni: out[r] = lanes_vnni(u, x); break;
+            case DotPath::avx2: out[r] = lanes_avx2(u, x); break;
+            default: out[r] = lanes_portable(u, x); break;
+        }
     }
 }
 

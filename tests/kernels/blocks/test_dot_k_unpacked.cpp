@@ -222,3 +222,107 @@ TEST_CASE("dot_rows, IQ4_NL rows of an odd number of blocks: the direct kernel's
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
     }
 }
+
+namespace {
+
+// The AVX2 kernels forced even on an AVX-512 host (force_avx2_kernels), for this file's cases.
+struct KUnpackedAvx2Scope {
+    KUnpackedAvx2Scope() { force_avx2_kernels(true); }
+    ~KUnpackedAvx2Scope() { force_avx2_kernels(false); }
+};
+
+}  // namespace
+
+TEST_CASE("dot_rows, K-quants and every other block type: AVX2 and portable kernels give the same bits",
+          "[quant][quant_dot][fast][avx2]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    for (const BlockFields& L : kTypes)
+    for (auto [rows, n] : kShapes) {
+        INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
+        const KRows W = random_k_rows(L, rows, n, 53);
+        QuantizedActivations xq;
+        quantize_activations(random_activations(n, 59).data(), n, xq, activation_block(L.t));
+        std::vector<float> got(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
+        dot_rows(got.data(), W.m, xq, 0, rows);
+        {
+            PortableScope p(true);
+            REQUIRE_FALSE(quant_dot_avx2_available());
+            dot_rows(port.data(), W.m, xq, 0, rows);
+        }
+        CHECK(std::memcmp(got.data(), port.data(), got.size() * 4) == 0);
+        // a range that starts and ends inside the matrix
+        if (rows > 2) {
+            std::vector<float> part(size_t(rows), -3.0f);
+            dot_rows(part.data(), W.m, xq, 1, rows - 1);
+            CHECK(std::memcmp(part.data() + 1, port.data() + 1, size_t(rows - 2) * 4) == 0);
+        }
+    }
+}
+
+// The integer sums at their extremes: every quant, scale and min at its largest (bytes 0xff) or
+// at the sign boundaries (0x80, 0x7f: Q6_K's int8 scales -128 and 127, IQ4's -127), against x
+// whose quants are all ±127 with one sign or alternating in pairs, so that every product of a
+// vpmaddubsw pair is as large as it gets with one sign: the AVX2 kernels' int16 pair sums must not
+// saturate, nor their int32 sums overflow.
+TEST_CASE("dot_rows, block types at their extreme quants and scales: AVX2 and portable give the same bits",
+          "[quant][quant_dot][fast][avx2]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    const int64_t rows = 3, n = 512;
+    for (const BlockFields& L : kTypes)
+    for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u})
+    for (int xs = 0; xs < 3; ++xs) {
+        INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << xs);
+        const size_t row_bytes = dtype_bytes(L.t, uint64_t(n)), block_bytes = dtype_bytes(L.t, dtype_block(L.t));
+        std::vector<std::byte> bytes(row_bytes * rows, std::byte(fill));
+        for (size_t b = 0; b < bytes.size() / block_bytes; ++b)
+            for (size_t at : L.halves) {
+                const uint16_t h = fp32_to_fp16(b % 2 ? kMaxScale : -kMaxScale / 3);
+                std::memcpy(bytes.data() + b * block_bytes + at, &h, 2);
+            }
+        const Matrix W{L.t, bytes.data(), rows, n, Layout::Linear};
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) x[size_t(i)] = xs == 0 ? 1.0f : xs == 1 ? -1.0f : (i / 2 % 2 ? 1.0f : -1.0f);
+        QuantizedActivations xq;
+        quantize_activations(x.data(), n, xq, activation_block(L.t));
+        for (int64_t i = 0; i < n; ++i) REQUIRE(std::abs(int(xq.q[size_t(i)])) == 127);
+        std::vector<float> got(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
+        dot_rows(got.data(), W, xq, 0, rows);
+        {
+            PortableScope p(true);
+            dot_rows(port.data(), W, xq, 0, rows);
+        }
+        CHECK(std::memcmp(got.data(), port.data(), got.size() * 4) == 0);
+    }
+}
+
+// Several tokens (dot_rows_tokens: --parallel, Q4_K prompts) of the K-quants on the AVX2 path:
+// each token's row has the bits of the portable one-token dot.
+TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token bits", "[quant][quant_dot][fast][avx2]") {
+    KUnpackedAvx2Scope avx2;
+    for (size_t type : {size_t(0), size_t(1), size_t(2)}) {
+        const BlockFields& L = kTypes[type];
+        const int64_t rows = 37, n = 768;
+        INFO(dtype_name(L.t));
+        const KRows W = random_k_rows(L, rows, n, 61);
+        for (int T : {1, 3, 5}) {
+            std::vector<QuantizedActivations> xq(static_cast<size_t>(T));
+            for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, 67 + uint32_t(t)).data(), n, xq[size_t(t)], 256);
+            std::vector<float> got(size_t(T * rows), -1.0f), port(size_t(T * rows), -2.0f);
+            dot_rows_tokens(got.data(), rows, W.m, xq.data(), T, 0, rows);
+            {
+                PortableScope p(true);
+                for (int t = 0; t < T; ++t) dot_rows(port.data() + t * rows, W.m, xq[size_t(t)], 0, rows);
+            }
+            INFO(T << " tokens");
+            CHECK(std::memcmp(got.data(), port.data(), got.size() * 4) == 0);
+        }
+    }
+}

@@ -104,6 +104,10 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
                      int64_t r1, const PackedTokens* packed = nullptr);
 
 bool quant_dot_fast_available();  // AVX-512 VNNI present and not forced portable
+// Without it: AVX2 + FMA + F16C present and the portable kernels not forced (kernel_isa "avx2",
+// or "avx512" without VNNI). Q4_K, Q5_K, Q6_K and the unpacked types' one-token dots then run
+// AVX2 kernels with the portable bits.
+bool quant_dot_avx2_available();
 
 // Q4_K rows regrouped for the one-token dot, as llama.cpp repacks Q4_K at load on x86 (8 rows):
 // the blocks of 16 rows side by side, so that one pass over x serves 16 rows and one vector
