@@ -10,7 +10,8 @@
 // Shape of the kernel: threads take panels of 64 output columns as they come; a panel of W,
 // converted to float, is packed as [n_in][64] (1 MiB at 4096 inputs: in L2), then 6 tokens at
 // a time run over it with 6 x 4 vector accumulators, one fma per weight vector and token.
-// Quantized W: see pack_panel_quant.
+// Quantized W: see pack_panel_quant. CPUs without AVX-512: gemm_avx2, the same panels as strips
+// of 16 columns under a 6-token x 16-column kernel.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -265,6 +266,12 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
 // 6 x 16 shape of BLIS's Haswell kernel). Each (t, o) is still one fma chain over i in order
 // from 0: the portable bits. The panel is packed as four strips of 16 columns, each [n_in][16]
 // contiguous (panel + s * n_in * 16), so a tile streams one strip with unit stride.
+// Measured on this session's AMD EPYC (AVX2, FMA, F16C; one thread, CPU time, a shared host):
+// 128 tokens x 768 -> 3072 F16 70-74 GFLOP/s, 3072 -> 768 67-80, 2048 -> 8192 74-79, packing
+// and conversion included; OpenBLAS's Zen sgemm on the same F32 shapes 69-75. GPT-2 small pp128
+// (journey bench -p 128 -n 0 -t 1): F16 98 -> 388 tok/s, Q8_0 128 -> 334 against the portable
+// loop. In the F16 profile the tiles take 54% of the time and packing 7% (its 16 rows are read
+// from memory once per prompt).
 constexpr int64_t kStrip = 16;  // columns per strip: two vectors of 8
 
 // r[j][k] becomes r[k][j]: pairs, then quads within 128-bit lanes, then the lanes.
