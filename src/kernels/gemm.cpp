@@ -269,7 +269,8 @@ JOURNEY_AVX512 void gemm_avx512(float* out, const float* x, const Matrix& W, int
 // Measured on this session's AMD EPYC (AVX2, FMA, F16C; one thread, CPU time, a shared host):
 // 128 tokens x 768 -> 3072 F16 70-74 GFLOP/s, 3072 -> 768 67-80, 2048 -> 8192 74-79, packing
 // and conversion included; OpenBLAS's Zen sgemm on the same F32 shapes 69-75. GPT-2 small pp128
-// (journey bench -p 128 -n 0 -t 1): F16 98 -> 388 tok/s, Q8_0 128 -> 334 against the portable
+// (journey bench -p 128 -n 0 -t 1, runs of the old and new binary alternating, 7 Dec): F16
+// 85-111 -> 388-403 tok/s, Q8_0 110-129 -> 309-334, Q6_K 102 -> 297-319 against the portable
 // loop. In the F16 profile the tiles take 54% of the time and packing 7% (its 16 rows are read
 // from memory once per prompt).
 constexpr int64_t kStrip = 16;  // columns per strip: two vectors of 8
@@ -302,7 +303,7 @@ JOURNEY_AVX2 inline __m256 load8_upto(const std::byte* p, int64_t n) {
 
 // strip[i][c] = w[i, c0 + c] for c < 16 as float: Conv1D rows hold the strip's columns side by
 // side; Linear rows are read 16 outputs x 8 inputs at a time and transposed in registers (two
-// 8 x 8), so each panel row of 16 is written as one whole cache line. Columns past nc are 0.
+// 8 x 8), so both halves of a strip row (one cache line) are written together. Columns past nc are 0.
 template <DType D>
 JOURNEY_AVX2 void pack_panel_avx2(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
     constexpr size_t es = D == DType::F32 ? 4 : 2;
