@@ -311,7 +311,7 @@ JOURNEY_VNNI void tile_fast(const int32_t* panel, const float* dw, const int16_t
 // up to 4 tokens x 16 rows (8 sums), the panel's 64 rows in four passes over the super-block
 // (its x, 512 bytes a token, stays in L1). IQ4_XS GPT-2 small pp128 (journey bench -p 128
 // -n 0 -t 1, CPU time, AMD EPYC without AVX-512, 7 Dec): 11.9 tok/s on the portable tile (its
-// int64 scalar loop), 318 on this one.
+// int64 scalar loop), 220-318 on this one.
 template <int NT>
 JOURNEY_AVX2 void sb_avx2(const int32_t* P, const int32_t* X, int64_t ldx, int32_t* isum) {
     __m256i acc[NT][2];
