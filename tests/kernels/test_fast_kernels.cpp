@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <random>
+#include <string_view>
 #include <tuple>
 #include <string_view>
 #include <vector>
@@ -80,18 +81,36 @@ struct ShapeScope {
     ~ShapeScope() { force_stream_shape(std::nullopt); }
 };
 
-// One prompt product three ways: the fast kernels on 1 and on 2 threads, and the portable ones.
+// Forces the AVX2 kernels (gemv.h) for a test's scope, even where AVX-512 is present.
+struct GemmAvx2Scope {
+    explicit GemmAvx2Scope(bool on) { force_avx2_kernels(on); }
+    ~GemmAvx2Scope() { force_avx2_kernels(false); }
+};
+
+// One prompt product three ways: the fast kernels on 1 and on 2 threads, and the portable ones;
+// and, where the CPU has AVX2 (and FMA, F16C), the AVX2 kernels forced, on 1 and 2 threads
+// (empty elsewhere). On a CPU without AVX-512 the fast ones are the AVX2 ones.
 struct GemmRuns {
-    std::vector<float> fast, two, port;
+    std::vector<float> fast, two, port, avx2, avx2_two;
 };
 GemmRuns gemm_three_ways(const Matrix& W, const std::vector<float>& x, int T, int64_t n_out) {
-    GemmRuns g{std::vector<float>(static_cast<size_t>(T * n_out)), {}, {}};
+    GemmRuns g{std::vector<float>(static_cast<size_t>(T * n_out)), {}, {}, {}, {}};
     g.two.resize(g.fast.size());
     g.port.resize(g.fast.size());
     set_num_threads(1);
     gemm(g.fast.data(), x.data(), W, T);
     set_num_threads(2);
     gemm(g.two.data(), x.data(), W, T);
+    {
+        GemmAvx2Scope a(true);
+        if (std::string_view(kernel_isa()) == "avx2") {
+            g.avx2.resize(g.fast.size());
+            g.avx2_two.resize(g.fast.size());
+            gemm(g.avx2_two.data(), x.data(), W, T);
+            set_num_threads(1);
+            gemm(g.avx2.data(), x.data(), W, T);
+        }
+    }
     set_num_threads(1);
     PortableScope p(true);
     gemm(g.port.data(), x.data(), W, T);
@@ -202,14 +221,20 @@ TEST_CASE("gemm: AVX-512 and portable kernels give the same bits, on any thread 
         for (Layout layout : {Layout::Conv1D, Layout::Linear})
             // sizes with tails: n_in past the 128-input slices and 16-lane vectors, n_out past
             // the 64-column panels, T past the 6-token tiles
-            for (auto [n_in, n_out, T] : {std::tuple<int64_t, int64_t, int>{37, 53, 7}, {300, 130, 13}, {129, 64, 6}, {5, 3, 2}}) {
+            // (and for AVX2's 16-column strips and 8 x 8 transposes: 100 = 64 + 2 x 16 + 4)
+            for (auto [n_in, n_out, T] : {std::tuple<int64_t, int64_t, int>{37, 53, 7}, {300, 130, 13}, {129, 64, 6}, {5, 3, 2},
+                                          {77, 100, 19}, {200, 45, 4}, {8, 17, 1}}) {
                 const int64_t rows = layout == Layout::Conv1D ? n_in : n_out, cols = layout == Layout::Conv1D ? n_out : n_in;
                 const Stored W = random_matrix(dtype, rows, cols, layout, 17);
                 const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 19);
-                const auto [fast, two, port] = gemm_three_ways(W.m, x, T, n_out);
+                const auto [fast, two, port, avx2, avx2_two] = gemm_three_ways(W.m, x, T, n_out);
                 INFO(stream_shape_name() << " " << dtype_name(dtype) << (layout == Layout::Conv1D ? " Conv1D " : " Linear ") << n_in << " -> " << n_out << ", T " << T);
                 CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
                 CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
+                if (!avx2.empty()) {
+                    CHECK(std::memcmp(avx2.data(), port.data(), fast.size() * 4) == 0);
+                    CHECK(std::memcmp(avx2_two.data(), port.data(), fast.size() * 4) == 0);
+                }
                 // a chain of n_in fmas: each rounding at most 2^-24 of a partial sum <= sum |w x|
                 size_t bad = 0;
                 for (int t = 0; t < T; ++t)
@@ -246,18 +271,26 @@ TEST_CASE("gemm of quantized weights: fast == portable, and the product of the d
         }
         const Matrix W{dtype, bytes.data(), n_out, n_in, Layout::Linear};
         const std::vector<float> x = random_vector(static_cast<size_t>(T * n_in), 29);
-        const auto [fast, two, port] = gemm_three_ways(W, x, T, n_out);
+        const auto [fast, two, port, avx2, avx2_two] = gemm_three_ways(W, x, T, n_out);
         INFO(dtype_name(dtype) << " " << n_in << " -> " << n_out << ", T " << T << " (kernels: " << kernel_isa() << ")");
         CHECK(std::memcmp(fast.data(), port.data(), fast.size() * 4) == 0);
         CHECK(std::memcmp(fast.data(), two.data(), fast.size() * 4) == 0);
+        if (!avx2.empty()) {
+            CHECK(std::memcmp(avx2.data(), port.data(), fast.size() * 4) == 0);
+            CHECK(std::memcmp(avx2_two.data(), port.data(), fast.size() * 4) == 0);
+        }
         if (can_pack_rows16(W)) {  // Q4_K and Q6_K regrouped 16 rows (blocks/dot.h): prompts read the copy, same bits
             std::vector<std::byte> packed(rows16_bytes(W));
             pack_rows16(W, packed.data());
             Matrix P = W;
             P.rows16 = packed.data();
-            const auto [pfast, ptwo, pport] = gemm_three_ways(P, x, T, n_out);
+            const auto [pfast, ptwo, pport, pavx2, pavx2_two] = gemm_three_ways(P, x, T, n_out);
             CHECK(std::memcmp(fast.data(), pfast.data(), fast.size() * 4) == 0);
             CHECK(std::memcmp(fast.data(), ptwo.data(), fast.size() * 4) == 0);
+            if (!pavx2.empty()) {
+                CHECK(std::memcmp(pavx2.data(), port.data(), fast.size() * 4) == 0);
+                CHECK(std::memcmp(pavx2_two.data(), port.data(), fast.size() * 4) == 0);
+            }
         }
         size_t bad = 0;
         for (int t = 0; t < T; ++t)

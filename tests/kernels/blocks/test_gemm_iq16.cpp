@@ -66,6 +66,12 @@ struct PortableScope {
     ~PortableScope() { force_portable_kernels(false); }
 };
 
+// Forces the AVX2 kernels (gemv.h: no VNNI, so matmul_iq16's AVX2 tile) for a test's scope.
+struct Iq16Avx2Scope {
+    explicit Iq16Avx2Scope(bool on) { force_avx2_kernels(on); }
+    ~Iq16Avx2Scope() { force_avx2_kernels(false); }
+};
+
 // The definition, independently: int64 sums of the decoded integers, then the header's step.
 std::vector<float> reference(DType t, const std::vector<unsigned char>& W, int64_t rows, int64_t n, const std::vector<float>& x, int T) {
     const int64_t nk = n / 256;
@@ -164,7 +170,7 @@ TEST_CASE("iq16: x's rounding keeps every super-block's integer sum inside int32
     }
 }
 
-TEST_CASE("iq16: AVX-512 VNNI and portable give the int64 reference's bits, whatever T, split and threads", "[iquant][iq16][fast]") {
+TEST_CASE("iq16: AVX-512 VNNI, AVX2 and portable give the int64 reference's bits, whatever T, split and threads", "[iquant][iq16][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
     const int threads_before = num_threads();
     const int64_t rows = 70, n = 768;  // a panel and a partial one; 3 super-blocks
@@ -177,9 +183,13 @@ TEST_CASE("iq16: AVX-512 VNNI and portable give the int64 reference's bits, what
         const auto want = reference(L.t, bytes, rows, n, x, T);
         for (int threads : {1, 2}) {
             set_num_threads(threads);
-            for (bool portable : {false, true}) {
-                INFO("threads " << threads << ", portable " << portable);
+            // the automatic kernels, the AVX2 ones forced (where the CPU has AVX2: the AVX2 tile
+            // even on a VNNI machine), the portable ones
+            for (int mode : {0, 1, 2}) {
+                const bool portable = mode == 2;
+                Iq16Avx2Scope a(mode == 1);
                 PortableScope p(portable);
+                INFO("threads " << threads << ", " << (mode == 0 ? "automatic" : mode == 1 ? "AVX2 forced" : "portable") << ": " << kernel_isa());
                 std::vector<float> got(size_t(rows) * T, -1.0f);
                 matmul_iq16(got.data(), x.data(), M, T, quant_dot_fast_available());
                 CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);

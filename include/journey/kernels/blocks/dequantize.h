@@ -30,4 +30,9 @@ bool dequant_avx512_has(DType t);  // whether dequantize_blocks_avx512 has a vec
 // dequantize_block gives them; types without a vector form go through dequantize_block.
 void dequantize_blocks_avx512(DType t, const unsigned char* src, float* dst, int64_t nblocks);
 
+// The same on AVX2 (blocks/dequantize_avx2.cpp, gemm's panels on CPUs without AVX-512): Q8_0,
+// Q4_0, Q6_K, 8 lanes at a time, dequantize_block's bits; callers check avx2_kernels() first.
+bool dequant_avx2_has(DType t);
+void dequantize_blocks_avx2(DType t, const unsigned char* src, float* dst, int64_t nblocks);
+
 }  // namespace journey
