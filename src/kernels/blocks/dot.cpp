@@ -378,7 +378,7 @@ template <DType D>
 void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(D, uint64_t(W.cols));
     if (!quant_dot_fast_available()) {
-        if (avx2_kernels()) return dot_rows_avx2<D>(out, W, x, r0, r1);
+        if (quant_dot_avx2_available()) return dot_rows_avx2<D>(out, W, x, r0, r1);
         for (int64_t r = r0; r < r1; ++r) out[r] = dot_row_portable<D>(W.data + size_t(r) * row_bytes, x);
         return;
     }
