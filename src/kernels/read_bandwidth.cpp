@@ -38,9 +38,27 @@ __attribute__((target("avx512f,avx512bw"))) uint64_t fold_avx512(const std::byte
     return s;
 }
 
+// The same on AVX2 (CPUs without AVX-512), a line as two aligned 32-byte loads. Without it the
+// yardstick was the byte loop, 7.9 GB/s on two threads of this session's AVX2 EPYC, below what
+// generation itself read.
+__attribute__((target("avx2"))) uint64_t fold_avx2(const std::byte* p, size_t n) {
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i a[4] = {zero, zero, zero, zero};
+    size_t i = std::min(n, size_t(-reinterpret_cast<uintptr_t>(p) % 64));  // to the first line boundary
+    for (; i + 256 <= n; i += 256)
+        for (int k = 0; k < 8; ++k)
+            a[k % 4] = _mm256_add_epi64(a[k % 4], _mm256_sad_epu8(_mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32 * k)), zero));
+    alignas(32) uint64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_add_epi64(_mm256_add_epi64(a[0], a[1]), _mm256_add_epi64(a[2], a[3])));
+    uint64_t s = fold_portable(p, std::min(n, size_t(-reinterpret_cast<uintptr_t>(p) % 64))) + fold_portable(p + i, n - i);
+    for (uint64_t l : lanes) s += l;
+    return s;
+}
+
 uint64_t fold(const std::byte* p, size_t n) {
     static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-    return avx512 ? fold_avx512(p, n) : fold_portable(p, n);
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    return avx512 ? fold_avx512(p, n) : avx2 ? fold_avx2(p, n) : fold_portable(p, n);
 }
 
 }  // namespace
