@@ -595,8 +595,8 @@ JOURNEY_AVX2 float dot_row_q6_k_avx2(const std::byte* row, const QuantizedActiva
 // Prompts and --parallel decoding take T tokens against the same rows. The one-token kernels
 // above, called per token, decode each super-block again for every token (nibbles split, the
 // 6-bit scales and mins unpacked, the scale vectors shuffled); here one row's super-block is
-// decoded once and applied to N tokens' Q8_K quants (N = 4: 4 int32 accumulators plus the 4
-// decoded vectors of a chunk fit AVX2's 16 registers). Per (row, token) these are exactly the
+// decoded once and applied to N tokens' Q8_K quants (N = 8, then 4, 2, 1: 8 int32 accumulators
+// plus a chunk's 4 decoded vectors still fit AVX2's 16 registers). Per (row, token) these are exactly the
 // one-token kernel's operations: the same vpmaddubsw/vpmaddwd products (exact integer sums, in
 // any grouping, |isum| < 2^29), then the same scalar float steps in the same order per super-
 // block (accm's fma, then acc's fma; acc - accm at the end; Q6_K's one fma), so out[t · stride]
@@ -604,7 +604,9 @@ JOURNEY_AVX2 float dot_row_q6_k_avx2(const std::byte* row, const QuantizedActiva
 // portable loop). Only the first token group asks ahead (the others find the row in cache).
 // Llama 3.2 1B Q4_K_M (generated weights), journey bench -p 64 -n 0 -r 1 -t 1, pp CPU time,
 // alternating with the per-token dot_rows fallback on this AMD EPYC without AVX-512, under a CI
-// run (12:14 UTC 7 Dec 2026): 19.2, 19.1 -> 26.8, 28.8 tok/s (34.0 in a quieter moment).
+// run (12:14 UTC 7 Dec 2026): 19.2, 19.1 -> 26.8, 28.8 tok/s (34.0 in a quieter moment) with
+// N = 4 at most; 8 tokens at once against 4 (12:19, alternating): 32.6, 28.0, 29.6, 26.4 against
+// 30.3, 24.8, 29.0, 27.2 (old: 16.1, 17.1): about 5%, near the noise, kept.
 template <bool kFive, int N>
 JOURNEY_AVX2 void dot_row_q45_k_tokens_avx2(float* out, int64_t out_stride, const std::byte* row, const QuantizedActivations* xs,
                                             bool ask) {
@@ -706,7 +708,7 @@ JOURNEY_AVX2 void row_tokens_avx2(float* out, int64_t out_stride, const std::byt
 }
 
 // T tokens on rows as stored: groups of rows of about 32 KiB (from cache after the first token
-// group, which alone asks ahead), each group taken by 4 tokens at a time, then 2, then 1.
+// group, which alone asks ahead), each group taken by 8 tokens at a time, then 4, 2, 1.
 template <DType D>
 JOURNEY_AVX2 void dot_rows_k_tokens_avx2(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T,
                                          int64_t r0, int64_t r1) {
@@ -715,6 +717,9 @@ JOURNEY_AVX2 void dot_rows_k_tokens_avx2(float* out, int64_t out_stride, const M
     for (int64_t g = r0; g < r1; g += group) {
         const int64_t g1 = std::min(r1, g + group);
         int t = 0;
+        for (; t + 8 <= T; t += 8)
+            for (int64_t r = g; r < g1; ++r)
+                row_tokens_avx2<D, 8>(out + t * out_stride + r, out_stride, W.data + size_t(r) * row_bytes, xs + t, t == 0);
         for (; t + 4 <= T; t += 4)
             for (int64_t r = g; r < g1; ++r)
                 row_tokens_avx2<D, 4>(out + t * out_stride + r, out_stride, W.data + size_t(r) * row_bytes, xs + t, t == 0);

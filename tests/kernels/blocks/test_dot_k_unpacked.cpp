@@ -305,9 +305,9 @@ TEST_CASE("dot_rows, block types at their extreme quants and scales: AVX2 and po
 }
 
 // Several tokens (dot_rows_tokens: --parallel, Q4_K prompts) of the K-quants on the AVX2 path
-// (dot_rows_k_tokens_avx2: one row's super-block decoded once for up to 4 tokens, rows in groups
+// (dot_rows_k_tokens_avx2: one row's super-block decoded once for up to 8 tokens, rows in groups
 // of about 32 KiB): each token's row has the bits of the portable one-token dot, for 1..9 tokens
-// (groups of 4, 2 and 1), 3 super-blocks a row, 37 rows (one group) and 173 (3 or 4
+// (groups of 8, 4, 2 and 1), 3 super-blocks a row, 37 rows (one group) and 173 (3 or 4
 // groups, the last partial), over the whole matrix and over rows 5 .. rows - 2.
 TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token bits", "[quant][quant_dot][fast][avx2]") {
     KUnpackedAvx2Scope avx2;
