@@ -533,7 +533,7 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
                      int64_t r1, const PackedTokens* packed) {
     const bool shared = (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 || W.dtype == DType::MXFP4) && quant_dot_fast_available();
     if (!shared) {
-        if ((W.dtype == DType::Q4_K || W.dtype == DType::Q6_K || has_iq_dot(W.dtype)) && W.layout == Layout::Linear && r0 >= 0 &&
+        if ((has_k_dot(W.dtype) || has_iq_dot(W.dtype)) && W.layout == Layout::Linear && r0 >= 0 &&
             r1 <= W.rows) {
             bool fits = true;
             for (int t = 0; t < T; ++t) fits = fits && xs[t].n == W.cols && xs[t].block == 256;

@@ -2,6 +2,7 @@
 // (blocks/dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI kernels against the portable ones (same bits), both against a double
 // reference on the dequantized rows, and the threaded product on 1 and 2 threads.
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -303,25 +304,30 @@ TEST_CASE("dot_rows, block types at their extreme quants and scales: AVX2 and po
     }
 }
 
-// Several tokens (dot_rows_tokens: --parallel, Q4_K prompts) of the K-quants on the AVX2 path:
-// each token's row has the bits of the portable one-token dot.
+// Several tokens (dot_rows_tokens: --parallel, Q4_K prompts) of the K-quants on the AVX2 path
+// (dot_rows_k_tokens_avx2: one row's super-block decoded once for up to 8 tokens, rows in groups
+// of about 32 KiB): each token's row has the bits of the portable one-token dot, for 1..9 tokens
+// (groups of 8, 4, 2 and 1), 3 super-blocks a row, 37 rows (one group) and 173 (3 or 4
+// groups, the last partial), over the whole matrix and over rows 5 .. rows - 2.
 TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token bits", "[quant][quant_dot][fast][avx2]") {
     KUnpackedAvx2Scope avx2;
-    for (size_t type : {size_t(0), size_t(1), size_t(2)}) {
+    for (size_t type : {size_t(0), size_t(1), size_t(2)})
+    for (int64_t rows : {int64_t(37), int64_t(173)}) {
         const BlockFields& L = kTypes[type];
-        const int64_t rows = 37, n = 768;
-        INFO(dtype_name(L.t));
+        const int64_t n = 768;
+        INFO(dtype_name(L.t) << ": " << rows << " rows");
         const KRows W = random_k_rows(L, rows, n, 61);
-        for (int T : {1, 3, 5}) {
+        for (int T = 1; T <= 9; ++T)
+        for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, rows}, std::pair<int64_t, int64_t>{5, rows - 2}}) {
             std::vector<QuantizedActivations> xq(static_cast<size_t>(T));
             for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, 67 + uint32_t(t)).data(), n, xq[size_t(t)], 256);
-            std::vector<float> got(size_t(T * rows), -1.0f), port(size_t(T * rows), -2.0f);
-            dot_rows_tokens(got.data(), rows, W.m, xq.data(), T, 0, rows);
+            std::vector<float> got(size_t(T * rows), -1.0f), port(size_t(T * rows), -1.0f);
+            dot_rows_tokens(got.data(), rows, W.m, xq.data(), T, r0, r1);
             {
                 PortableScope p(true);
-                for (int t = 0; t < T; ++t) dot_rows(port.data() + t * rows, W.m, xq[size_t(t)], 0, rows);
+                for (int t = 0; t < T; ++t) dot_rows(port.data() + t * rows, W.m, xq[size_t(t)], r0, r1);
             }
-            INFO(T << " tokens");
+            INFO(T << " tokens, rows " << r0 << " .. " << r1);
             CHECK(std::memcmp(got.data(), port.data(), got.size() * 4) == 0);
         }
     }
