@@ -11,8 +11,11 @@
 using namespace journey;
 
 TEST_CASE("lookahead: a product predicts the one that followed it last time", "[kernels]") {
-    std::vector<std::byte> mem(64);
-    const Matrix a{DType::F32, mem.data(), 2, 2}, b{DType::Q8_0, mem.data() + 16, 4, 32}, c{DType::F16, mem.data() + 32, 3, 3};
+    // The lookahead is global and keyed by the weights' address: a heap buffer could sit where an
+    // earlier test's matrix did (that test's successor then comes back), so this test's
+    // matrices live in storage no other test uses.
+    alignas(64) static std::byte mem[64];
+    const Matrix a{DType::F32, mem, 2, 2}, b{DType::Q8_0, mem + 16, 4, 32}, c{DType::F16, mem + 32, 3, 3};
     note_product(c);  // whatever came before: c -> a from here on
     CHECK(note_product(a) == nullptr);  // nothing has followed a yet
     CHECK(note_product(b) == nullptr);
