@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "journey/kernels/matrix.h"
+#include "avx512_loads.h"
 
 #define JOURNEY_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -58,8 +59,9 @@ JOURNEY_AVX2 inline float hsum16(__m256 lo, __m256 hi) {
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
-inline void prefetch(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
-inline void prefetch_l2(const std::byte* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); }
+// The prefetches carry no target: the AVX-512 header's serve both.
+using avx512::prefetch;
+using avx512::prefetch_l2;
 
 }  // namespace avx2
 }  // namespace journey

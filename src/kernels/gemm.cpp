@@ -35,6 +35,19 @@ constexpr int64_t kNB = 64;  // output columns per panel: four vectors of 16
 constexpr int kMR = 6;       // tokens per tile
 constexpr int64_t kAhead = 16;  // rows prefetched ahead while packing
 
+// 16 rows read a chunk at a time are 16 streams the hardware does not follow: ask for the chunk
+// after next (kAheadChunks on) of each of `rows` rows while chunk i0 is dequantized (both paths'
+// pack_panel_quant; a prefetch carries no target, so one function serves both).
+constexpr int64_t kQuantChunk = 256, kAheadChunks = 2;
+inline void ask_chunk_ahead(const unsigned char* src, int64_t rows, size_t row_bytes, int64_t i0, int64_t n_in, int64_t block,
+                            size_t block_bytes) {
+    if (i0 + kAheadChunks * kQuantChunk >= n_in) return;
+    const size_t ahead = static_cast<size_t>((i0 + kAheadChunks * kQuantChunk) / block) * block_bytes;
+    const size_t len = static_cast<size_t>(std::min(kQuantChunk, n_in - i0 - kAheadChunks * kQuantChunk) / block) * block_bytes;
+    for (int64_t c = 0; c < rows; ++c)
+        for (size_t b = 0; b < len; b += 64) __builtin_prefetch(src + static_cast<size_t>(c) * row_bytes + ahead + b, 0, 3);
+}
+
 // Stored row r of W (Linear: output r; Conv1D: input r), elements c0 .. c0+n, converted exactly
 // to float by to_float.h (quantized rows whole: c0 = 0, n = W.cols).
 void row_to_float(float* dst, const Matrix& W, int64_t r, int64_t c0, int64_t n) {
@@ -176,7 +189,7 @@ JOURNEY_AVX512 void pack_panel_rows16(float* panel, const Matrix& W, int64_t o0,
 // time (whole blocks: every block type holds 32 or 256; n_in is whole blocks, so a multiple of
 // 32) are dequantized into a 16 KiB buffer that stays in L1, then transposed 16 x 16 at a time.
 JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
-    constexpr int64_t kChunk = 256, kAheadChunks = 2;
+    constexpr int64_t kChunk = kQuantChunk;
     const int64_t n_in = W.n_in(), block = int64_t(dtype_block(W.dtype));
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in)), block_bytes = dtype_bytes(W.dtype, uint64_t(block));
     alignas(64) float dq[16][kChunk];
@@ -188,14 +201,7 @@ JOURNEY_AVX512 void pack_panel_quant(float* panel, const Matrix& W, int64_t o0, 
         for (int64_t i0 = 0; i0 < n_in; i0 += kChunk) {
             const int64_t n = std::min(kChunk, n_in - i0);  // a multiple of 32
             const size_t at = static_cast<size_t>(i0 / block) * block_bytes;
-            // 16 rows read a chunk at a time are 16 streams the hardware does not follow:
-            // ask for the chunk after next of each row while this one is dequantized.
-            if (i0 + kAheadChunks * kChunk < n_in) {
-                const size_t ahead = at + static_cast<size_t>(kAheadChunks * kChunk / block) * block_bytes;
-                const size_t len = static_cast<size_t>(std::min(kChunk, n_in - i0 - kAheadChunks * kChunk) / block) * block_bytes;
-                for (int64_t c = 0; c < rows; ++c)
-                    for (size_t b = 0; b < len; b += 64) prefetch(reinterpret_cast<const std::byte*>(src + static_cast<size_t>(c) * row_bytes + ahead + b));
-            }
+            ask_chunk_ahead(src, rows, row_bytes, i0, n_in, block, block_bytes);
             for (int64_t c = 0; c < rows; ++c)
                 dequantize_blocks_avx512(W.dtype, src + static_cast<size_t>(c) * row_bytes + at, dq[c], n / block);
             store_transposed(panel, dq, n, i0, c0);
@@ -357,7 +363,7 @@ JOURNEY_AVX2 inline void store_transposed_avx2(float* strip, const float (*dq)[2
 // others by the scalar reference (dequantize_block); the same bits either way. Q4_K/Q6_K regrouped 16 rows (pack_rows16): each group super-block put back into
 // its 16 blocks as stored (unpack_rows16_block), the same values.
 JOURNEY_AVX2 void pack_panel_quant_avx2(float* panel, const Matrix& W, int64_t o0, int64_t nc) {
-    constexpr int64_t kChunk = 256, kAheadChunks = 2;
+    constexpr int64_t kChunk = kQuantChunk;
     constexpr size_t kStride = 256;  // room for one Q4_K or Q6_K block
     const int64_t n_in = W.n_in(), block = int64_t(dtype_block(W.dtype)), strips = (nc + kStrip - 1) / kStrip;
     const size_t row_bytes = dtype_bytes(W.dtype, static_cast<uint64_t>(n_in)), block_bytes = dtype_bytes(W.dtype, uint64_t(block));
@@ -382,14 +388,7 @@ JOURNEY_AVX2 void pack_panel_quant_avx2(float* panel, const Matrix& W, int64_t o
         for (int64_t i0 = 0; i0 < n_in; i0 += kChunk) {
             const int64_t n = std::min(kChunk, n_in - i0);  // a multiple of 32
             const size_t at = static_cast<size_t>(i0 / block) * block_bytes;
-            // 16 rows read a chunk at a time are 16 streams the hardware does not follow:
-            // ask for the chunk after next of each row while this one is dequantized.
-            if (i0 + kAheadChunks * kChunk < n_in) {
-                const size_t ahead = at + static_cast<size_t>(kAheadChunks * kChunk / block) * block_bytes;
-                const size_t len = static_cast<size_t>(std::min(kChunk, n_in - i0 - kAheadChunks * kChunk) / block) * block_bytes;
-                for (int64_t c = 0; c < rows; ++c)
-                    for (size_t b = 0; b < len; b += 64) avx2::prefetch(reinterpret_cast<const std::byte*>(src + static_cast<size_t>(c) * row_bytes + ahead + b));
-            }
+            ask_chunk_ahead(src, rows, row_bytes, i0, n_in, block, block_bytes);
             for (int64_t c = 0; c < rows; ++c)
                 dequantize_blocks_avx2(W.dtype, src + static_cast<size_t>(c) * row_bytes + at, dq[c], n / block);
             store_transposed_avx2(strip, dq, n, i0);
