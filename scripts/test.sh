@@ -32,12 +32,25 @@ run_suite() {
     (cd "$dir" && ctest --output-on-failure)
     return
   fi
-  # Every case's name, escaped for a test spec (\ , [ ] * are special there), dealt round-robin.
+  # Every case's name, escaped for a test spec (\ , [ ] * are special there), dealt by cost:
+  # heaviest first (tests/shard-weights.tsv; a case not listed counts 0.5 s), each to the shard
+  # with the least so far, so that the shards end together (dealt round-robin, one shard had twice
+  # the other's work).
   "$dir/journey_tests" --list-test-names-only | grep -v '^$' |
     sed -e 's/\\/\\\\/g' -e 's/,/\\,/g' -e 's/\[/\\[/g' -e 's/\]/\\]/g' -e 's/\*/\\*/g' >"$dir/test-names" || true
   local s pids=() failed=0 total=0 listed
+  for ((s = 0; s < shards; s++)); do : >"$dir/test-names.$s"; done
+  awk -F'\t' 'FNR == NR { if ($0 !~ /^#/) cost[$2] = $1; next }
+               { printf "%s\t%s\n", ($0 in cost) ? cost[$0] : 0.5, $0 }' tests/shard-weights.tsv "$dir/test-names" |
+    LC_ALL=C sort -t "$(printf '\t')" -k1,1gr -k2,2 |
+    awk -F'\t' -v n="$shards" -v dir="$dir" '{
+      best = 0
+      for (s = 1; s < n; s++) if (load[s] < load[best]) best = s
+      load[best] += $1
+      sub(/^[^\t]*\t/, "")
+      print > (dir "/test-names." best)
+    }'
   for ((s = 0; s < shards; s++)); do
-    awk -v n="$shards" -v s="$s" '(NR - 1) % n == s' "$dir/test-names" >"$dir/test-names.$s"
     listed=$("$dir/journey_tests" -f "$dir/test-names.$s" --list-test-names-only | grep -vc '^$' || true)
     total=$((total + listed))
   done
