@@ -21,9 +21,16 @@ phase() {
   times >"$cpu_file"
   echo "== $1 ($((SECONDS - t0)) s so far; CPU user, system: $(tail -n 1 "$cpu_file")) ==" >&2
 }
-# Headless Chromium renders trace's HTML page in the tests, GNU parallel runs the corpus recipe;
-# without them those tests are skipped.
-bash scripts/install-deps.sh chromium parallel || echo "chromium or parallel could not be installed: the trace HTML test or the GNU parallel recipe test will be skipped" >&2
+# Everything the run needs, in one apt-get (each call that finds a package missing updates apt's
+# lists first): the build's libraries, python3 and time for the hostile set, clang and its runtime
+# for the sanitizer build. Headless Chromium renders trace's HTML page in the tests and GNU parallel
+# runs the corpus recipe; without them those tests are skipped, so they may fail to install alone.
+need=(python3 time clang libclang-rt-14-dev)
+bash scripts/install-deps.sh "${need[@]}" chromium parallel || {
+  bash scripts/install-deps.sh "${need[@]}"
+  bash scripts/install-deps.sh chromium parallel ||
+    echo "chromium or parallel could not be installed: the trace HTML test or the GNU parallel recipe test will be skipped" >&2
+}
 
 # The suite of build dir $1 in $shards processes; every case runs exactly once.
 run_suite() {
@@ -82,7 +89,6 @@ run_suite build-release
 # The held-back-style hostile set (issue 40): ~160 hostile files and command lines, each answered
 # within 10 s of CPU and 1 GiB, with one line on stderr and nothing destroyed or left behind.
 phase "hostile set"
-bash scripts/install-deps.sh python3 time
 python3 scripts/hostile_set.py --journey build-release/journey --data build-release/test-data
 # One clang build under ASan + UBSan serves the suite and the fuzz harnesses (scripts/asan_build.sh).
 phase "ASan + UBSan build (clang; the suite and the fuzz harnesses)"
