@@ -6,28 +6,26 @@
 #include <nlohmann/json.hpp>
 
 #include "journey/chat/chat_files.h"
+#include "files.h"
 #include "journey/errors.h"
 #include "safetensors_writer.h"
 
 using journey::ChatFiles;
 using journey::read_chat_files;
+using journey::test::write_file;
 using nlohmann::json;
-
-namespace {
-void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
-}  // namespace
 
 TEST_CASE("read_chat_files: chat_template.jinja, then tokenizer_config.json, then chat_template.json", "[chat][files]") {
     journey::test::TempDir d;
     CHECK_FALSE(read_chat_files(d.path).chat_template);  // nothing: no template, no error
 
-    write(d / "chat_template.json", json{{"chat_template", "processor"}}.dump());
+    write_file(d / "chat_template.json", json{{"chat_template", "processor"}}.dump());
     ChatFiles f = read_chat_files(d.path);
     REQUIRE(f.chat_template);
     CHECK(*f.chat_template == "processor");
     CHECK(f.template_source == (d / "chat_template.json").string() + ": chat_template");
 
-    write(d / "tokenizer_config.json",
+    write_file(d / "tokenizer_config.json",
           json{{"chat_template", "config"}, {"bos_token", "<s>"}, {"eos_token", {{"content", "</s>"}}}}.dump());
     f = read_chat_files(d.path);
     CHECK(*f.chat_template == "config");
@@ -35,7 +33,7 @@ TEST_CASE("read_chat_files: chat_template.jinja, then tokenizer_config.json, the
     CHECK(f.special_token("eos") == "</s>");
     CHECK_FALSE(f.special_token("pad"));
 
-    write(d / "chat_template.jinja", "jinja file");
+    write_file(d / "chat_template.jinja", "jinja file");
     f = read_chat_files(d.path);
     CHECK(*f.chat_template == "jinja file");
     CHECK(f.template_source == (d / "chat_template.jinja").string());
@@ -43,21 +41,21 @@ TEST_CASE("read_chat_files: chat_template.jinja, then tokenizer_config.json, the
 
 TEST_CASE("read_chat_files: named templates and generation_config's end tokens", "[chat][files]") {
     journey::test::TempDir d;
-    write(d / "tokenizer_config.json",
+    write_file(d / "tokenizer_config.json",
           json{{"chat_template", json::array({{{"name", "tool_use"}, {"template", "T"}}, {{"name", "default"}, {"template", "D"}}})}}.dump());
-    write(d / "generation_config.json", json{{"eos_token_id", {2, 7}}}.dump());
+    write_file(d / "generation_config.json", json{{"eos_token_id", {2, 7}}}.dump());
     ChatFiles f = read_chat_files(d.path);
     CHECK(*f.chat_template == "D");
     CHECK(f.named_templates == std::vector<std::pair<std::string, std::string>>{{"tool_use", "T"}});
     CHECK(f.eos_token_ids == std::vector<int64_t>{2, 7});
 
-    write(d / "tokenizer_config.json", json{{"chat_template", json::array({{{"name", "tool_use"}, {"template", "T"}}})}}.dump());
+    write_file(d / "tokenizer_config.json", json{{"chat_template", json::array({{{"name", "tool_use"}, {"template", "T"}}})}}.dump());
     CHECK_THROWS_WITH(read_chat_files(d.path), Catch::Contains("no template named \"default\"") && Catch::Contains("tool_use"));
-    write(d / "tokenizer_config.json", json{{"chat_template", 3}}.dump());
+    write_file(d / "tokenizer_config.json", json{{"chat_template", 3}}.dump());
     CHECK_THROWS_AS(read_chat_files(d.path), journey::ModelError);
-    write(d / "tokenizer_config.json", "{");
+    write_file(d / "tokenizer_config.json", "{");
     CHECK_THROWS_WITH(read_chat_files(d.path), Catch::Contains("tokenizer_config.json"));
-    write(d / "tokenizer_config.json", "{}");
-    write(d / "generation_config.json", json{{"eos_token_id", "x"}}.dump());
+    write_file(d / "tokenizer_config.json", "{}");
+    write_file(d / "generation_config.json", json{{"eos_token_id", "x"}}.dump());
     CHECK_THROWS_WITH(read_chat_files(d.path), Catch::Contains("generation_config.json") && Catch::Contains("eos_token_id"));
 }

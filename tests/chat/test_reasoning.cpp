@@ -22,7 +22,7 @@ struct Split {
 };
 
 // The reply fed whole, and fed one byte at a time: markers cut anywhere give the same parts.
-Split split(ReasoningStyle style, const std::string& prompt, const std::string& reply) {
+Split split_reasoning(ReasoningStyle style, const std::string& prompt, const std::string& reply) {
     Split whole, bytes;
     {
         ReplySplitter s(style, prompt);
@@ -52,39 +52,39 @@ TEST_CASE("reasoning: the style of a template", "[chat][reasoning]") {
 
 TEST_CASE("reasoning: <think> blocks (Qwen3, SmolLM3, Qwen3.5)", "[chat][reasoning]") {
     // The template opened the block (Qwen3.5 thinking by default).
-    Split s = split(ReasoningStyle::think, "<|im_start|>assistant\n<think>\n", "The user greets.\n</think>\n\nHello!");
+    Split s = split_reasoning(ReasoningStyle::think, "<|im_start|>assistant\n<think>\n", "The user greets.\n</think>\n\nHello!");
     CHECK(s.reasoning == "The user greets.\n");
     CHECK(s.answer == "Hello!");
     // The model opens it (Qwen3).
-    s = split(ReasoningStyle::think, "<|im_start|>assistant\n", "<think>\nhmm\n</think>\n\nHi <b>there</b>");
+    s = split_reasoning(ReasoningStyle::think, "<|im_start|>assistant\n", "<think>\nhmm\n</think>\n\nHi <b>there</b>");
     CHECK(s.reasoning == "\nhmm\n");
     CHECK(s.answer == "Hi <b>there</b>");
     // enable_thinking false: the template wrote an empty block; a later <think> is text.
-    s = split(ReasoningStyle::think, "<|im_start|>assistant\n<think>\n\n</think>\n\n", "Sure: <think> is a tag.");
+    s = split_reasoning(ReasoningStyle::think, "<|im_start|>assistant\n<think>\n\n</think>\n\n", "Sure: <think> is a tag.");
     CHECK(s.reasoning.empty());
     CHECK(s.answer == "Sure: <think> is a tag.");
     // Cut off while thinking: all of it is reasoning, nothing is lost.
-    s = split(ReasoningStyle::think, "<think>", "still going </thi");
+    s = split_reasoning(ReasoningStyle::think, "<think>", "still going </thi");
     CHECK(s.reasoning == "still going </thi");
     CHECK(s.answer.empty());
 }
 
 TEST_CASE("reasoning: harmony messages (gpt-oss)", "[chat][reasoning]") {
     const std::string prompt = "<|start|>user<|message|>Weather in Paris?<|end|><|start|>assistant";
-    Split s = split(ReasoningStyle::harmony, prompt,
+    Split s = split_reasoning(ReasoningStyle::harmony, prompt,
                     "<|channel|>analysis<|message|>User asks weather.<|end|><|start|>assistant<|channel|>final<|message|>It is sunny.");
     CHECK(s.reasoning == "User asks weather.");
     CHECK(s.answer == "It is sunny.");
     // A tool call passes through untouched, header and all.
     const std::string call = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
-    s = split(ReasoningStyle::harmony, prompt, "<|channel|>analysis<|message|>Need a tool.<|end|><|start|>assistant" + call);
+    s = split_reasoning(ReasoningStyle::harmony, prompt, "<|channel|>analysis<|message|>Need a tool.<|end|><|start|>assistant" + call);
     CHECK(s.reasoning == "Need a tool.");
     CHECK(s.answer == "<|start|>assistant" + call);
     // Commentary without a recipient is a preamble for the user.
-    s = split(ReasoningStyle::harmony, prompt, "<|channel|>commentary<|message|>Checking…<|end|>");
+    s = split_reasoning(ReasoningStyle::harmony, prompt, "<|channel|>commentary<|message|>Checking…<|end|>");
     CHECK(s.answer == "Checking…");
     // No harmony markup at all (an untrained model): all answer.
-    s = split(ReasoningStyle::harmony, prompt, "plain words, no <|message|");
+    s = split_reasoning(ReasoningStyle::harmony, prompt, "plain words, no <|message|");
     CHECK(s.reasoning.empty());
     CHECK(s.answer == "plain words, no <|message|");
 }

@@ -9,10 +9,6 @@
 using namespace journey::test;
 using Catch::Matchers::Contains;
 
-namespace {
-const std::string tiny = data_dir() + "/reference/gpt2-tiny";
-}
-
 TEST_CASE("bench --json: one object with every figure", "[cli][bench]") {
     // -v: a log line per repetition (stderr is no terminal here, so no bar).
     auto r = run_journey({"bench", "-m", tiny, "-p", "8", "-n", "4", "-r", "2", "-t", "1", "--json", "-v"});

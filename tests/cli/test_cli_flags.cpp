@@ -13,8 +13,6 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const std::string gpt2 = std::string(JOURNEY_TEST_DATA) + "/cli/gpt2";
-
 nlohmann::json json_of(const RunResult& r) {
     INFO(r.err);
     REQUIRE(r.exit_code == 0);

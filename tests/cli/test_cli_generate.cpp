@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "gpt2_tiny.h"
 #include "safetensors_writer.h"
 
 using namespace journey::test;
@@ -16,14 +17,6 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
 namespace {
-
-const std::string tiny = data_dir() + "/reference/gpt2-tiny";
-
-const nlohmann::json& expected() {
-    static const nlohmann::json j =
-        nlohmann::json::parse(std::ifstream(data_dir() + "/reference/gpt2-tiny.expected.json"));
-    return j;
-}
 
 std::vector<nlohmann::json> json_lines(const std::string& s) {
     std::vector<nlohmann::json> v;
@@ -35,7 +28,7 @@ std::vector<nlohmann::json> json_lines(const std::string& s) {
 }  // namespace
 
 TEST_CASE("generate --format json: greedy ids equal the reference's", "[cli][generate][reference]") {
-    for (const auto& cs : expected()["cases"]) {
+    for (const auto& cs : gpt2_tiny_expected()["cases"]) {
         auto r = run_journey({"generate", "-m", tiny, "-p", cs["text"].get<std::string>(), "-n", "16", "--temp", "0",
                               "--format", "json"});
         INFO(r.err);
@@ -181,7 +174,7 @@ TEST_CASE("generate: each bad flag exits 1 naming it", "[cli][generate][errors]"
 }
 
 TEST_CASE("score --json: logprobs equal the reference's prompt_token_logprobs", "[cli][score][reference]") {
-    for (const auto& cs : expected()["cases"]) {
+    for (const auto& cs : gpt2_tiny_expected()["cases"]) {
         auto r = run_journey({"score", "-m", tiny, "--json", "-p", cs["text"].get<std::string>()});
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
@@ -237,7 +230,7 @@ TEST_CASE("--batch: one JSON line per prompt, in order; a bad line gets an error
     CHECK_THAT(lines[1]["error"].get<std::string>(), Contains("invalid JSON"));
     std::vector<int> ids;
     for (const auto& t : lines[2]["tokens"]) ids.push_back(t["id"]);
-    const auto greedy = expected()["cases"][0]["greedy"].get<std::vector<int>>();
+    const auto greedy = gpt2_tiny_expected()["cases"][0]["greedy"].get<std::vector<int>>();
     CHECK(ids == std::vector<int>(greedy.begin(), greedy.begin() + 4));
     CHECK(lines[3]["usage"]["prompt_tokens"] == 1);  // an empty line: an empty prompt
 

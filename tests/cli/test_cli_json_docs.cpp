@@ -14,8 +14,6 @@ using namespace journey::test;
 
 namespace {
 
-const std::string gpt2 = std::string(JOURNEY_TEST_DATA) + "/cli/gpt2";
-
 void key_paths(const nlohmann::json& j, const std::string& prefix, std::set<std::string>& out) {
     if (j.is_object()) {
         for (const auto& [k, v] : j.items()) {

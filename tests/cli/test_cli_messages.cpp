@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli_run.h"
+#include "files.h"
 #include "gguf_writer.h"
 
 using namespace journey::test;
@@ -15,23 +16,12 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const std::string gpt2 = std::string(JOURNEY_TEST_DATA) + "/cli/gpt2";
-
 // The one line journey printed on stderr; the test fails if there is more.
 std::string error_line(const RunResult& r) {
     INFO(r.err);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     return r.err.substr(0, r.err.find('\n'));
 }
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/journey-msg-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 }  // namespace
 

@@ -11,10 +11,6 @@
 using namespace journey::test;
 using Catch::Matchers::Contains;
 
-namespace {
-const std::string tiny = data_dir() + "/reference/gpt2-tiny";
-}
-
 TEST_CASE("next: the reference's most likely tokens, as a table", "[cli][next]") {
     auto r = run_journey({"next", "-m", tiny, "-p", "The capital of France is", "-t", "1"});
     INFO(r.err);

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 // Prompts of different lengths (one token to a dozen), a JSON line, an empty line and a line
 // that fails: the sequences start at different positions and end at different steps (stop
 // strings), so they join and leave the batch at different times.
-const char* const kPrompts =
+const char* const kParallelPrompts =
     "And the LORD spake unto Moses\n"
     "In\n"
     "{\"prompt\": \"And God said, Let there be light: and there was\"}\n"
@@ -42,7 +42,7 @@ std::vector<std::string> gen(const std::string& file, std::vector<std::string> e
 
 std::string model_path(const std::string& rel) { return std::string(JOURNEY_TEST_DATA) + "/" + rel; }
 
-struct Model {
+struct ModelCase {
     const char* name;
     std::vector<std::string> args;
 };
@@ -52,8 +52,8 @@ struct Model {
 TEST_CASE("--parallel N writes exactly the one-at-a-time output", "[cli][batch][parallel]") {
     TempDir d;
     const std::string in = d / "prompts.txt";
-    std::ofstream(in) << kPrompts;
-    const Model models[] = {
+    std::ofstream(in) << kParallelPrompts;
+    const ModelCase models[] = {
         {"default model, greedy", {}},
         {"default model, sampled", {"--temp", "0.9", "--top-k", "40"}},
         {"default model, F16 KV cache", {"--kv-type", "f16"}},
@@ -61,7 +61,7 @@ TEST_CASE("--parallel N writes exactly the one-at-a-time output", "[cli][batch][
         {"Q6_K GGUF, sampled", {"-m", model_path("quant/tinyllama-Q6_K.gguf"), "--temp", "0.7"}},
         {"mixture of experts", {"-m", model_path("models/qwen3moe/qwen3moe-F32.gguf")}},
     };
-    for (const Model& m : models) {
+    for (const ModelCase& m : models) {
         INFO(m.name);
         const auto one = run_journey(gen(in, m.args));
         INFO(one.err);
@@ -99,7 +99,7 @@ TEST_CASE("--parallel: -np as in llama.cpp, the caches stated, refusals", "[cli]
 TEST_CASE("--parallel with -o --resume: a killed run's records are kept, the rest run together", "[cli][batch][parallel]") {
     TempDir d;
     const std::string in = d / "prompts.txt", out = d / "out.jsonl";
-    std::ofstream(in) << kPrompts;
+    std::ofstream(in) << kParallelPrompts;
     auto args = gen(in, {"-o", out});
     REQUIRE(run_journey(args).exit_code == 3);
     const std::string expected = slurp(out);
@@ -120,15 +120,15 @@ TEST_CASE("--parallel with -o --resume: a killed run's records are kept, the res
 TEST_CASE("next and score --parallel N write exactly the one-at-a-time output", "[cli][batch][parallel]") {
     TempDir d;
     const std::string in = d / "prompts.txt";
-    std::ofstream(in) << kPrompts;
-    const Model models[] = {
+    std::ofstream(in) << kParallelPrompts;
+    const ModelCase models[] = {
         {"default model", {}},
         {"default model, F16 KV cache", {"--kv-type", "f16"}},
         {"Q4_K_M GGUF", {"-m", model_path("quant/tinyllama-Q4_K_M.gguf")}},
         {"mixture of experts", {"-m", model_path("models/qwen3moe/qwen3moe-F32.gguf")}},
     };
     for (const char* command : {"next", "score"}) {
-        for (const Model& m : models) {
+        for (const ModelCase& m : models) {
             INFO(command << ": " << m.name);
             std::vector<std::string> base = {"-q", command, "--batch", in, "--no-timings"};
             base.insert(base.end(), m.args.begin(), m.args.end());

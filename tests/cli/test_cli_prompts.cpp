@@ -14,8 +14,6 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const std::string gpt2 = std::string(JOURNEY_TEST_DATA) + "/cli/gpt2";
-
 const nlohmann::json& expect() {
     static const nlohmann::json j =
         nlohmann::json::parse(std::ifstream(std::string(JOURNEY_TEST_DATA) + "/cli/gpt2.expect.json"));

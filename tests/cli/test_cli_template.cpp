@@ -8,34 +8,22 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "files.h"
 
+using journey::test::data_dir;
 using journey::test::run_journey;
+using journey::test::TempDir;
 
 namespace {
 
-const std::string kData = JOURNEY_TEST_DATA;
-
 nlohmann::ordered_json fixture_case(const std::string& tmpl, const std::string& conversation, bool gen) {
-    std::ifstream in(kData + "/chat_templates/cases.json");
+    std::ifstream in(data_dir() + "/chat_templates/cases.json");
     const auto all = nlohmann::ordered_json::parse(in);
     for (const auto& c : all["cases"])
         if (c["template"] == tmpl && c["conversation"] == conversation && c["add_generation_prompt"] == gen) return c;
     FAIL("no fixture case " << tmpl << " " << conversation);
     return {};
 }
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char t[] = "/tmp/journey-template-XXXXXX";
-        path = mkdtemp(t);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name, std::ios::binary) << text;
-        return (path / name).string();
-    }
-};
 
 }  // namespace
 
@@ -44,7 +32,7 @@ TEST_CASE("template renders a real chat template exactly, with the clock fixed",
     // Llama 3.2 puts today's date in its system header: strftime_now reads --now.
     const auto c = fixture_case("llama-3.2-3b-instruct", "user_assistant_user", true);
     const std::string messages = dir.write("m.json", c["messages"].dump());
-    auto r = run_journey({"template", kData + "/chat_templates/templates/llama-3.2-3b-instruct.jinja", "--messages", messages,
+    auto r = run_journey({"template", data_dir() + "/chat_templates/templates/llama-3.2-3b-instruct.jinja", "--messages", messages,
                           "--bos-token", c["variables"]["bos_token"], "--eos-token", c["variables"]["eos_token"],
                           "--add-generation-prompt", "--now", "2025-01-15T10:30:00"});
     CHECK(r.exit_code == 0);
@@ -53,7 +41,7 @@ TEST_CASE("template renders a real chat template exactly, with the clock fixed",
 
     // Messages on stdin, and a switch passed with --var (Qwen3's enable_thinking).
     const auto q = fixture_case("qwen3-0.6b", "user", true);
-    std::vector<std::string> args = {"template", kData + "/chat_templates/templates/qwen3-0.6b.jinja", "--messages", "-",
+    std::vector<std::string> args = {"template", data_dir() + "/chat_templates/templates/qwen3-0.6b.jinja", "--messages", "-",
                                      "--add-generation-prompt"};
     for (const auto& [k, v] : q["variables"].items())
         if (k != "bos_token" && k != "eos_token") args.push_back("--var=" + k + "=" + v.dump());
@@ -64,13 +52,13 @@ TEST_CASE("template renders a real chat template exactly, with the clock fixed",
 
     // A model directory: its template and special tokens, read as chat and convert read them
     // (convert/qwen3's tokenizer_config.json holds the same template and eos/pad tokens).
-    auto d = run_journey({"template", kData + "/convert/qwen3", "--messages", "-", "--add-generation-prompt",
+    auto d = run_journey({"template", data_dir() + "/convert/qwen3", "--messages", "-", "--add-generation-prompt",
                           "--var", "enable_thinking=false"},
                          q["messages"].dump());
     INFO(d.err);
     CHECK(d.exit_code == 0);
     CHECK(d.out == q["rendered"].get<std::string>());
-    auto none = run_journey({"template", kData + "/convert/gpt2", "--messages", "-"}, q["messages"].dump());
+    auto none = run_journey({"template", data_dir() + "/convert/gpt2", "--messages", "-"}, q["messages"].dump());
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("no chat template") != std::string::npos);
 }
@@ -78,7 +66,7 @@ TEST_CASE("template renders a real chat template exactly, with the clock fixed",
 TEST_CASE("template errors: one line naming file, line and column; exit 2 for the template", "[cli][template]") {
     TempDir dir;
     const std::string messages = dir.write("m.json", R"([{"role": "system", "content": "x"}, {"role": "user", "content": "hi"}])");
-    const std::string gemma = kData + "/chat_templates/templates/gemma-2-2b-it.jinja";
+    const std::string gemma = data_dir() + "/chat_templates/templates/gemma-2-2b-it.jinja";
     auto r = run_journey({"template", gemma, "--messages", messages, "--bos-token", "<bos>"});
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());

@@ -14,8 +14,6 @@ using Catch::Matchers::EndsWith;
 
 namespace {
 
-const std::string gpt2 = std::string(JOURNEY_TEST_DATA) + "/cli/gpt2";
-
 std::vector<nlohmann::json> json_lines(const std::string& s, bool& all_complete) {
     std::vector<nlohmann::json> v;
     all_complete = s.empty() || s.ends_with('\n');

@@ -12,7 +12,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::string tiny = data_dir() + "/reference/gpt2-tiny";
 const std::string prompt = "The capital of France is";
 
 size_t columns(const std::string& s) {

@@ -33,14 +33,6 @@ namespace {
 // same with twice the value heads, which the converter reorders from grouped to tiled)
 const char* const kFamilies[] = {"gemma2", "gpt2", "llama3", "mistral", "phi3", "qwen2", "qwen3", "smollm2", "qwen35", "qwen35hv"};
 
-std::string fnv1a64(const std::string& bytes) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return buf;
-}
-
 // A Hugging Face directory named "hf" (the converter names the model after its directory):
 // config.json and weights from models/<family>/, the tokenizer files from convert/<family>/ (a
 // variant's: its base family's).
@@ -90,8 +82,6 @@ void explain_difference(const fs::path& ours, const fs::path& theirs) {
     CHECK(a.tensors.size() == b.tensors.size());
 }
 
-using journey::test::log_softmax;
-
 // Next-token log-probabilities of two models over the same ids (each position of the 12-token
 // case): the largest |difference| over the whole vocabulary and over a's top 20, and whether
 // the top-1 agrees at every position.
@@ -103,8 +93,8 @@ Gap logprob_gap(const Model& a, const Model& b, const std::vector<TokenId>& ids)
     Session sa(a), sb(b);
     Gap g;
     for (TokenId id : ids) {
-        const std::vector<double> la = log_softmax(sa.eval(std::span(&id, 1)));
-        const std::vector<double> lb = log_softmax(sb.eval(std::span(&id, 1)));
+        const std::vector<double> la = test::log_softmax(sa.eval(std::span(&id, 1)));
+        const std::vector<double> lb = test::log_softmax(sb.eval(std::span(&id, 1)));
         std::vector<size_t> order(la.size());
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::partial_sort(order.begin(), order.begin() + 20, order.end(), [&](size_t x, size_t y) { return la[x] > la[y]; });

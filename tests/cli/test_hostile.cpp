@@ -13,6 +13,7 @@
 
 #include "cli_run.h"
 #include "gguf_writer.h"
+#include "hostile.h"
 #include "journey/text/byte_unicode.h"
 #include "safetensors_writer.h"
 
@@ -21,9 +22,6 @@ using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-const fs::path kHostile = fs::path(JOURNEY_TEST_DATA) / "hostile";
-constexpr long kLimitMib = 2048;
 
 // A usable GPT-2 directory: C = 4, 2 heads, 1 layer, 8 positions; its vocabulary is the 256 byte
 // tokens and <|endoftext|>, with no merges. Each test breaks one of its files.
@@ -76,8 +74,6 @@ std::string nested(const std::string& open, const std::string& close, size_t dep
     return s;
 }
 
-void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
-
 // The refusal every hostile input must get.
 void check_refused(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {
     INFO("stderr: " << r.err);
@@ -105,14 +101,14 @@ TEST_CASE("hostile: the base model directory is usable", "[hostile]") {
 
 TEST_CASE("hostile: JSON nested a million levels is refused before it is built", "[hostile]") {
     ModelDir m;
-    write(m / "config.json", nested("[", "]", 1000000));
+    write_file(m / "config.json", nested("[", "]", 1000000));
     check_refused(info(m.path()), 2, "config.json", "JSON nested deeper than 256 levels");
 
     // In a tokenizer.json: the normalizer, and the added tokens.
-    write(m / "tokenizer.json", "{\"normalizer\": " + nested("{\"a\":", "}", 100000) + "}");
+    write_file(m / "tokenizer.json", "{\"normalizer\": " + nested("{\"a\":", "}", 100000) + "}");
     check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
                   2, "tokenizer.json", "JSON nested deeper than 256 levels");
-    write(m / "tokenizer.json", "{\"added_tokens\": [" + nested("[", "]", 100000) + "]}");
+    write_file(m / "tokenizer.json", "{\"added_tokens\": [" + nested("[", "]", 100000) + "]}");
     check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
                   2, "tokenizer.json", "JSON nested deeper than 256 levels");
 
@@ -121,7 +117,7 @@ TEST_CASE("hostile: JSON nested a million levels is refused before it is built",
     write_safetensors(w / "model.safetensors", nested("{\"a\":", "}", 100000), "");
     check_refused(info(w.path()), 2, "model.safetensors", "JSON nested deeper than 256 levels");
     fs::remove(w / "model.safetensors");
-    write(w / "model.safetensors.index.json", nested("[", "]", 300));
+    write_file(w / "model.safetensors.index.json", nested("[", "]", 300));
     check_refused(info(w.path()), 2, "model.safetensors.index.json", "JSON nested deeper than 256 levels");
 }
 
@@ -129,7 +125,7 @@ TEST_CASE("hostile: nesting up to the limit is still read", "[hostile]") {
     ModelDir m;
     nlohmann::json config = nlohmann::json::parse(std::ifstream(m / "config.json"));
     config["deep"] = nlohmann::json::parse(nested("[", "]", 255));  // 256 levels with the top object
-    write(m / "config.json", config.dump());
+    write_file(m / "config.json", config.dump());
     auto r = info(m.path());
     INFO(r.err);
     CHECK(r.exit_code == 0);
@@ -204,15 +200,15 @@ TEST_CASE("hostile: -t beyond a sane multiple of the cores is a usage error", "[
 TEST_CASE("hostile: messages that echo input are cut short", "[hostile]") {
     ModelDir m;
     const std::string long_token(20000, 'a');
-    write(m / "merges.txt", "#version: 0.2\n" + long_token + "\n");
+    write_file(m / "merges.txt", "#version: 0.2\n" + long_token + "\n");
     check_refused(run_journey_limited({"tokenize", "-m", m.path(), "-p", "x"}, kLimitMib), 2, "merges.txt:2",
                   "(20000 bytes)");
-    write(m / "tokenizer.json",
+    write_file(m / "tokenizer.json",
           "{\"pre_tokenizer\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"" + long_token +
               "\": -1}, \"merges\": []}}");
     check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
                   2, "tokenizer.json", "(20000 bytes)");
-    write(m / "tokenizer.json", "{\"model\": \"" + long_token + "\" x}");
+    write_file(m / "tokenizer.json", "{\"model\": \"" + long_token + "\" x}");
     check_refused(run_journey_limited({"tokenize", "--tokenizer-json", (m / "tokenizer.json").string(), "-p", "x"}, kLimitMib),
                   2, "tokenizer.json", "invalid JSON");
 }
@@ -375,7 +371,7 @@ TEST_CASE("hostile: 30,000 control tokens and a 100 KB prompt: special-token mat
                            {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
                            {"decoder", {{"type", "ByteLevel"}}},
                            {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}};
-    write(dir / "gpt2.json", gpt2.dump());
+    write_file(dir / "gpt2.json", gpt2.dump());
     CHECK(last_ids(run_journey_limited({"tokenize", "--tokenizer-json", (dir / "gpt2.json").string(), "-f", "-"},
                                        kLimitMib, prompt, kCpuSeconds)) == 256 + kSpecials - 1);
 
@@ -397,7 +393,7 @@ TEST_CASE("hostile: 30,000 control tokens and a 100 KB prompt: special-token mat
         {"decoder", nullptr},
         {"model", {{"type", "BPE"}, {"unk_token", "<unk>"}, {"byte_fallback", true}, {"vocab", spm_vocab},
                    {"merges", nlohmann::json::array()}}}};
-    write(dir / "spm.json", spm.dump());
+    write_file(dir / "spm.json", spm.dump());
     CHECK(last_ids(run_journey_limited({"tokenize", "--tokenizer-json", (dir / "spm.json").string(), "-f", "-"},
                                        kLimitMib, prompt, kCpuSeconds)) == 260 + kSpecials - 1);
 
@@ -431,7 +427,7 @@ TEST_CASE("hostile: 30,000 control tokens and a 100 KB prompt: special-token mat
     b.tensor_f32("blk.0.attn_norm.weight", {C}).tensor_f32("blk.0.ffn_norm.weight", {C});
     for (const char* t : {"attn_q", "attn_k", "attn_v", "attn_output"}) b.tensor_f32(std::string("blk.0.") + t + ".weight", {C, C});
     b.tensor_f32("blk.0.ffn_gate.weight", {C, F}).tensor_f32("blk.0.ffn_up.weight", {C, F}).tensor_f32("blk.0.ffn_down.weight", {F, C});
-    write(dir / "controls.gguf", b.build());
+    write_file(dir / "controls.gguf", b.build());
     CHECK(last_ids(run_journey_limited({"tokenize", "-m", (dir / "controls.gguf").string(), "-f", "-"}, kLimitMib, prompt,
                                        kCpuSeconds)) == 260 + kSpecials - 1);
 }
@@ -447,7 +443,7 @@ TEST_CASE("hostile: a number too large for a double is invalid JSON, not nlohman
     fs::copy_file(kHostile / "config_number_overflow.json", ok / "tokenizer_config.json");
     auto chat = [&] { return run_journey_limited({"generate", "-m", ok.path(), "--chat", "-p", "x", "-n", "1"}, kLimitMib); };
     check_refused(chat(), 2, "tokenizer_config.json", "invalid JSON: number overflow parsing '1e400'");
-    write(ok / "tokenizer_config.json", nested("{\"a\":", "}", 100000));
+    write_file(ok / "tokenizer_config.json", nested("{\"a\":", "}", 100000));
     check_refused(chat(), 2, "tokenizer_config.json", "JSON nested deeper than 256 levels");
     // In a safetensors header, and in a sharded checkpoint's index (found by fuzz_safetensors and
     // fuzz_safetensors_index as 41e308 and 5e308).

@@ -22,6 +22,7 @@
 #include "asan.h"
 #include "cli_run.h"
 #include "files.h"
+#include "hostile.h"
 #include "safetensors_writer.h"
 
 using namespace journey::test;
@@ -30,13 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kHostile = fs::path(JOURNEY_TEST_DATA) / "hostile";
-constexpr long kLimitMib = 2048;
-constexpr long kCpuSeconds = 20;
-
-void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
-
-void check_refused(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {
+void check_refused3(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == exit_code);  // also: no signal (those show as 128 + N)
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -47,8 +42,8 @@ void check_refused(const RunResult& r, int exit_code, const std::string& names, 
 }
 
 // `journey template FILE` with one user message.
-RunResult render(const TempDir& d, const std::string& tmpl_file, const std::vector<std::string>& more = {}) {
-    write(d / "messages.json", R"([{"role": "user", "content": "hi"}])");
+RunResult render_file(const TempDir& d, const std::string& tmpl_file, const std::vector<std::string>& more = {}) {
+    write_file(d / "messages.json", R"([{"role": "user", "content": "hi"}])");
     std::vector<std::string> args = {"template", tmpl_file, "--messages", (d / "messages.json").string()};
     args.insert(args.end(), more.begin(), more.end());
     return run_journey_limited(args, kLimitMib, "", kCpuSeconds);
@@ -68,26 +63,6 @@ std::string repeat(const std::string& s, size_t n) {
     return out;
 }
 
-// A Llama Hugging Face directory journey converts (models/llama3 and its tokenizer files).
-fs::path llama_dir(const TempDir& d, const std::string& name = "hf") {
-    const fs::path dir = d / name;
-    fs::create_directories(dir);
-    const fs::path models = fs::path(data_dir()) / "models" / "llama3" / "hf";
-    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(models / f, dir / f);
-    for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "convert" / "llama3"))
-        fs::copy_file(e.path(), dir / e.path().filename());
-    for (const auto& e : fs::directory_iterator(dir))
-        fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
-    return dir;
-}
-
-std::vector<std::string> listing(const fs::path& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 }  // namespace
 
 TEST_CASE("hostile3: long operator chains in a template are refused, not a stack overflow", "[hostile3]") {
@@ -101,15 +76,15 @@ TEST_CASE("hostile3: long operator chains in a template are refused, not a stack
     };
     for (const auto& [what, text] : chains) {
         INFO(what);
-        write(d / "t.jinja", text);
-        check_refused(render(d, (d / "t.jinja").string()), 2, "t.jinja", "nested too deeply");
+        write_file(d / "t.jinja", text);
+        check_refused3(render_file(d, (d / "t.jinja").string()), 2, "t.jinja", "nested too deeply");
     }
 }
 
 TEST_CASE("hostile3: chains up to the limit still render", "[hostile3]") {
     TempDir d;
-    write(d / "t.jinja", chain("1", " + 1", 200) + chain("'a'", "|trim", 200));
-    const RunResult r = render(d, (d / "t.jinja").string());
+    write_file(d / "t.jinja", chain("1", " + 1", 200) + chain("'a'", "|trim", 200));
+    const RunResult r = render_file(d, (d / "t.jinja").string());
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out == "201a");
@@ -117,10 +92,10 @@ TEST_CASE("hostile3: chains up to the limit still render", "[hostile3]") {
 
 TEST_CASE("hostile3: a template variable nested 30,000 levels is refused", "[hostile3]") {
     TempDir d;
-    write(d / "t.jinja", "{{ x|length }}");
+    write_file(d / "t.jinja", "{{ x|length }}");
     const std::string deep = std::string(30000, '[') + std::string(30000, ']');
-    const RunResult r = render(d, (d / "t.jinja").string(), {"--var", "x=" + deep});
-    check_refused(r, 3, "variable 'x'", "nested deeper than 256 levels");
+    const RunResult r = render_file(d, (d / "t.jinja").string(), {"--var", "x=" + deep});
+    check_refused3(r, 3, "variable 'x'", "nested deeper than 256 levels");
 }
 
 TEST_CASE("hostile3: one long template line is lexed in linear time", "[hostile3]") {
@@ -129,8 +104,8 @@ TEST_CASE("hostile3: one long template line is lexed in linear time", "[hostile3
     TempDir d;
     std::string t;
     for (int i = 0; i < 400000; ++i) t += "{{''}}";
-    write(d / "t.jinja", t);
-    const RunResult r = render(d, (d / "t.jinja").string());
+    write_file(d / "t.jinja", t);
+    const RunResult r = render_file(d, (d / "t.jinja").string());
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.empty());
@@ -138,9 +113,9 @@ TEST_CASE("hostile3: one long template line is lexed in linear time", "[hostile3
 
 TEST_CASE("hostile3: an error quoting control bytes stays one escaped line", "[hostile3]") {
     TempDir d;
-    check_refused(render(d, (kHostile / "template_control_char.jinja").string()), 2, "template_control_char.jinja",
+    check_refused3(render_file(d, (kHostile / "template_control_char.jinja").string()), 2, "template_control_char.jinja",
                   "unexpected char '\\x1b'");
-    check_refused(render(d, (kHostile / "template_raise_escapes.jinja").string()), 2, "template_raise_escapes.jinja",
+    check_refused3(render_file(d, (kHostile / "template_raise_escapes.jinja").string()), 2, "template_raise_escapes.jinja",
                   "\\x1b[2J stop\\nsecond line");
 }
 
@@ -152,20 +127,20 @@ TEST_CASE("hostile3: chat files that are not regular files are refused, never wa
     // A directory named chat_template.jinja was skipped, and tokenizer_config.json's template
     // used without a word.
     fs::create_directory(dir / "chat_template.jinja");
-    check_refused(render(d, dir.string()), 2, "chat_template.jinja", "a directory, not a regular file");
+    check_refused3(render_file(d, dir.string()), 2, "chat_template.jinja", "a directory, not a regular file");
     fs::remove(dir / "chat_template.jinja");
     REQUIRE(mkfifo((dir / "chat_template.jinja").c_str(), 0600) == 0);
-    check_refused(render(d, dir.string()), 2, "chat_template.jinja", "a FIFO, not a regular file");
+    check_refused3(render_file(d, dir.string()), 2, "chat_template.jinja", "a FIFO, not a regular file");
     fs::remove(dir / "chat_template.jinja");
     REQUIRE(mkfifo((dir / "generation_config.json").c_str(), 0600) == 0);
-    check_refused(render(d, dir.string()), 2, "generation_config.json", "a FIFO, not a regular file");
+    check_refused3(render_file(d, dir.string()), 2, "generation_config.json", "a FIFO, not a regular file");
     // A template file the user names: a FIFO hung, /dev/zero grew until killed.
-    check_refused(render(d, (dir / "generation_config.json").string()), 2, "generation_config.json",
+    check_refused3(render_file(d, (dir / "generation_config.json").string()), 2, "generation_config.json",
                   "a FIFO, not a regular file");
-    check_refused(render(d, "/dev/zero"), 2, "/dev/zero", "a device, not a regular file");
+    check_refused3(render_file(d, "/dev/zero"), 2, "/dev/zero", "a device, not a regular file");
     // A messages file that never ends is read up to its bound.
-    write(d / "t.jinja", "x");
-    check_refused(run_journey_limited({"template", (d / "t.jinja").string(), "--messages", "/dev/zero"}, kLimitMib, "", kCpuSeconds),
+    write_file(d / "t.jinja", "x");
+    check_refused3(run_journey_limited({"template", (d / "t.jinja").string(), "--messages", "/dev/zero"}, kLimitMib, "", kCpuSeconds),
                   3, "--messages /dev/zero", "larger than 32 MiB");
 }
 
@@ -175,7 +150,7 @@ TEST_CASE("hostile3: convert survives a model name built to break a regular expr
     nlohmann::json config = nlohmann::json::parse(slurp(dir / "config.json"));
     for (const std::string& name : {std::string(200000, '1'), "a-q1" + std::string(100000, '_'), "v1" + std::string(100000, '.')}) {
         config["_name_or_path"] = name;
-        write(dir / "config.json", config.dump());
+        write_file(dir / "config.json", config.dump());
         const RunResult r = run_journey_limited({"convert", "-m", dir.string(), "-o", (d / "out.gguf").string(), "--type", "f32"},
                                                 kLimitMib, "", kCpuSeconds);
         INFO(r.err);
@@ -191,26 +166,26 @@ TEST_CASE("hostile3: convert and quantize never destroy an input, a device or a 
         return run_journey_limited({"convert", "-m", dir.string(), "-o", out.string(), "--type", "f32"}, kLimitMib, "", kCpuSeconds);
     };
     // The output named as the model's own files: the GGUF replaced the weights.
-    check_refused(convert(dir / "model.safetensors"), 1, "model.safetensors", "is the input");
-    check_refused(convert(dir / "config.json"), 1, "config.json", "is the input");
+    check_refused3(convert(dir / "model.safetensors"), 1, "model.safetensors", "is the input");
+    check_refused3(convert(dir / "config.json"), 1, "config.json", "is the input");
     fs::create_symlink(dir / "model.safetensors", d / "link.gguf");
-    check_refused(convert(d / "link.gguf"), 1, "link.gguf", "is the input");
+    check_refused3(convert(d / "link.gguf"), 1, "link.gguf", "is the input");
     CHECK(slurp(dir / "model.safetensors") == weights);
     CHECK(slurp(dir / "config.json") == config);
     // Not a regular file: refused before anything is written, and left as it was.
     REQUIRE(mkfifo((d / "fifo.gguf").c_str(), 0600) == 0);
-    check_refused(convert(d / "fifo.gguf"), 1, "fifo.gguf", "a FIFO, not a regular file");
+    check_refused3(convert(d / "fifo.gguf"), 1, "fifo.gguf", "a FIFO, not a regular file");
     struct stat st {};
     REQUIRE(stat((d / "fifo.gguf").c_str(), &st) == 0);
     CHECK(S_ISFIFO(st.st_mode));
-    check_refused(convert(d.path), 1, d.path.string(), "a directory, not a regular file");
+    check_refused3(convert(d.path), 1, d.path.string(), "a directory, not a regular file");
     // quantize onto its own input.
     const RunResult ok = convert(d / "model.gguf");
     INFO(ok.err);
     REQUIRE(ok.exit_code == 0);
     const std::string gguf = slurp(d / "model.gguf");
     const RunResult q = run_journey_limited({"quantize", (d / "model.gguf").string(), (d / "model.gguf").string(), "q8_0"}, kLimitMib);
-    check_refused(q, 1, "model.gguf", "is the input");
+    check_refused3(q, 1, "model.gguf", "is the input");
     CHECK(slurp(d / "model.gguf") == gguf);
     // Nothing left behind.
     CHECK(listing(d.path) == std::vector<std::string>{"fifo.gguf", "hf", "link.gguf", "model.gguf"});
@@ -219,14 +194,14 @@ TEST_CASE("hostile3: convert and quantize never destroy an input, a device or a 
 TEST_CASE("hostile3: a file-size limit leaves no partial file and the old output intact", "[hostile3]") {
     TempDir d;
     const fs::path dir = llama_dir(d);
-    write(d / "out.gguf", "the previous output");
+    write_file(d / "out.gguf", "the previous output");
     rlimit old{};
     getrlimit(RLIMIT_FSIZE, &old);
     const rlimit small{200 * 1024, old.rlim_max};  // the child inherits it; SIGXFSZ killed it mid-write
     setrlimit(RLIMIT_FSIZE, &small);
     const RunResult r = run_journey({"convert", "-m", dir.string(), "-o", (d / "out.gguf").string(), "--type", "f32"});
     setrlimit(RLIMIT_FSIZE, &old);
-    check_refused(r, 3, "out.gguf", "File too large");
+    check_refused3(r, 3, "out.gguf", "File too large");
     CHECK(slurp(d / "out.gguf") == "the previous output");
     CHECK(listing(d.path) == std::vector<std::string>{"hf", "out.gguf"});
 }
@@ -275,9 +250,9 @@ TEST_CASE("hostile3: NaN logits stop with one line naming the model and position
     REQUIRE(t.at("dtype") == "BF16");
     const size_t off = 8 + n + t.at("data_offsets")[0].get<size_t>();
     st[off] = char(0xc0), st[off + 1] = char(0x7f);
-    write(dir / "model.safetensors", st);
+    write_file(dir / "model.safetensors", st);
     const RunResult r = run_journey_limited({"next", "-m", dir.string(), "-p", "hello"}, kLimitMib, "", kCpuSeconds);
-    check_refused(r, 2, dir.string(), "NaN logits at position");
+    check_refused3(r, 2, dir.string(), "NaN logits at position");
     CHECK(r.out.empty());  // no table of nan probabilities
 }
 
@@ -295,7 +270,7 @@ TEST_CASE("hostile3: template filters and operators take time linear in their in
     };
     for (const auto& [text, expected] : cases) {
         INFO(text);
-        write(d / "t.jinja", text);
+        write_file(d / "t.jinja", text);
         const RunResult r = run_journey_limited({"template", (d / "t.jinja").string(), "--messages", (kHostile / "messages_one.json").string()},
                                                 kLimitMib, "", 10);
         INFO(r.err);
@@ -303,10 +278,10 @@ TEST_CASE("hostile3: template filters and operators take time linear in their in
         CHECK(r.out == expected);
     }
     // A list shared with itself 40 times over is small to hold and 2^40 items to print.
-    write(d / "t.jinja", "{%- set ns = namespace(l=[1]) -%}{%- for i in range(40) -%}{%- set ns.l = [ns.l, ns.l] -%}{%- endfor -%}"
+    write_file(d / "t.jinja", "{%- set ns = namespace(l=[1]) -%}{%- for i in range(40) -%}{%- set ns.l = [ns.l, ns.l] -%}{%- endfor -%}"
                          "{{ ns.l == ns.l }}{{ ns.l|tojson|length }}");
     // (Printing up to the cap takes ~1 s in Release, ~14 s under AddressSanitizer.)
-    check_refused(run_journey_limited({"template", (d / "t.jinja").string(), "--messages", (kHostile / "messages_one.json").string()},
+    check_refused3(run_journey_limited({"template", (d / "t.jinja").string(), "--messages", (kHostile / "messages_one.json").string()},
                                       kLimitMib, "", JOURNEY_TEST_ASAN ? 90 : 10),
                   2, "t.jinja", "a value whose text is larger than 67108864 bytes");
 }
@@ -315,11 +290,11 @@ TEST_CASE("hostile3: a tokenizer regex that backtracks without bound is stopped 
     // A Split pattern with nested quantifiers, "(a|aa)+c": exponential at each start position.
     TempDir d;
     const fs::path tok = kHostile / "tokenizer_regex_backtracking.json";
-    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", std::string(40, 'a')}, kLimitMib, "", 10),
+    check_refused3(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", std::string(40, 'a')}, kLimitMib, "", 10),
                   2, "(a|aa)+c", "backtracked more than 10000000 steps");  // was "Oniguruma search failed (code -17)"
     // Under the per-match budget at each start, but 20,000 starts: the search's budget ends it.
-    write(d / "prompt.txt", repeat(std::string(22, 'a') + "b", 20000));
-    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-f", (d / "prompt.txt").string()},
+    write_file(d / "prompt.txt", repeat(std::string(22, 'a') + "b", 20000));
+    check_refused3(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-f", (d / "prompt.txt").string()},
                                       kLimitMib, "", 10),
                   2, "(a|aa)+c", "backtracked more than 100000000 steps");
 }
@@ -330,8 +305,8 @@ TEST_CASE("hostile3: convert refuses a vocab_size the embedding does not hold be
     const fs::path dir = llama_dir(d);
     nlohmann::json config = nlohmann::json::parse(slurp(dir / "config.json"));
     config["vocab_size"] = 1 << 30;
-    write(dir / "config.json", config.dump());
-    check_refused(run_journey_limited({"convert", "-m", dir.string(), "-o", (d / "out.gguf").string(), "--type", "f32"}, kLimitMib, "",
+    write_file(dir / "config.json", config.dump());
+    check_refused3(run_journey_limited({"convert", "-m", dir.string(), "-o", (d / "out.gguf").string(), "--type", "f32"}, kLimitMib, "",
                                       kCpuSeconds),
                   2, "config.json", "vocab_size 1073741824 but the token embedding holds 512 rows");
     CHECK(!fs::exists(d / "out.gguf"));
@@ -340,6 +315,6 @@ TEST_CASE("hostile3: convert refuses a vocab_size the embedding does not hold be
 TEST_CASE("hostile3: a normalizer that doubles the text at each step is stopped", "[hostile3]") {
     // 40 Replace("a" -> "aa") steps: 4 bytes would become 4 TB (it reached 19.9 GB in 203 s).
     const fs::path tok = kHostile / "tokenizer_replace_doubling.json";
-    check_refused(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", "aaaa"}, kLimitMib, "", kCpuSeconds), 2,
+    check_refused3(run_journey_limited({"tokenize", "--tokenizer-json", tok.string(), "-p", "aaaa"}, kLimitMib, "", kCpuSeconds), 2,
                   "normalizer would turn 4 bytes into", "more than 8 times as many plus 1 MiB");
 }

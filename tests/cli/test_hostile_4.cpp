@@ -21,6 +21,7 @@
 #include "asan.h"
 #include "cli_run.h"
 #include "files.h"
+#include "hostile.h"
 #include "safetensors_writer.h"
 
 using namespace journey::test;
@@ -29,14 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kHostile = fs::path(JOURNEY_TEST_DATA) / "hostile";
 const std::string kLlamaGguf = data_dir() + "/models/llama3/llama3-F32.gguf";
-constexpr long kLimitMib = 2048;
-constexpr long kCpuSeconds = 20;
 
-void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
-
-void check_refused(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {
+void check_refused4(const RunResult& r, int exit_code, const std::string& names, const std::string& problem) {
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == exit_code);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -45,29 +41,10 @@ void check_refused(const RunResult& r, int exit_code, const std::string& names, 
     CHECK_THAT(r.err, Contains(names) && Contains(problem));
 }
 
-RunResult render(const TempDir& d, const std::string& text, long cpu_seconds = 10) {
-    write(d / "t.jinja", text);
+RunResult render_text(const TempDir& d, const std::string& text, long cpu_seconds = 10) {
+    write_file(d / "t.jinja", text);
     return run_journey_limited({"template", (d / "t.jinja").string(), "--messages", (kHostile / "messages_one.json").string()},
                                kLimitMib, "", JOURNEY_TEST_ASAN ? 9 * cpu_seconds : cpu_seconds);
-}
-
-std::vector<std::string> listing(const fs::path& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-// The Llama 3 stand-in as a Hugging Face directory journey converts (as test_hostile_3.cpp).
-fs::path llama_dir(const TempDir& d) {
-    const fs::path dir = d / "hf";
-    fs::create_directories(dir);
-    const fs::path models = fs::path(data_dir()) / "models" / "llama3" / "hf";
-    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(models / f, dir / f);
-    for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "convert" / "llama3"))
-        fs::copy_file(e.path(), dir / e.path().filename());
-    for (const auto& e : fs::directory_iterator(dir)) fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
-    return dir;
 }
 
 }  // namespace
@@ -75,7 +52,7 @@ fs::path llama_dir(const TempDir& d) {
 TEST_CASE("hostile4: a 30 MB template string read 100,000 times is shared, not copied", "[hostile4]") {
     // Each lookup copied the string: 3 TB of copying for a template of one line.
     TempDir d;
-    const RunResult r = render(d, "{%- set s = 'a' * 30000000 -%}{%- for i in range(100000) -%}{%- if s -%}{%- endif -%}"
+    const RunResult r = render_text(d, "{%- set s = 'a' * 30000000 -%}{%- for i in range(100000) -%}{%- if s -%}{%- endif -%}"
                                   "{%- endfor -%}{{ s|length }}");
     INFO(r.err);
     CHECK(r.exit_code == 0);
@@ -85,21 +62,21 @@ TEST_CASE("hostile4: a 30 MB template string read 100,000 times is shared, not c
 TEST_CASE("hostile4: split, join and printing stop at their bound while they build", "[hostile4]") {
     TempDir d;
     // 15 million pieces: split made them all (2 GB, 15 s) before the list limit looked.
-    check_refused(render(d, "{{ ('a,' * 15000000).split(',')|length }}"), 2, "t.jinja", "split: a list of more than 1048576 items");
-    check_refused(render(d, "{{ ('a,' * 15000000).rsplit(',')|length }}"), 2, "t.jinja", "rsplit: a list of more than 1048576 items");
-    check_refused(render(d, "{{ ('a\\n' * 15000000).splitlines()|length }}"), 2, "t.jinja", "splitlines: a list of more than");
+    check_refused4(render_text(d, "{{ ('a,' * 15000000).split(',')|length }}"), 2, "t.jinja", "split: a list of more than 1048576 items");
+    check_refused4(render_text(d, "{{ ('a,' * 15000000).rsplit(',')|length }}"), 2, "t.jinja", "rsplit: a list of more than 1048576 items");
+    check_refused4(render_text(d, "{{ ('a\\n' * 15000000).splitlines()|length }}"), 2, "t.jinja", "splitlines: a list of more than");
     // 10^6 items joined by 1000 bytes: 1.1 GB before the string limit looked.
-    const RunResult j = render(d, "{{ (['x' * 100] * 1000000)|join('y' * 1000) }}");
-    check_refused(j, 2, "t.jinja", "join: a string of more than 67108864 bytes");
+    const RunResult j = render_text(d, "{{ (['x' * 100] * 1000000)|join('y' * 1000) }}");
+    check_refused4(j, 2, "t.jinja", "join: a string of more than 67108864 bytes");
     CHECK(j.max_rss_kib < 512 * 1024);
-    check_refused(render(d, "{{ ('y' * 1000).join(['x' * 100] * 1000000) }}"), 2, "t.jinja", "join: a string of more than");
+    check_refused4(render_text(d, "{{ ('y' * 1000).join(['x' * 100] * 1000000) }}"), 2, "t.jinja", "join: a string of more than");
     // A list shared with itself 40 times, printed: each level's text was copied into its
     // parent's (11 s); now appended in place.
-    check_refused(render(d, "{%- set ns = namespace(l=[1]) -%}{%- for i in range(40) -%}{%- set ns.l = [ns.l, ns.l] -%}{%- endfor -%}"
+    check_refused4(render_text(d, "{%- set ns = namespace(l=[1]) -%}{%- for i in range(40) -%}{%- set ns.l = [ns.l, ns.l] -%}{%- endfor -%}"
                             "{{ ns.l }}"),
                   2, "t.jinja", "a value whose text is larger than 67108864 bytes");
     // rsplit and rfind search linearly, and give Python's answers.
-    const RunResult ok = render(d, "{%- set s = 'a' * 1000000 -%}{{ s.rfind('a' * 5000 + 'b') }} {{ 'a,b,,c'.rsplit(',', 1) }} "
+    const RunResult ok = render_text(d, "{%- set s = 'a' * 1000000 -%}{{ s.rfind('a' * 5000 + 'b') }} {{ 'a,b,,c'.rsplit(',', 1) }} "
                                    "{{ 'a--b--c'.rsplit('--') }} {{ 'xyx'.rfind('x') }}");
     INFO(ok.err);
     CHECK(ok.exit_code == 0);
@@ -110,15 +87,15 @@ TEST_CASE("hostile4: a prompt that cannot fit the context is refused before it i
     TempDir d;
     std::string text;
     for (int i = 0; i < 1700000; ++i) text += "hello ";
-    write(d / "p.txt", text);
+    write_file(d / "p.txt", text);
     // Tokenizing 10 MB first took 25x its size in memory and seconds, to say it does not fit.
     const RunResult r = run_journey_limited({"next", "-m", kLlamaGguf, "-f", (d / "p.txt").string()}, kLimitMib, "", kCpuSeconds);
-    check_refused(r, 3, "prompt: 10200000 bytes", "more than the context in use of 4096 tokens can hold");
+    check_refused4(r, 3, "prompt: 10200000 bytes", "more than the context in use of 4096 tokens can hold");
     // Under AddressSanitizer freed blocks wait in its 256 MiB quarantine and every byte has a
     // shadow byte, so the peak is higher there without the program holding more.
     CHECK(r.max_rss_kib < (JOURNEY_TEST_ASAN ? 640 : 256) * 1024);
     // A prompt that never ends is read up to its bound.
-    check_refused(run_journey_limited({"next", "-m", kLlamaGguf, "-f", "/dev/zero"}, kLimitMib, "", kCpuSeconds), 3,
+    check_refused4(run_journey_limited({"next", "-m", kLlamaGguf, "-f", "/dev/zero"}, kLimitMib, "", kCpuSeconds), 3,
                   "--file /dev/zero", "larger than 256 MiB");
 }
 
@@ -129,11 +106,11 @@ TEST_CASE("hostile4: convert never writes a file journey refuses to load", "[hos
     const fs::path dir = llama_dir(d);
     nlohmann::json config = nlohmann::json::parse(slurp(dir / "config.json"));
     config["num_hidden_layers"] = 1000000000;
-    write(dir / "config.json", config.dump());
-    write(d / "out.gguf", "the previous output");
+    write_file(dir / "config.json", config.dump());
+    write_file(d / "out.gguf", "the previous output");
     const RunResult r = run_journey_limited({"convert", "-m", dir.string(), "-o", (d / "out.gguf").string(), "--type", "f32"},
                                             kLimitMib, "", kCpuSeconds);
-    check_refused(r, 2, "refusing to write " + (d / "out.gguf").string(), "a file journey could not load");
+    check_refused4(r, 2, "refusing to write " + (d / "out.gguf").string(), "a file journey could not load");
     CHECK(r.err.find(".tmp.") == std::string::npos);  // the loader's message names the output, not the temporary file
     CHECK(slurp(d / "out.gguf") == "the previous output");
     CHECK(listing(d.path) == std::vector<std::string>{"hf", "out.gguf"});
@@ -150,12 +127,12 @@ TEST_CASE("hostile4: a tokenizer file value of the wrong type names the file and
                                    kCpuSeconds);
     };
     tok["post_processor"] = {{"type", 7}};
-    write(dir / "tokenizer.json", tok.dump());
-    check_refused(convert(), 2, "tokenizer.json", "\"type\" must be a string, not an integer 7");
+    write_file(dir / "tokenizer.json", tok.dump());
+    check_refused4(convert(), 2, "tokenizer.json", "\"type\" must be a string, not an integer 7");
     tok = nlohmann::json::parse(original);
     tok["added_tokens"] = nlohmann::json::array({{{"id", 5}, {"content", 5}}});
-    write(dir / "tokenizer.json", tok.dump());
-    check_refused(convert(), 2, "tokenizer.json", "\"content\" must be a string, not an integer 5");
+    write_file(dir / "tokenizer.json", tok.dump());
+    check_refused4(convert(), 2, "tokenizer.json", "\"content\" must be a string, not an integer 5");
     CHECK(!fs::exists(d / "out.gguf"));
 }
 

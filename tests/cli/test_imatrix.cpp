@@ -58,13 +58,6 @@ TEST_CASE("imatrix: llama-imatrix's importance matrix of base-F32 on the fixture
 }
 
 namespace {
-std::string fnv1a64(const std::string& bytes) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return buf;
-}
 // Runs journey in dir (llama-quantize wrote the --imatrix argument, "imatrix.gguf", into its files).
 RunResult run_in(const fs::path& dir, const std::vector<std::string>& args) {
     const fs::path here = fs::current_path();

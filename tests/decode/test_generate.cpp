@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "gpt2_tiny.h"
 #include "journey/errors.h"
 #include "journey/decode/generate.h"
 #include "journey/model/model.h"
@@ -18,17 +19,9 @@ using namespace journey;
 
 namespace {
 
-const std::string ref_dir = test::data_dir() + "/reference";
-
-const nlohmann::json& expected() {
-    static const nlohmann::json j = nlohmann::json::parse(std::ifstream(ref_dir + "/gpt2-tiny.expected.json"));
-    return j;
-}
-
-const Model& tiny() {
-    static auto m = Model::load(ref_dir + "/gpt2-tiny");
-    return *m;
-}
+using test::gpt2_tiny;
+using test::gpt2_tiny_expected;
+using test::ref_dir;
 
 GenerateOptions greedy(int n) {
     GenerateOptions o;
@@ -40,7 +33,7 @@ GenerateOptions greedy(int n) {
 }  // namespace
 
 TEST_CASE("encode_prompt: BOS for SPM, <|endoftext|> for an empty GPT-2 prompt", "[generate][prompt]") {
-    const Tokenizer& gpt2 = tiny().tokenizer();
+    const Tokenizer& gpt2 = gpt2_tiny().tokenizer();
     CHECK_FALSE(gpt2.add_bos());
     CHECK(encode_prompt(gpt2, "") == std::vector<TokenId>{50256});
     CHECK(encode_prompt(gpt2, "Hello world") == std::vector<TokenId>{15496, 995});
@@ -57,8 +50,8 @@ TEST_CASE("encode_prompt: BOS for SPM, <|endoftext|> for an empty GPT-2 prompt",
 }
 
 TEST_CASE("generate: greedy continuations equal the reference's", "[generate][reference]") {
-    Session session(tiny());
-    for (const auto& cs : expected()["cases"]) {
+    Session session(gpt2_tiny());
+    for (const auto& cs : gpt2_tiny_expected()["cases"]) {
         const auto ids = cs["ids"].get<std::vector<TokenId>>();
         const auto want = cs["greedy"].get<std::vector<TokenId>>();
         std::vector<TokenId> streamed;
@@ -77,15 +70,15 @@ TEST_CASE("generate: greedy continuations equal the reference's", "[generate][re
         CHECK(r.prompt_tokens == int(ids.size()));
         CHECK(r.completion_tokens == int(want.size()));
         CHECK(r.text == streamed_text);
-        CHECK(r.text == tiny().tokenizer().decode(want));
+        CHECK(r.text == gpt2_tiny().tokenizer().decode(want));
     }
 }
 
 TEST_CASE("generate: the chosen token's logprob is the top alternative's under greedy", "[generate]") {
-    Session session(tiny());
+    Session session(gpt2_tiny());
     GenerateOptions o = greedy(3);
     o.top_logprobs = 5;
-    const auto ids = expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
+    const auto ids = gpt2_tiny_expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
     generate(session, ids, o, [&](const StepResult& s) {
         REQUIRE(s.top_logprobs.size() == 5);
         CHECK(s.top_logprobs[0].id == s.id);
@@ -95,13 +88,13 @@ TEST_CASE("generate: the chosen token's logprob is the top alternative's under g
     // The first step's logprob is the reference's top-1 logprob at the end of the prompt.
     std::vector<StepResult> steps;
     generate(session, ids, greedy(1), [&](const StepResult& s) { steps.push_back(s); });
-    CHECK(std::abs(steps[0].logprob - expected()["cases"][0]["top20"][0]["logprob"].get<double>()) < 1e-4);
+    CHECK(std::abs(steps[0].logprob - gpt2_tiny_expected()["cases"][0]["top20"][0]["logprob"].get<double>()) < 1e-4);
 }
 
 TEST_CASE("generate: a stop string spanning two tokens ends the text before it", "[generate][stop]") {
-    Session session(tiny());
-    const auto ids = expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
-    const std::string first = tiny().tokenizer().token_bytes(9157);  // the greedy tokens: 9157 9157 ...
+    Session session(gpt2_tiny());
+    const auto ids = gpt2_tiny_expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
+    const std::string first = gpt2_tiny().tokenizer().token_bytes(9157);  // the greedy tokens: 9157 9157 ...
     REQUIRE(first.size() >= 2);
     GenerateOptions o = greedy(16);
     o.stop = {{first.back(), first.front()}};  // the end of token 0 + the start of token 1
@@ -114,7 +107,7 @@ TEST_CASE("generate: a stop string spanning two tokens ends the text before it",
 }
 
 TEST_CASE("generate: the context limit and -n 0", "[generate]") {
-    Session session(tiny());
+    Session session(gpt2_tiny());
     std::vector<TokenId> ids(120, 13);  // 120 of n_ctx 128
     GenerateOptions o = greedy(100);
     o.ignore_eos = true;
@@ -129,7 +122,7 @@ TEST_CASE("generate: the context limit and -n 0", "[generate]") {
 }
 
 TEST_CASE("generate: bad options are usage errors naming the flag", "[generate]") {
-    Session session(tiny());
+    Session session(gpt2_tiny());
     const std::vector<TokenId> ids{13};
     GenerateOptions o = greedy(-2);  // -1 means "no limit"
     CHECK_THROWS_WITH(generate(session, ids, o), Catch::Matchers::Contains("-n"));
@@ -142,7 +135,7 @@ TEST_CASE("generate: bad options are usage errors naming the flag", "[generate]"
 }
 
 TEST_CASE("generate: the same seed gives the same tokens", "[generate][sampler]") {
-    Session session(tiny());
+    Session session(gpt2_tiny());
     GenerateOptions o;
     o.max_tokens = 12;
     o.sampler.temperature = 1.5f;
@@ -155,8 +148,8 @@ TEST_CASE("generate: the same seed gives the same tokens", "[generate][sampler]"
 }
 
 TEST_CASE("score: per-token logprobs equal the reference's prompt_token_logprobs", "[score][reference]") {
-    Session session(tiny());
-    for (const auto& cs : expected()["cases"]) {
+    Session session(gpt2_tiny());
+    for (const auto& cs : gpt2_tiny_expected()["cases"]) {
         const auto ids = cs["ids"].get<std::vector<TokenId>>();
         const auto want = cs["prompt_token_logprobs"].get<std::vector<double>>();
         const ScoreResult r = score(session, ids);
@@ -174,8 +167,8 @@ TEST_CASE("score: per-token logprobs equal the reference's prompt_token_logprobs
 }
 
 TEST_CASE("score: a sliding window scores each token once with the context its window gives", "[score]") {
-    Session session(tiny());
-    const auto& cs = expected()["cases"][4];
+    Session session(gpt2_tiny());
+    const auto& cs = gpt2_tiny_expected()["cases"][4];
     const auto ids = cs["ids"].get<std::vector<TokenId>>();  // 31 ids
     const auto want = cs["prompt_token_logprobs"].get<std::vector<double>>();
     const ScoreResult r = score(session, ids, {.window = 8, .stride = 3});

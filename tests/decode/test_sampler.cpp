@@ -374,7 +374,7 @@ TEST_CASE("validation names the flag", "[sampler]") {
 
 TEST_CASE("log_softmax: temperature 1, finite floor", "[sampler]") {
     const std::vector<float> l{1, 2, 3};
-    const auto lp = log_softmax(l);
+    const auto lp = journey::log_softmax(l);
     // logsumexp(1, 2, 3) = 3.40760596
     REQUIRE(lp.size() == 3);
     CHECK(lp[0] == Approx(-2.40760596));
@@ -382,7 +382,7 @@ TEST_CASE("log_softmax: temperature 1, finite floor", "[sampler]") {
     CHECK(lp[2] == Approx(-0.40760596));
 
     const std::vector<float> extreme{0.0f, 1e5f, -INFINITY, NAN};
-    const auto e = log_softmax(extreme);
+    const auto e = journey::log_softmax(extreme);
     CHECK(e[0] == kLogprobFloor);
     CHECK(e[1] == Approx(0.0).margin(1e-6));
     CHECK(e[2] == kLogprobFloor);

@@ -17,6 +17,7 @@
 #include "journey/kernels/blocks/quantize.h"
 #include "journey/kernels/blocks/dot.h"
 #include "journey/kernels/kernels.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -70,10 +71,7 @@ std::vector<float> random_vector(size_t n, uint32_t seed) {
 }
 
 // Restores the automatic choice when a test ends, even on failure.
-struct PortableScope {
-    explicit PortableScope(bool on) { force_portable_kernels(on); }
-    ~PortableScope() { force_portable_kernels(false); }
-};
+using journey::test::PortableScope;
 
 // Forces one stream shape (gemv.h) for a test's scope, then restores the automatic choice.
 struct ShapeScope {

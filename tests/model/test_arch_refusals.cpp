@@ -23,9 +23,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string family(const std::string& f) { return std::string(JOURNEY_TEST_DATA) + "/models/" + f; }
-
-nlohmann::json hf_config(const std::string& f) { return nlohmann::json::parse(std::ifstream(family(f) + "/hf/config.json")); }
+nlohmann::json hf_config(const std::string& f) { return nlohmann::json::parse(std::ifstream(dir_of(f) + "/hf/config.json")); }
 
 void refused(const nlohmann::json& j, const std::string& needle) {
     CHECK_THROWS_WITH(config_from_hf(j, "config.json"), Contains(needle));
@@ -35,7 +33,7 @@ void refused(const ModelFile& f, const std::string& needle) {
     CHECK_THROWS_WITH(config_from_gguf(f), Contains(needle));
 }
 
-ModelFile fixture_gguf(const std::string& f) { return read_gguf(family(f) + "/" + f + "-F32.gguf"); }
+ModelFile fixture_gguf(const std::string& f) { return read_gguf(dir_of(f) + "/" + f + "-F32.gguf"); }
 
 }  // namespace
 
@@ -266,7 +264,7 @@ TEST_CASE("arch: key_length != C/H is honoured as the head width", "[arch]") {
 }
 
 TEST_CASE("arch refusals: a tensor the architecture does not name", "[arch][refuse]") {
-    ModelFile f = read_safetensors(family("llama3") + "/hf/model.safetensors");
+    ModelFile f = read_safetensors(dir_of("llama3") + "/hf/model.safetensors");
     const ModelConfig c = config_from_hf(hf_config("llama3"), "config.json");
     CHECK_NOTHROW(Weights::bind(f, c));
     // A bias Llama does not have: binding would ignore it, so the file is refused by its name.
@@ -305,7 +303,7 @@ TEST_CASE("arch refusals: the command line exits 2 with one line naming the key"
     const fs::path dir = fs::temp_directory_path() / "journey-arch-refusal";
     fs::remove_all(dir);
     fs::create_directories(dir);
-    fs::copy_file(family("llama3") + "/hf/model.safetensors", dir / "model.safetensors");
+    fs::copy_file(dir_of("llama3") + "/hf/model.safetensors", dir / "model.safetensors");
     auto j = hf_config("llama3");
     j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"wobble", 1.0}};
     std::ofstream(dir / "config.json") << j.dump();
@@ -423,9 +421,9 @@ TEST_CASE("arch refusals: GPT-NeoX keys journey does not implement", "[arch][gpt
 
 TEST_CASE("arch: yarn and longrope from config.json equal their GGUF keys and tensors", "[arch][rope]") {
     // yarn: the same frequencies and attention factor from both files.
-    const auto yj = nlohmann::json::parse(std::ifstream(family("rope-llama") + "/config-yarn.json"));
+    const auto yj = nlohmann::json::parse(std::ifstream(dir_of("rope-llama") + "/config-yarn.json"));
     const ModelConfig yh = config_from_hf(yj, "config.json");
-    const ModelConfig yg = config_from_gguf(read_gguf(family("rope-llama") + "/rope-llama-yarn-F32.gguf"));
+    const ModelConfig yg = config_from_gguf(read_gguf(dir_of("rope-llama") + "/rope-llama-yarn-F32.gguf"));
     CHECK(yh.rope_scaling == RopeScaling::yarn);
     CHECK(yg.rope_scaling == RopeScaling::yarn);
     CHECK(yh.rope_mscale == Approx(yg.rope_mscale));

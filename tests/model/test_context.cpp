@@ -19,15 +19,13 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string family(const std::string& f) { return std::string(JOURNEY_TEST_DATA) + "/models/" + f; }
-
 const Model& llama3() {
-    static auto m = Model::load(family("llama3") + "/llama3-F32.gguf", LoadOptions{.tokenizer = false});
+    static auto m = Model::load(dir_of("llama3") + "/llama3-F32.gguf", LoadOptions{.tokenizer = false});
     return *m;
 }
 
 nlohmann::json case200(const std::string& f) {
-    const auto e = nlohmann::json::parse(std::ifstream(family(f) + "/expect.json"));
+    const auto e = nlohmann::json::parse(std::ifstream(dir_of(f) + "/expect.json"));
     for (const auto& c : e["cases"])
         if (c["name"] == "len200") return c;
     FAIL("no len200 case");
@@ -55,7 +53,7 @@ TEST_CASE("context: an F16 KV cache stays close to the F32 one over 200 tokens",
     // the bounds leave ~40% room over that.
     for (const char* f : {"llama3", "gemma2"}) {
         INFO(f);
-        auto m = Model::load(family(f) + "/" + f + "-F32.gguf", LoadOptions{.tokenizer = false});
+        auto m = Model::load(dir_of(f) + "/" + f + "-F32.gguf", LoadOptions{.tokenizer = false});
         const auto cs = case200(f);
         const std::vector<TokenId> ids = cs["ids"].get<std::vector<TokenId>>();
         Session exact(*m), half(*m, SessionOptions{.kv_type = KvType::f16});
@@ -103,13 +101,13 @@ TEST_CASE("context: -c and --kv-type on the command line; info shows the context
     r = run_journey({"next", "--kv-type", "q4", "-p", prompt});
     CHECK(r.exit_code == 1);
 
-    r = run_journey({"info", "-m", family("gemma2") + "/gemma2-F32.gguf", "--json"});
+    r = run_journey({"info", "-m", dir_of("gemma2") + "/gemma2-F32.gguf", "--json"});
     REQUIRE(r.exit_code == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["n_ctx"] == 8192);
     CHECK(j["ctx_in_use"] == 4096);
     CHECK_THAT(j["notes"].dump(), Contains("sliding window 64 on layers 0: applied"));
-    r = run_journey({"info", "-m", family("gemma2") + "/gemma2-F32.gguf", "-c", "32", "--kv-type", "f16", "--json"});
+    r = run_journey({"info", "-m", dir_of("gemma2") + "/gemma2-F32.gguf", "-c", "32", "--kv-type", "f16", "--json"});
     REQUIRE(r.exit_code == 0);
     j = nlohmann::json::parse(r.out);
     CHECK(j["ctx_in_use"] == 32);

@@ -34,8 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string dir_of(const std::string& family) { return data_dir() + "/models/" + family; }
-std::string gguf_of(const std::string& family) { return dir_of(family) + "/" + family + "-F32.gguf"; }
 // llama.cpp's expect.json, or another reference in its keys (Gemma 4's reference_f64.json).
 nlohmann::json expect_of(const std::string& family, const std::string& file = "expect.json") {
     return nlohmann::json::parse(std::ifstream(dir_of(family) + "/" + file));
@@ -64,7 +62,7 @@ void check_case(const Model& m, const nlohmann::json& cs, double tol, Measured& 
     const auto ids = cs["ids"].get<std::vector<TokenId>>();
     INFO("case " << cs["name"].get<std::string>());
     Session s(m, SessionOptions{.n_ctx = 256});  // llama.cpp's context for these cases
-    std::vector<double> lp = log_softmax(s.eval(ids));
+    std::vector<double> lp = test::log_softmax(s.eval(ids));
     std::vector<TokenId> theirs;
     for (const auto& e : cs["top20"]) {
         const TokenId id = e["id"];
@@ -96,7 +94,7 @@ void check_case(const Model& m, const nlohmann::json& cs, double tol, Measured& 
             break;
         }
         ++got.greedy_equal;
-        lp = log_softmax(s.eval(std::span(&next, 1)));
+        lp = test::log_softmax(s.eval(std::span(&next, 1)));
     }
 }
 
@@ -275,7 +273,7 @@ TEST_CASE("dense 2025: Phi-4-mini's LongRoPE factors switch where llama.cpp swit
 // ---- journey convert: the new families and the families journey ran but refused to convert ----
 namespace {
 
-std::string fnv1a64(const fs::path& p) {
+std::string file_fnv1a64(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     uint64_t h = 0xcbf29ce484222325ull;
@@ -346,7 +344,7 @@ TEST_CASE("dense 2025: journey convert of Gemma 3, GPT-NeoX, Llama with linear r
         if (!s.tokenizer.empty()) copy_all(s.tokenizer, hf);
         const fs::path out = convert(hf);
         CHECK(fs::file_size(out) == expect[s.name]["bytes"].get<uintmax_t>());
-        CHECK(fnv1a64(out) == expect[s.name]["fnv1a64"].get<std::string>());
+        CHECK(file_fnv1a64(out) == expect[s.name]["fnv1a64"].get<std::string>());
         fs::remove_all(hf.parent_path());
     }
 }
@@ -380,7 +378,7 @@ TEST_CASE("dense 2025: Granite and OLMo 2 convert to llama.cpp's file and give l
         const fs::path gguf = convert(hf);
         const nlohmann::json want = standin_of(family)["gguf"];
         CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
-        CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
+        CHECK(file_fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
         // The README's tolerances for SiLU families: top-20 within 1e-3, greedy while margins > 1e-2.
         check_model(family, dir_of(family) + "/hf");
         check_model(family, gguf.string());
@@ -632,7 +630,7 @@ TEST_CASE("dense 2025: Ministral 3 converts to llama.cpp's file and gives llama.
     const fs::path gguf = convert(hf);
     const nlohmann::json want = standin_of("mistral3")["gguf"];
     CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
-    CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
+    CHECK(file_fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
     for (const std::string& path : {dir_of("mistral3") + "/hf", gguf.string()}) {
         const Measured got = check_model("mistral3", path);
         CHECK(got.greedy_equal == 32);  // every margin of the fixture is above 3e-2
@@ -743,7 +741,7 @@ TEST_CASE("dense 2025: Mistral Small 3.1 converts to llama.cpp's mistral3 file a
     const fs::path gguf = convert(hf);
     const nlohmann::json want = standin_of("mistral-small")["gguf"];
     CHECK(fs::file_size(gguf) == want["bytes"].get<uintmax_t>());
-    CHECK(fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
+    CHECK(file_fnv1a64(gguf) == want["fnv1a64"].get<std::string>());
     for (const std::string& path : {dir_of("mistral-small") + "/hf", gguf.string()}) {
         INFO(path);
         const Measured got = check_model("mistral-small", path);

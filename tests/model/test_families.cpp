@@ -61,24 +61,22 @@ const Family families[] = {{"llama3", 1e-3}, {"qwen2", 1e-3},  {"qwen3", 1e-3}, 
                            // Qwen3.5 with twice the value heads (grouped in HF, tiled in its GGUF)
                            {"qwen35hv", 1e-3}};
 
-std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
-
-using journey::test::log_softmax;
+using journey::test::dir_of;
 
 TokenId argmax(const std::vector<double>& lp) {  // lowest id on ties, as llama_ref does
     return TokenId(std::max_element(lp.begin(), lp.end()) - lp.begin());
 }
 
-struct Measured {
+struct FamilyMeasured {
     double worst_top20 = 0;  // largest |journey - llama.cpp| over the top-20 log-probabilities
     int greedy_equal = 0, greedy_total = 0;
 };
 
-void check_case(const Model& m, const nlohmann::json& cs, double tol, Measured& out, const SessionOptions& opts = {}) {
+void check_family_case(const Model& m, const nlohmann::json& cs, double tol, FamilyMeasured& out, const SessionOptions& opts = {}) {
     const std::vector<TokenId> ids = cs["ids"].get<std::vector<TokenId>>();
     INFO("case " << cs["name"].get<std::string>());
     Session s(m, opts);
-    std::vector<double> lp = log_softmax(s.eval(ids));
+    std::vector<double> lp = test::log_softmax(s.eval(ids));
 
     // Top-20: every expected id within tol; any id of ours outside theirs is a near-tie.
     const auto& top = cs["top20"];
@@ -113,7 +111,7 @@ void check_case(const Model& m, const nlohmann::json& cs, double tol, Measured& 
             break;
         }
         ++out.greedy_equal;
-        lp = log_softmax(s.eval(std::span(&next, 1)));
+        lp = test::log_softmax(s.eval(std::span(&next, 1)));
     }
 }
 
@@ -123,8 +121,8 @@ void check_family(const Family& f, bool gguf) {
     const std::string path = gguf ? dir + "/" + f.name + "-F32.gguf" : dir + "/hf";
     INFO("model " << path);
     auto m = Model::load(path, LoadOptions{.tokenizer = false});
-    Measured got;
-    for (const auto& cs : expect["cases"]) check_case(*m, cs, !gguf && f.hf_tol > 0 ? f.hf_tol : f.tol, got);
+    FamilyMeasured got;
+    for (const auto& cs : expect["cases"]) check_family_case(*m, cs, !gguf && f.hf_tol > 0 ? f.hf_tol : f.tol, got);
     if (std::getenv("JOURNEY_TEST_REPORT"))  // the numbers quoted in commit messages and reports
         std::fprintf(stderr, "%-8s %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", f.name,
                      gguf ? "gguf" : "hf", got.worst_top20, got.greedy_equal, got.greedy_total);
@@ -240,9 +238,9 @@ void check_scaled(const Scaled& v, bool gguf) {
     const std::string path = gguf ? dir_of(v.family) + "/" + v.gguf : hf_dir_with(v);
     INFO(v.name << ": " << path);
     auto m = Model::load(path, LoadOptions{.tokenizer = false});
-    Measured got;
+    FamilyMeasured got;
     // llama.cpp's context: longrope picks its factors by it.
-    for (const auto& cs : expect["cases"]) check_case(*m, cs, 1e-3, got, SessionOptions{.n_ctx = cs.value("n_ctx", 0)});
+    for (const auto& cs : expect["cases"]) check_family_case(*m, cs, 1e-3, got, SessionOptions{.n_ctx = cs.value("n_ctx", 0)});
     if (std::getenv("JOURNEY_TEST_REPORT"))
         std::fprintf(stderr, "%-14s %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", v.name, gguf ? "gguf" : "hf",
                      got.worst_top20, got.greedy_equal, got.greedy_total);
@@ -321,8 +319,8 @@ TEST_CASE("families: GPT-NeoX with use_parallel_residual false gives llama.cpp's
     auto h = Model::load(tmp, LoadOptions{.tokenizer = false});
     REQUIRE_FALSE(h->config().parallel_residual);
     for (const Model* m : std::initializer_list<const Model*>{&g, h.get()}) {
-        Measured got;
-        for (const auto& cs : expect["cases"]) check_case(*m, cs, 1e-2, got);
+        FamilyMeasured got;
+        for (const auto& cs : expect["cases"]) check_family_case(*m, cs, 1e-2, got);
         if (std::getenv("JOURNEY_TEST_REPORT"))
             std::fprintf(stderr, "gptneox sequential %-4s worst top-20 |dlogprob| %.2e, greedy %d/%d equal\n", m == &g ? "gguf" : "hf",
                          got.worst_top20, got.greedy_equal, got.greedy_total);

@@ -22,6 +22,7 @@
 
 #include "log_softmax.h"
 #include "cli_run.h"
+#include "files.h"
 #include "journey/errors.h"
 #include "journey/model/config.h"
 #include "journey/model/model.h"
@@ -37,11 +38,6 @@ namespace {
 
 std::string g3() { return std::string(JOURNEY_TEST_DATA) + "/models/gemma3"; }
 
-std::string read_all(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // A safetensors file's header and data region.
 struct St {
     json header;
@@ -49,7 +45,7 @@ struct St {
 };
 
 St read_st(const fs::path& p) {
-    const std::string b = read_all(p);
+    const std::string b = slurp(p);
     uint64_t n = 0;
     std::memcpy(&n, b.data(), 8);
     return {json::parse(b.substr(8, n)), b.substr(8 + n)};
@@ -132,8 +128,6 @@ std::unique_ptr<Made> make_multimodal(const std::string& layout, const std::func
     return m;
 }
 
-using journey::test::log_softmax;
-
 std::unique_ptr<Model> load(const fs::path& p) { return Model::load(p, LoadOptions{.tokenizer = false}); }
 
 }  // namespace
@@ -158,7 +152,7 @@ TEST_CASE("gemma3 multimodal: the text model of a Gemma3ForConditionalGeneration
             const auto lb = b.eval(ids);
             // The same weights and the same config: the same numbers, not merely close ones.
             CHECK(got == std::vector<float>(lb.begin(), lb.end()));
-            const auto lp = log_softmax(got);
+            const auto lp = test::log_softmax(got);
             for (const auto& e : cs["top20"]) {
                 const double d = std::abs(lp[size_t(e["id"].get<int>())] - e["logprob"].get<double>());
                 worst = std::max(worst, d);

@@ -9,6 +9,7 @@
 
 #include "cli_run.h"
 #include "gguf_writer.h"
+#include "gpt2_tiny.h"
 #include "journey/errors.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
@@ -22,9 +23,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const std::string ref_dir = data_dir() + "/reference";
-
-nlohmann::json gpt2_cases() { return nlohmann::json::parse(std::ifstream(ref_dir + "/gpt2-tiny.expected.json"))["cases"]; }
+nlohmann::json tiny_cases() { return nlohmann::json::parse(std::ifstream(ref_dir + "/gpt2-tiny.expected.json"))["cases"]; }
 
 const Model& tiny_dir() {
     static auto m = Model::load(ref_dir + "/gpt2-tiny", LoadOptions{.tokenizer = false});
@@ -37,7 +36,7 @@ std::vector<float> all_logits(const Model& m, const std::vector<TokenId>& ids) {
     return {l.begin(), l.end()};
 }
 
-float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+float max_abs_diff_same_size(const std::vector<float>& a, const std::vector<float>& b) {
     REQUIRE(a.size() == b.size());
     float d = 0;
     for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
@@ -132,9 +131,9 @@ TEST_CASE("gguf gpt2: gpt2-tiny.gguf gives the directory checkpoint's logits", "
     CHECK(m->config().n_ctx == 128);
     CHECK(m->weights().layers[0].attn_qkv.layout == Layout::Linear);
     float worst = 0;
-    for (const auto& cs : gpt2_cases()) {
+    for (const auto& cs : tiny_cases()) {
         const std::vector<TokenId> ids = cs["ids"];
-        const float d = max_abs_diff(all_logits(*m, ids), all_logits(tiny_dir(), ids));
+        const float d = max_abs_diff_same_size(all_logits(*m, ids), all_logits(tiny_dir(), ids));
         worst = std::max(worst, d);
         CHECK(d < 1e-5f);
     }
@@ -153,7 +152,7 @@ TEST_CASE("gguf gpt2: a Q8_0 copy stays close to F32", "[gguf][gpt2][quant]") {
     // (a wrong block scale or nibble order) gives errors of the order of the logits themselves.
     double worst_rel = 0;
     float worst = 0;
-    for (const auto& cs : gpt2_cases()) {
+    for (const auto& cs : tiny_cases()) {
         const std::vector<TokenId> ids = cs["ids"];
         const auto want = all_logits(tiny_dir(), ids);
         const auto got = all_logits(*q, ids);  // T > 1: dequantized blocks + sgemm
@@ -164,7 +163,7 @@ TEST_CASE("gguf gpt2: a Q8_0 copy stays close to F32", "[gguf][gpt2][quant]") {
         }
         const double rel = std::sqrt(err2 / ref2);
         worst_rel = std::max(worst_rel, rel);
-        worst = std::max(worst, max_abs_diff(got, want));
+        worst = std::max(worst, max_abs_diff_same_size(got, want));
         CHECK(rel < 0.03);
 
         // T == 1 quantizes x to Q8_0 too, as llama.cpp does (blocks/dot.h): x is rounded to a

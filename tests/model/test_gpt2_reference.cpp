@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "gpt2_tiny.h"
 #include "safetensors_writer.h"
 #include "journey/errors.h"
 #include "journey/formats/safetensors_reader.h"
@@ -26,12 +27,9 @@ using namespace journey;
 
 namespace {
 
-const std::string ref_dir = std::string(JOURNEY_TEST_DATA) + "/reference";
-
-nlohmann::json expected() {
-    std::ifstream in(ref_dir + "/gpt2-tiny.expected.json");
-    return nlohmann::json::parse(in);
-}
+using test::gpt2_tiny_expected;
+using test::gpt2_tiny_weights;
+using test::ref_dir;
 
 std::vector<float> read_f32(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -41,10 +39,6 @@ std::vector<float> read_f32(const std::string& path) {
     return v;
 }
 
-const Model& tiny() {
-    static auto m = Model::load(ref_dir + "/gpt2-tiny", LoadOptions{.tokenizer = false});
-    return *m;
-}
 
 float max_abs_diff(std::span<const float> a, std::span<const float> b) {
     float d = 0;
@@ -63,7 +57,7 @@ double logprob(std::span<const float> row, int id) {
 }  // namespace
 
 TEST_CASE("gpt2-tiny: config and weights bind as described", "[gpt2][reference]") {
-    const ModelConfig& c = tiny().config();
+    const ModelConfig& c = gpt2_tiny_weights().config();
     CHECK(c.arch == Arch::gpt2);
     CHECK(c.n_layer == 2);
     CHECK(c.n_head == 4);
@@ -71,22 +65,22 @@ TEST_CASE("gpt2-tiny: config and weights bind as described", "[gpt2][reference]"
     CHECK(c.n_ctx == 128);
     CHECK(c.n_vocab == 50257);
     CHECK(c.n_ff == 256);
-    const Weights& w = tiny().weights();
+    const Weights& w = gpt2_tiny_weights().weights();
     CHECK(w.output.data == w.tok_embd.data);  // tied
     CHECK(w.layers[0].attn_qkv.layout == Layout::Conv1D);
     // wte + wpe + per layer (2 LN + c_attn + c_proj + c_fc + c_proj with biases) + ln_f
     const int64_t C = 64, F = 256, per_layer = 4 * C + (C * 3 * C + 3 * C) + (C * C + C) + (C * F + F) + (F * C + C);
-    CHECK(tiny().n_params() == 50257 * C + 128 * C + 2 * per_layer + 2 * C);
+    CHECK(gpt2_tiny_weights().n_params() == 50257 * C + 128 * C + 2 * per_layer + 2 * C);
 }
 
 TEST_CASE("gpt2-tiny: logits match the float64 reference", "[gpt2][reference]") {
-    const auto ref = expected();
+    const auto ref = gpt2_tiny_expected();
     float worst_logit = 0;
     double worst_logprob = 0;
     for (const auto& cs : ref["cases"]) {
         const std::vector<TokenId> ids = cs["ids"].get<std::vector<TokenId>>();
         INFO("case: " << cs["text"].get<std::string>());
-        Session s(tiny());
+        Session s(gpt2_tiny_weights());
         auto all = s.eval(ids, LogitsFor::all);
         const size_t V = 50257;
         REQUIRE(all.size() == ids.size() * V);
@@ -116,16 +110,16 @@ TEST_CASE("gpt2-tiny: logits match the float64 reference", "[gpt2][reference]") 
 }
 
 TEST_CASE("gpt2-tiny: KV cache token by token equals the full prompt", "[gpt2][kv]") {
-    const auto ref = expected();
+    const auto ref = gpt2_tiny_expected();
     const auto& cs = ref["cases"][2];
     const std::vector<TokenId> ids = cs["ids"].get<std::vector<TokenId>>();
     const size_t V = 50257;
-    Session full(tiny());
+    Session full(gpt2_tiny_weights());
     const auto all = full.eval(ids, LogitsFor::all);
     const std::vector<float> want(all.begin(), all.end());
     CHECK(full.n_past() == int(ids.size()));
 
-    Session step(tiny());
+    Session step(gpt2_tiny_weights());
     float worst = 0;
     for (size_t t = 0; t < ids.size(); ++t) {
         auto got = step.eval(std::span(&ids[t], 1));
@@ -143,7 +137,7 @@ TEST_CASE("gpt2-tiny: KV cache token by token equals the full prompt", "[gpt2][k
 }
 
 TEST_CASE("gpt2-tiny: eval rejects bad ids and context overflow", "[gpt2]") {
-    Session s(tiny());
+    Session s(gpt2_tiny_weights());
     std::vector<TokenId> bad{1, 50257};
     CHECK_THROWS_AS(s.eval(bad), InputError);
     std::vector<TokenId> neg{-1};
@@ -164,7 +158,7 @@ TEST_CASE("gpt2-tiny: eval rejects bad ids and context overflow", "[gpt2]") {
 // the same numbers give at F32 in the Conv1D layout as stored (checked against minGPT above).
 TEST_CASE("gpt2-tiny at F16 and BF16: Conv1D matrices read as Linear, bit for bit, same logits as their F32 values", "[gpt2][reference]") {
     const ModelFile f = read_safetensors(ref_dir + "/gpt2-tiny/model.safetensors");
-    const auto ids = expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
+    const auto ids = gpt2_tiny_expected()["cases"][0]["ids"].get<std::vector<TokenId>>();
     REQUIRE(ids.size() >= 4);
     for (DType dtype : {DType::F16, DType::BF16}) {
         INFO(dtype_name(dtype));

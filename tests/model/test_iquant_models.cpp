@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log_softmax.h"
+#include "top20.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 
@@ -26,42 +27,20 @@ using namespace journey;
 
 namespace {
 
-const std::string kDir = std::string(JOURNEY_TEST_DATA) + "/quant/imatrix";
+const std::string kImatrixDir = std::string(JOURNEY_TEST_DATA) + "/quant/imatrix";
 
-std::vector<TokenId> top_ids(const std::vector<double>& lp, size_t k) {
-    std::vector<TokenId> order(lp.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
-                      [&](TokenId a, TokenId b) { return lp[size_t(a)] > lp[size_t(b)] || (lp[size_t(a)] == lp[size_t(b)] && a < b); });
-    order.resize(k);
-    return order;
-}
-
-struct Distance {
-    double mean = 0, max = 0;
-    size_t overlap = 0;  // how many of the list's ids a's own top-20 holds
-};
-Distance distance(const std::vector<double>& a, const std::vector<double>& b, const nlohmann::json& top20) {
-    Distance d;
-    const auto ours = top_ids(a, 20);
-    for (const auto& e : top20) {
-        const auto id = e["id"].get<size_t>();
-        const double diff = std::abs(a[id] - b[id]);
-        d.mean += diff / double(top20.size());
-        d.max = std::max(d.max, diff);
-        d.overlap += size_t(std::count(ours.begin(), ours.end(), TokenId(id)));
-    }
-    return d;
-}
+using journey::test::Distance;
+using journey::test::distance;
+using journey::test::top_ids;
 
 }  // namespace
 
 TEST_CASE("importance-matrix, ternary and MXFP4 GGUFs from llama-quantize: journey against llama.cpp", "[iquant][gguf][reference]") {
-    const auto files = nlohmann::json::parse(std::ifstream(kDir + "/expect.json"))["files"];
+    const auto files = nlohmann::json::parse(std::ifstream(kImatrixDir + "/expect.json"))["files"];
     REQUIRE(files.size() == 4);
     for (const auto& [mix, want] : files.items()) {
         INFO("mix " << mix << " (" << want["file"].get<std::string>() << ")");
-        const auto model = Model::load(kDir + "/" + want["file"].get<std::string>(), LoadOptions{.tokenizer = false});
+        const auto model = Model::load(kImatrixDir + "/" + want["file"].get<std::string>(), LoadOptions{.tokenizer = false});
         const auto& c = want["case"];
         const std::vector<TokenId> ids = c["ids"];
         const auto L = c["logprobs_last_all"].get<std::vector<double>>();

@@ -29,8 +29,8 @@ using namespace journey;
 
 namespace {
 
-std::string dir_of(const std::string& family) { return std::string(JOURNEY_TEST_DATA) + "/models/" + family; }
-std::string gguf_of(const std::string& family) { return dir_of(family) + "/" + family + "-F32.gguf"; }
+using journey::test::dir_of;
+using journey::test::gguf_of;
 
 std::vector<TokenId> ids_of(const std::string& family, const char* name) {
     const auto expect = nlohmann::json::parse(std::ifstream(dir_of(family) + "/expect.json"));

@@ -7,6 +7,7 @@
 
 #include "journey/model/model.h"
 #include "journey/model/session.h"
+#include "gpt2_tiny.h"
 
 using namespace journey;
 
@@ -19,7 +20,7 @@ struct Seen {
     std::vector<float> data;
 };
 
-struct Recorder : Observer {
+struct SeenRecorder : Observer {
     std::vector<Seen> seen;
     void observe(const Intermediate& t) override {
         int64_t n = 1;
@@ -35,16 +36,13 @@ struct Recorder : Observer {
     }
 };
 
-const Model& tiny() {
-    static auto m = Model::load(std::string(JOURNEY_TEST_DATA) + "/reference/gpt2-tiny", {.tokenizer = false});
-    return *m;
-}
+using test::gpt2_tiny_weights;
 
 }  // namespace
 
 TEST_CASE("observer: names, order and dims of every intermediate", "[observer]") {
-    Session s(tiny());
-    Recorder rec;
+    Session s(gpt2_tiny_weights());
+    SeenRecorder rec;
     s.set_observer(&rec);
     std::vector<TokenId> ids{464, 3139, 286};
     const auto logits = s.eval(ids);

@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log_softmax.h"
+#include "top20.h"
 #include "journey/formats/gguf_reader.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
@@ -45,7 +46,7 @@ namespace {
 
 const std::string kDir = std::string(JOURNEY_TEST_DATA) + "/quant";
 
-const nlohmann::json& expect() {
+const nlohmann::json& quant_files() {
     static const auto e = nlohmann::json::parse(std::ifstream(kDir + "/expect.json"))["files"];
     return e;
 }
@@ -53,37 +54,14 @@ const nlohmann::json& expect() {
 // log-softmax in double (the tests' shared one)
 std::vector<double> log_probs(std::span<const float> logits) { return journey::test::log_softmax(logits); }
 
-std::vector<TokenId> top_ids(const std::vector<double>& lp, size_t k) {
-    std::vector<TokenId> order(lp.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
-                      [&](TokenId a, TokenId b) { return lp[size_t(a)] > lp[size_t(b)] || (lp[size_t(a)] == lp[size_t(b)] && a < b); });
-    order.resize(k);
-    return order;
-}
-
-// mean and max |a - b| over the ids of a top-20 list, and how many of those a's own top-20 holds
-struct Distance {
-    double mean = 0, max = 0;
-    size_t overlap = 0;
-};
-Distance distance(const std::vector<double>& a, const std::vector<double>& b, const nlohmann::json& top20) {
-    Distance d;
-    const auto ours = top_ids(a, 20);
-    for (const auto& e : top20) {
-        const auto id = e["id"].get<size_t>();
-        const double diff = std::abs(a[id] - b[id]);
-        d.mean += diff / double(top20.size());
-        d.max = std::max(d.max, diff);
-        d.overlap += size_t(std::count(ours.begin(), ours.end(), TokenId(id)));
-    }
-    return d;
-}
+using journey::test::Distance;
+using journey::test::distance;
+using journey::test::top_ids;
 
 }  // namespace
 
 TEST_CASE("quantized GGUFs from llama-quantize: journey against llama.cpp, for every type", "[quant][gguf][reference]") {
-    const nlohmann::json& files = expect();
+    const nlohmann::json& files = quant_files();
     const nlohmann::json& f32 = files["F32"]["case"];
     for (const auto& [mix, want] : files.items()) {
         if (mix == "F32") continue;
@@ -141,7 +119,7 @@ TEST_CASE("quantized GGUFs: token by token stays as close to the prompt's float 
     // moves llama.cpp by |L - F| over F's top-20. Journey's is of the same size: its max within
     // 1.5x and its mean within 2x of llama.cpp's (measured: at most 1.15x and 1.44x, Q5_1; the
     // ratio is below 1 for 7 of the 10 files).
-    for (const auto& [mix, want] : expect().items()) {
+    for (const auto& [mix, want] : quant_files().items()) {
         if (mix == "F32") continue;
         INFO(mix);
         const auto model = Model::load(kDir + "/" + want["file"].get<std::string>(), LoadOptions{.tokenizer = false});

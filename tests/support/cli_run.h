@@ -29,4 +29,14 @@ RunResult run_journey_limited(const std::vector<std::string>& args, long limit_m
 // The tests' data: tests/data/, mirrored into the build (see tests/data/README.md).
 inline std::string data_dir() { return JOURNEY_TEST_DATA; }
 
+// The models the CLI tests run most: the small GPT-2 directory of tests/data/cli, and the
+// gpt2-tiny reference checkpoint.
+inline const std::string gpt2 = data_dir() + "/cli/gpt2";
+inline const std::string tiny = data_dir() + "/reference/gpt2-tiny";
+
+// A family's directory of test models (tests/data/models/FAMILY), and its F32 GGUF there.
+inline std::string dir_of(const std::string& family) { return data_dir() + "/models/" + family; }
+inline std::string gguf_of(const std::string& family) { return dir_of(family) + "/" + family + "-F32.gguf"; }
+
+
 }  // namespace journey::test

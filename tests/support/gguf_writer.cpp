@@ -74,12 +74,12 @@ std::string GgufBuilder::build() const {
 
 namespace {
 // Created on first use, removed when the test process exits.
-struct TempDir {
+struct ProcessTempDir {
     std::filesystem::path path;
-    TempDir() : path(std::filesystem::temp_directory_path() / ("journey-tests-" + std::to_string(::getpid()))) {
+    ProcessTempDir() : path(std::filesystem::temp_directory_path() / ("journey-tests-" + std::to_string(::getpid()))) {
         std::filesystem::create_directories(path);
     }
-    ~TempDir() {
+    ~ProcessTempDir() {
         std::error_code ec;
         std::filesystem::remove_all(path, ec);
     }
@@ -87,7 +87,7 @@ struct TempDir {
 }  // namespace
 
 std::filesystem::path temp_dir() {
-    static const TempDir dir;
+    static const ProcessTempDir dir;
     return dir.path;
 }
 

@@ -22,14 +22,14 @@ json read_json(const std::string& path) {
     return json::parse(in);
 }
 
-std::string dir_of(const std::string& family) { return JOURNEY_TEST_DATA "/tokenizers/" + family; }
+std::string tokenizer_dir(const std::string& family) { return JOURNEY_TEST_DATA "/tokenizers/" + family; }
 
 // phi3's tokenizer.json is stored without model.vocab and model.merges: they are mistral-v0.3's
 // (both are Llama-2's 32000 SentencePiece pieces), put back here.
 json tokenizer_json(const std::string& family) {
-    json root = read_json(dir_of(family) + "/tokenizer.json");
+    json root = read_json(tokenizer_dir(family) + "/tokenizer.json");
     if (root.contains("model_vocab_from")) {
-        const json donor = read_json(dir_of(root["model_vocab_from"].get<std::string>()) + "/tokenizer.json");
+        const json donor = read_json(tokenizer_dir(root["model_vocab_from"].get<std::string>()) + "/tokenizer.json");
         root["model"]["vocab"] = donor["model"]["vocab"];
         root["model"]["merges"] = donor["model"]["merges"];
         root.erase("model_vocab_from");
@@ -38,9 +38,9 @@ json tokenizer_json(const std::string& family) {
 }
 
 void check_family(const std::string& family) {
-    const HfTokenizer tok(tokenizer_json(family), read_json(dir_of(family) + "/tokenizer_config.json"),
-                          dir_of(family) + "/tokenizer.json");
-    const json cases = read_json(dir_of(family) + "/cases.json")["cases"];
+    const HfTokenizer tok(tokenizer_json(family), read_json(tokenizer_dir(family) + "/tokenizer_config.json"),
+                          tokenizer_dir(family) + "/tokenizer.json");
+    const json cases = read_json(tokenizer_dir(family) + "/cases.json")["cases"];
     REQUIRE(cases.size() > 300);
     size_t failed = 0;
     for (const json& c : cases) {
@@ -79,7 +79,7 @@ TEST_CASE("a byte the vocabulary has no token for is dropped, as Hugging Face's 
     // StarCoder's vocabulary has no byte-level token for 0xF1 (nor 0xC0, 0xC1, 0xF5..0xFF); with no
     // unk_token, HF's BPE skips a symbol missing from the vocabulary. Found by fuzz_hf_pipeline,
     // whose encode -> decode property now expects it. Ids from HF tokenizers 0.23.2 (node).
-    const auto tok = load_tokenizer_json(dir_of("starcoder") + "/tokenizer.json");
+    const auto tok = load_tokenizer_json(tokenizer_dir("starcoder") + "/tokenizer.json");
     CHECK(tok->encode("d \U00057E00t", false) == std::vector<TokenId>{105, 244, 269, 154, 246, 121});
     CHECK(tok->encode("\U00040000\U0007FFFFx", false) == std::vector<TokenId>{246, 246, 246, 161, 161, 161, 125});
 }

@@ -16,7 +16,7 @@ namespace {
 
 // Pieces that matter to the patterns: each class of character, in ASCII and beyond, contractions
 // in both cases (and with "ſ", which (?i) folds to "s"), runs of digits, every kind of space.
-const std::vector<std::string> kAlphabet = {
+const std::vector<std::string> kScannerAlphabet = {
     "a", "Z", "word", "The", "0", "7", "12", "2024", "123456", " ", " ", "  ", "\t", "\n", "\r\n", "\r", "\n\n",
     "\x0b", "\x0c", "'", "'s", "'S", "'t", "'T", "'re", "'RE", "'Ve", "'m", "'M", "'ll", "'LL", "'d", "'D", "'x",
     "'\xc5\xbf", "\"", ".", ",", "!", "?", "...", "-", "_", "(", ")", "$", "#", "@", "/", "\\",
@@ -45,7 +45,7 @@ std::vector<std::string> corpus(size_t n, uint32_t seed) {
     for (size_t i = 0; i < n; ++i) {
         std::string t;
         const size_t parts = rng() % 24;
-        for (size_t k = 0; k < parts; ++k) t += kAlphabet[rng() % kAlphabet.size()];
+        for (size_t k = 0; k < parts; ++k) t += kScannerAlphabet[rng() % kScannerAlphabet.size()];
         texts.push_back(std::move(t));
     }
     return texts;

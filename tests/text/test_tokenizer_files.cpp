@@ -9,25 +9,13 @@
 
 #include "journey/errors.h"
 #include "journey/text/tokenizer_loader.h"
+#include "files.h"
 
 using namespace journey;
+using journey::test::TempDir;  // a fresh temporary directory, removed with everything in it at the end of the test
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh temporary directory, removed with everything in it at the end of the test.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/journey-tok-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string write(const std::string& name, const std::string& content) const {
-        std::ofstream(path / name, std::ios::binary) << content;
-        return (path / name).string();
-    }
-};
 
 // A tiny byte-level vocabulary: the 256 byte tokens, then "ab" and "abc".
 nlohmann::json tiny_vocab() {

@@ -71,7 +71,7 @@ std::vector<Case> llama_cases() {
 }
 
 // A tiny SentencePiece-style file: no byte tokens, legacy normalizer, merges for "▁a", "ab", "▁ab".
-json tiny() {
+json tiny_tokenizer_json() {
     const json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}, {kSpace, 3}, {"a", 4}, {"b", 5},
                         {kSpace + "a", 6}, {"ab", 7}, {kSpace + "ab", 8}};
     json added = json::array();
@@ -203,21 +203,21 @@ TEST_CASE("tokenizer.json (Llama-2): merge ranks decide, and a piece no merge ma
 
 TEST_CASE("tokenizer.json: unknown characters without byte fallback, fused or not", "[spm][hf-tokenizer]") {
     // Ids from Hugging Face's tokenizers.
-    const auto fused = from_json(tiny());
+    const auto fused = from_json(tiny_tokenizer_json());
     CHECK(fused->encode("ab ab") == Ids{8, 8});
     CHECK(fused->encode("xyz") == Ids{3, 0});
     CHECK(fused->encode("axb") == Ids{6, 0, 5});
     CHECK(fused->encode("ba") == Ids{3, 5, 4});
     CHECK(fused->encode("a<s>b") == Ids{6, 1, 3, 5});
     CHECK(fused->encode("x y") == Ids{3, 0, 3, 0});
-    json j = tiny();
+    json j = tiny_tokenizer_json();
     j["model"]["fuse_unk"] = false;
     CHECK(from_json(j)->encode("xyz") == Ids{3, 0, 0, 0});
 }
 
 TEST_CASE("tokenizer.json: BOS from the post-processor or tokenizer_config.json", "[spm][hf-tokenizer]") {
     TempDir d;
-    const std::string file = write_json(d, tiny());
+    const std::string file = write_json(d, tiny_tokenizer_json());
     CHECK_FALSE(load_tokenizer_json(file)->add_bos());  // no post-processor: HF adds nothing
     std::ofstream(d / "tokenizer_config.json") << json{{"add_bos_token", true}, {"bos_token", {{"content", "<s>"}}}, {"eos_token", "</s>"}}.dump();
     auto tok = load_tokenizer_json(file);
@@ -268,12 +268,12 @@ TEST_CASE("tokenizer.json: unusable SentencePiece-style files are refused naming
         }
     };
     auto with = [](const std::string& ptr, const json& value) {
-        json j = tiny();
+        json j = tiny_tokenizer_json();
         j[json::json_pointer(ptr)] = value;
         return j;
     };
     auto without = [](const std::string& ptr) {
-        json j = tiny();
+        json j = tiny_tokenizer_json();
         const json::json_pointer p(ptr);
         j[p.parent_pointer()].erase(p.back());
         return j;
@@ -319,7 +319,7 @@ TEST_CASE("tokenizer.json: unusable SentencePiece-style files are refused naming
 
 TEST_CASE("tokenizer.json through the CLI: a bad file exits 2 naming it", "[cli][hf-tokenizer]") {
     TempDir d;
-    json j = tiny();
+    json j = tiny_tokenizer_json();
     j["model"]["merges"][1] = "a zz";
     const std::string file = write_json(d, j);
     auto r = run_journey({"tokenize", "--tokenizer-json", file, "-p", "ab"});
@@ -344,7 +344,7 @@ TEST_CASE("tokenizer.json through the CLI: a bad file exits 2 naming it", "[cli]
         {{{"/model/merges/0", "a q"}}, "model.merges[0]: merge \"a q\" names \"q\""},
     };
     for (const auto& [edits, part] : bad_parts) {
-        json bad = tiny();
+        json bad = tiny_tokenizer_json();
         for (const auto& [ptr, value] : edits.items()) bad[json::json_pointer(ptr)] = value;
         const std::string bad_file = write_json(d, bad, "bad-part.json");
         const auto b = run_journey({"tokenize", "--tokenizer-json", bad_file, "-p", "ab"});

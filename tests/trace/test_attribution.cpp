@@ -16,6 +16,7 @@
 #include "journey/model/model.h"
 #include "journey/model/session.h"
 #include "journey/trace/trace.h"
+#include "cli_run.h"
 #include "family_fixtures.h"
 
 using namespace journey;
@@ -28,7 +29,7 @@ using test::Fixture;
 const auto& kMoe = test::kMoeFamilies;
 const auto& kGemmaHybrid = test::kGemmaHybridFamilies;
 
-std::string dir_of(const std::string& family) { return test::fixture_dir(family); }
+using test::dir_of;
 
 struct Worst {
     double sum = 0, heads = 0, experts = 0;
@@ -93,7 +94,7 @@ void check(const Model& m, const std::vector<TokenId>& ids, int pos, std::option
     CHECK((a.norm == NormKind::layernorm) == (a.bias_term != 0));
 }
 
-void check_family(const Fixture& fx) {
+void check_attribution(const Fixture& fx) {
     const auto expect = nlohmann::json::parse(std::ifstream(dir_of(fx.family) + "/" + fx.expect));
     const auto ids = expect["cases"][0]["ids"].get<std::vector<TokenId>>();
     const std::vector<std::string> paths = test::fixture_paths(fx.family);
@@ -116,17 +117,17 @@ void check_family(const Fixture& fx) {
 // Split in three so that each case stays short; together they cover every fixture in kFixtures.
 TEST_CASE("attribution: the parts add up to the logit on every dense family, HF and GGUF", "[trace][attribution]") {
     for (const Fixture& fx : kFixtures)
-        if (!fixture_in(fx.family, kMoe) && !fixture_in(fx.family, kGemmaHybrid)) check_family(fx);
+        if (!fixture_in(fx.family, kMoe) && !fixture_in(fx.family, kGemmaHybrid)) check_attribution(fx);
 }
 
 TEST_CASE("attribution: the parts add up to the logit on every mixture of experts, HF and GGUF", "[trace][attribution]") {
     for (const Fixture& fx : kFixtures)
-        if (fixture_in(fx.family, kMoe)) check_family(fx);
+        if (fixture_in(fx.family, kMoe)) check_attribution(fx);
 }
 
 TEST_CASE("attribution: the parts add up to the logit on Gemma 2/3/4 and the hybrids, HF and GGUF", "[trace][attribution]") {
     for (const Fixture& fx : kFixtures)
-        if (fixture_in(fx.family, kGemmaHybrid)) check_family(fx);
+        if (fixture_in(fx.family, kGemmaHybrid)) check_attribution(fx);
 }
 
 TEST_CASE("attribution: a quantized output matrix is named, and the parts stay within 3e-3 of its logit", "[trace][attribution]") {

@@ -21,10 +21,10 @@ using namespace journey;
 
 namespace {
 
-std::string dir() { return std::string(JOURNEY_TEST_DATA) + "/models/qwen35"; }
+std::string qwen35_dir() { return std::string(JOURNEY_TEST_DATA) + "/models/qwen35"; }
 
 std::vector<TokenId> prompt_ids() {
-    const auto expect = nlohmann::json::parse(std::ifstream(dir() + "/expect.json"));
+    const auto expect = nlohmann::json::parse(std::ifstream(qwen35_dir() + "/expect.json"));
     return expect["cases"][0]["ids"].get<std::vector<TokenId>>();
 }
 
@@ -87,7 +87,7 @@ FirstToken first_token(const ModelFile& f, TokenId tok) {
 }  // namespace
 
 TEST_CASE("hybrid trace: Gated DeltaNet heads and the output gate, the first token as computed from the file", "[hybrid][trace]") {
-    const std::string gguf = dir() + "/qwen35-F32.gguf";
+    const std::string gguf = qwen35_dir() + "/qwen35-F32.gguf";
     const auto m = Model::load(gguf, LoadOptions{.tokenizer = false});
     const ModelFile f = read_gguf(gguf);
     const std::vector<TokenId> ids = prompt_ids();
@@ -149,7 +149,7 @@ TEST_CASE("hybrid trace: Gated DeltaNet heads and the output gate, the first tok
 }
 
 TEST_CASE("hybrid trace: the JSON names the mixer and its heads", "[hybrid][trace]") {
-    const auto m = Model::load(dir() + "/qwen35-F32.gguf");
+    const auto m = Model::load(qwen35_dir() + "/qwen35-F32.gguf");
     const Trace tr = run_trace(*m, prompt_ids(), TraceOptions{});
     const nlohmann::json j = trace_json(tr, m->tokenizer());
     const auto& l0 = j["layers"][0]["attn"];

@@ -29,7 +29,7 @@ using namespace journey;
 
 namespace {
 
-std::string dir_of(const std::string& family) { return test::fixture_dir(family); }
+using test::dir_of;
 
 std::vector<float> plain(const Model& m, const std::vector<TokenId>& ids) {
     Session s(m);
@@ -38,7 +38,7 @@ std::vector<float> plain(const Model& m, const std::vector<TokenId>& ids) {
 }
 
 double tolerance = 2e-5;  // set per model by check_model
-bool close(double a, double b) { return std::abs(a - b) <= tolerance * std::max(1e-3, std::abs(b)); }
+bool close_to(double a, double b) { return std::abs(a - b) <= tolerance * std::max(1e-3, std::abs(b)); }
 
 void check_model(const Model& m, const std::vector<TokenId>& clean) {
     // The corrupted prompt: the same, with two tokens changed (the first differs at position 3).
@@ -86,14 +86,14 @@ void check_model(const Model& m, const std::vector<TokenId>& clean) {
         for (int row = 0; row < r.rows; ++row)
             for (int p = 0; p < 3; ++p) {  // before the prompts differ: nothing changes
                 INFO("row " << row << " position " << p << " metric " << r.metric[size_t(row)][size_t(p)] << " corrupted " << r.corrupted);
-                CHECK(close(r.metric[size_t(row)][size_t(p)], r.corrupted));
+                CHECK(close_to(r.metric[size_t(row)][size_t(p)], r.corrupted));
             }
         if (site == PatchSite::resid) {
             for (int p = 0; p < T - 1; ++p) {
                 INFO("final residual, position " << p << ": " << r.metric[size_t(L)][size_t(p)] << " corrupted " << r.corrupted);
-                CHECK(close(r.metric[size_t(L)][size_t(p)], r.corrupted));
+                CHECK(close_to(r.metric[size_t(L)][size_t(p)], r.corrupted));
             }
-            CHECK(close(r.metric[size_t(L)][size_t(T - 1)], r.clean));
+            CHECK(close_to(r.metric[size_t(L)][size_t(T - 1)], r.clean));
             CHECK(std::abs(r.restored[size_t(L)][size_t(T - 1)] - 1.0) < 1e-3);
         }
     }
@@ -113,7 +113,7 @@ void check_model(const Model& m, const std::vector<TokenId>& clean) {
             const double p = std::exp(double(lg[size_t(hr.target)]) - std::log(std::accumulate(
                                  lg.begin(), lg.end(), 0.0, [](double a, float x) { return a + std::exp(double(x)); })));
             INFO("layer " << l << " head " << h << ": grid " << hr.metric[size_t(l)][size_t(h)] << " whole run " << p);
-            CHECK(close(hr.metric[size_t(l)][size_t(h)], p));
+            CHECK(close_to(hr.metric[size_t(l)][size_t(h)], p));
         }
     // With a contrast the metric is the logit difference.
     PatchOptions o;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "gpt2_tiny.h"
 #include "journey/errors.h"
 #include "journey/model/model.h"
 #include "journey/model/session.h"
@@ -20,16 +21,11 @@ using namespace journey;
 
 namespace {
 
-const std::string kRef = journey::test::data_dir() + "/reference";
+using test::gpt2_tiny;
+using test::gpt2_tiny_expected;
 
-const Model& tiny() {
-    static auto m = Model::load(kRef + "/gpt2-tiny");
-    return *m;
-}
+std::vector<TokenId> case_ids(size_t i) { return gpt2_tiny_expected()["cases"][i]["ids"].get<std::vector<TokenId>>(); }
 
-nlohmann::json expected() { return nlohmann::json::parse(std::ifstream(kRef + "/gpt2-tiny.expected.json")); }
-
-std::vector<TokenId> case_ids(size_t i) { return expected()["cases"][i]["ids"].get<std::vector<TokenId>>(); }
 
 // Records copies of chosen intermediates.
 struct Recorder : Observer {
@@ -52,11 +48,11 @@ TraceOptions options(int position = -1, int top_k = 10, bool full_patterns = fal
 }  // namespace
 
 TEST_CASE("trace: final distribution matches the float64 reference's top 20", "[trace][reference]") {
-    const nlohmann::json ref = expected();
+    const nlohmann::json ref = gpt2_tiny_expected();
     for (const auto& cs : ref["cases"]) {
         INFO("case: " << cs["text"].get<std::string>());
         const auto ids = cs["ids"].get<std::vector<TokenId>>();
-        const Trace tr = run_trace(tiny(), ids, options(-1, 20));
+        const Trace tr = run_trace(gpt2_tiny(), ids, options(-1, 20));
         REQUIRE(tr.final.top.size() == 20);
         CHECK(tr.position == int(ids.size()) - 1);
         for (size_t i = 0; i < 20; ++i) {
@@ -68,7 +64,7 @@ TEST_CASE("trace: final distribution matches the float64 reference's top 20", "[
 
 TEST_CASE("trace: the last layer's logit lens is the final distribution, exactly", "[trace]") {
     const auto ids = case_ids(0);
-    const Trace tr = run_trace(tiny(), ids, options(-1, 20));
+    const Trace tr = run_trace(gpt2_tiny(), ids, options(-1, 20));
     const LensTrace& last = tr.layers.back().lens;
     REQUIRE(last.dist.top.size() == tr.final.top.size());
     for (size_t i = 0; i < tr.final.top.size(); ++i) {
@@ -80,7 +76,7 @@ TEST_CASE("trace: the last layer's logit lens is the final distribution, exactly
     CHECK(last.target_rank == 1);
     CHECK(tr.target == tr.final.top[0].id);
     // ... and the final distribution is what a plain eval (as `journey next` runs it) gives.
-    Session s(tiny());
+    Session s(gpt2_tiny());
     const auto logits = s.eval(ids);
     const Distribution d = distribution(logits, 20);
     for (size_t i = 0; i < d.top.size(); ++i) {
@@ -92,7 +88,7 @@ TEST_CASE("trace: the last layer's logit lens is the final distribution, exactly
 TEST_CASE("trace: attention rows are distributions over the past", "[trace]") {
     const auto ids = case_ids(2);
     const int T = int(ids.size());
-    const Trace tr = run_trace(tiny(), ids, options(T / 2, 10, true));
+    const Trace tr = run_trace(gpt2_tiny(), ids, options(T / 2, 10, true));
     CHECK(tr.position == T / 2);
     for (const LayerTrace& l : tr.layers) {
         REQUIRE(l.heads.size() == 4);
@@ -123,20 +119,20 @@ TEST_CASE("trace: head norms are z_h times W_O's rows of the head, by hand", "[t
     const auto ids = case_ids(1);
     const int T = int(ids.size()), pos = T - 2;
     Recorder rec;
-    Session s(tiny());
+    Session s(gpt2_tiny());
     s.set_observer(&rec);
     s.eval(ids);
-    const Trace tr = run_trace(tiny(), ids, options(pos));
-    const ModelConfig& c = tiny().config();
+    const Trace tr = run_trace(gpt2_tiny(), ids, options(pos));
+    const ModelConfig& c = gpt2_tiny().config();
     const int H = c.n_head, D = c.head_dim, C = c.n_embd;
     for (int l = 0; l < c.n_layer; ++l) {
-        const Matrix& W = tiny().weights().layers[size_t(l)].attn_out;  // Conv1D, F32: [H*D, C]
+        const Matrix& W = gpt2_tiny().weights().layers[size_t(l)].attn_out;  // Conv1D, F32: [H*D, C]
         REQUIRE(W.layout == Layout::Conv1D);
         REQUIRE(W.dtype == DType::F32);
         const float* w = reinterpret_cast<const float*>(W.data);
         const std::vector<float>& z = rec.seen.at("attn_z" + std::to_string(l));
         const std::vector<float>& out = rec.seen.at("attn_out" + std::to_string(l));
-        const float* bias = tiny().weights().layers[size_t(l)].attn_out_b.data;
+        const float* bias = gpt2_tiny().weights().layers[size_t(l)].attn_out_b.data;
         std::vector<double> total(size_t(C), 0.0);
         for (int h = 0; h < H; ++h) {
             double norm2 = 0;
@@ -155,13 +151,13 @@ TEST_CASE("trace: head norms are z_h times W_O's rows of the head, by hand", "[t
 
 TEST_CASE("trace: norms and the lens agree with a recorded forward pass", "[trace]") {
     const auto ids = case_ids(0);
-    const int T = int(ids.size()), pos = 1, C = tiny().config().n_embd, V = tiny().config().n_vocab;
+    const int T = int(ids.size()), pos = 1, C = gpt2_tiny().config().n_embd, V = gpt2_tiny().config().n_vocab;
     Recorder rec;
-    Session s(tiny());
+    Session s(gpt2_tiny());
     s.set_observer(&rec);
     const auto all = s.eval(ids, LogitsFor::all);
     const std::vector<float> at_pos(all.begin() + int64_t{pos} * V, all.begin() + int64_t{pos + 1} * V);
-    const Trace tr = run_trace(tiny(), ids, options(pos - T));  // negative: from the end
+    const Trace tr = run_trace(gpt2_tiny(), ids, options(pos - T));  // negative: from the end
     REQUIRE(tr.position == pos);
     auto norm = [&](const std::string& key) {
         const std::vector<float>& v = rec.seen.at(key);
@@ -186,7 +182,7 @@ TEST_CASE("trace: norms and the lens agree with a recorded forward pass", "[trac
 
 TEST_CASE("trace: target, KL and JSON", "[trace]") {
     const auto ids = case_ids(0);
-    const Tokenizer& tok = tiny().tokenizer();
+    const Tokenizer& tok = gpt2_tiny().tokenizer();
     const TokenId target = parse_target(tok, 50257, " Paris");
     CHECK(target == 6342);
     CHECK(parse_target(tok, 50257, "#9157") == 9157);
@@ -199,7 +195,7 @@ TEST_CASE("trace: target, KL and JSON", "[trace]") {
 
     TraceOptions o;
     o.target = target;
-    const Trace tr = run_trace(tiny(), ids, o);
+    const Trace tr = run_trace(gpt2_tiny(), ids, o);
     CHECK(tr.target == target);
     for (const LayerTrace& l : tr.layers) {
         CHECK(l.lens.target_rank >= 1);

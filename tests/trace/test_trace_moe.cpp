@@ -25,9 +25,7 @@ using namespace journey;
 
 namespace {
 
-std::string gguf_of(const std::string& family) {
-    return journey::test::data_dir() + "/models/" + family + "/" + family + "-F32.gguf";
-}
+using journey::test::gguf_of;
 
 struct Residuals : Observer {
     std::map<int, std::vector<float>> resid_mid;  // [layer] -> [T, C]

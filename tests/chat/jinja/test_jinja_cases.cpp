@@ -25,7 +25,7 @@ std::string slurp(const std::string& path) {
     return ss.str();
 }
 
-ordered_json load(const std::string& rel) { return ordered_json::parse(slurp(std::string(JOURNEY_TEST_DATA) + "/" + rel)); }
+ordered_json load_fixture(const std::string& rel) { return ordered_json::parse(slurp(std::string(JOURNEY_TEST_DATA) + "/" + rel)); }
 
 jinja::RenderOptions frozen_clock() {
     jinja::RenderOptions o;
@@ -36,7 +36,7 @@ jinja::RenderOptions frozen_clock() {
 }  // namespace
 
 TEST_CASE("chat templates of real models render byte-identical to jinja2", "[jinja][chat_templates]") {
-    const ordered_json cases = load("chat_templates/cases.json");
+    const ordered_json cases = load_fixture("chat_templates/cases.json");
     REQUIRE(cases["cases"].size() == 100);
     int rendered = 0, errors = 0;
     for (const auto& c : cases["cases"]) {
@@ -62,7 +62,7 @@ TEST_CASE("chat templates of real models render byte-identical to jinja2", "[jin
 }
 
 TEST_CASE("the engine's cases render as jinja2 renders them", "[jinja]") {
-    const ordered_json cases = load("jinja/engine_cases.json");
+    const ordered_json cases = load_fixture("jinja/engine_cases.json");
     REQUIRE(cases["cases"].size() > 100);
     for (const auto& c : cases["cases"]) {
         const std::string name = c["name"];

@@ -15,6 +15,7 @@
 #include "journey/formats/ggml_types.h"
 #include "journey/kernels/to_float.h"
 #include "journey/kernels/blocks/dequantize.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -24,18 +25,8 @@ nlohmann::json dequant_rows() {
     return nlohmann::json::parse(std::ifstream(std::string(JOURNEY_TEST_DATA) + "/quant/dequant_rows.json"))["rows"];
 }
 
-std::vector<unsigned char> from_hex(const std::string& hex) {
-    std::vector<unsigned char> out(hex.size() / 2);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-    return out;
-}
-
-DType dtype_named(const std::string& name) {
-    for (uint32_t id = 0; const GgmlType* g = ggml_type(id); ++id)
-        if (g->name == name && g->dtype) return *g->dtype;
-    FAIL("no DType for " << name);
-    return DType::F32;
-}
+using journey::test::dtype_named;
+using journey::test::from_hex;
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include "journey/formats/ggml_types.h"
 #include "journey/kernels/blocks/dequantize.h"
 #include "journey/kernels/gemv.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -29,11 +30,7 @@ size_t mismatches(const std::vector<float>& a, const std::vector<float>& b) {
     return bad;
 }
 
-std::vector<unsigned char> from_hex(const std::string& hex) {
-    std::vector<unsigned char> out(hex.size() / 2);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-    return out;
-}
+using journey::test::from_hex;
 
 }  // namespace
 

@@ -17,12 +17,13 @@
 #include "journey/kernels/blocks/layout.h"
 #include "journey/kernels/blocks/dequantize.h"
 #include "journey/kernels/blocks/dot.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
 namespace {
 
-struct Rows {
+struct DotRows {
     Matrix m;  // over bytes
     std::vector<std::byte> bytes;
     std::vector<float> values;  // dequantized, exactly what the blocks hold
@@ -30,11 +31,11 @@ struct Rows {
 };
 
 // Q8_0 / Q4_0 rows of random bytes: every quant (Q8_0: -128 included) and scales of both signs.
-Rows random_rows(DType t, int64_t rows, int64_t n, uint32_t seed) {
+DotRows random_rows(DType t, int64_t rows, int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> byte(0, 255);
     std::uniform_real_distribution<float> scale(-0.02f, 0.02f);
-    Rows r;
+    DotRows r;
     r.row_bytes = dtype_bytes(t, uint64_t(n));
     r.bytes.resize(r.row_bytes * size_t(rows));
     const size_t block_bytes = t == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
@@ -50,7 +51,7 @@ Rows random_rows(DType t, int64_t rows, int64_t n, uint32_t seed) {
     return r;
 }
 
-std::vector<float> random_activations(int64_t n, uint32_t seed) {
+std::vector<float> random_dot_activations(int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> dist(0.0f, 2.0f);
     std::vector<float> x(static_cast<size_t>(n));
@@ -63,17 +64,14 @@ std::vector<float> random_activations(int64_t n, uint32_t seed) {
 
 float dequantized_x(const QuantizedActivations& xq, int64_t i) { return xq.d[size_t(i / kQK)] * float(xq.q[size_t(i)]); }
 
-struct PortableScope {
-    explicit PortableScope(bool on) { force_portable_kernels(on); }
-    ~PortableScope() { force_portable_kernels(false); }
-};
+using journey::test::PortableScope;
 
-const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 32}, {5, 64}, {9, 96}, {70, 768}, {6, 3104}};
+const std::vector<std::pair<int64_t, int64_t>> kDotShapes = {{1, 32}, {5, 64}, {9, 96}, {70, 768}, {6, 3104}};
 
 }  // namespace
 
 TEST_CASE("quantize_activations: per block d = max|x|/127 and q = round(x/d)", "[quant][quant_dot]") {
-    const std::vector<float> x = random_activations(96, 1);
+    const std::vector<float> x = random_dot_activations(96, 1);
     QuantizedActivations xq;
     quantize_activations(x.data(), 96, xq);
     REQUIRE(xq.n == 96);
@@ -109,7 +107,7 @@ TEST_CASE("quantize_activations: per block d = max|x|/127 and q = round(x/d)", "
 }
 
 TEST_CASE("quantize_activations, blocks of 256 (llama.cpp's Q8_K): d = -max/127 by the signed largest x", "[quant][quant_dot]") {
-    std::vector<float> x = random_activations(768, 3);
+    std::vector<float> x = random_dot_activations(768, 3);
     for (int j = 256; j < 512; ++j) x[size_t(j)] = 0.0f;  // a zero block
     x[600] = -40.0f;                                       // block 2's largest |x|, negative
     x[700] = 40.0f;                                        // as large, later: the first one counts
@@ -164,12 +162,12 @@ TEST_CASE("dot_rows: AVX-512 VNNI, AVX2 and portable kernels give the same bits"
     INFO("kernels: " << kernel_isa() << ", VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no"));
     for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential})  // each CPU's shape
     for (DType t : {DType::Q8_0, DType::Q4_0})
-    for (auto [rows, n] : kShapes) {
+    for (auto [rows, n] : kDotShapes) {
         force_stream_shape(shape);
         INFO(stream_shape_name() << " " << dtype_name(t) << ": " << rows << " rows of " << n);
-        const Rows W = random_rows(t, rows, n, 7);
+        const DotRows W = random_rows(t, rows, n, 7);
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 11).data(), n, xq);
+        quantize_activations(random_dot_activations(n, 11).data(), n, xq);
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f), part(size_t(rows), -3.0f);
         dot_rows(fast.data(), W.m, xq, 0, rows);
         dot_rows(part.data(), W.m, xq, rows / 3, rows);  // other groupings of rows
@@ -195,10 +193,10 @@ TEST_CASE("dot_rows: the product of the dequantized weights and the quantized x"
     for (bool portable : {false, true})
     for (DType t : {DType::Q8_0, DType::Q4_0}) {
         PortableScope p(portable);
-        for (auto [rows, n] : kShapes) {
+        for (auto [rows, n] : kDotShapes) {
             INFO(dtype_name(t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
-            const Rows W = random_rows(t, rows, n, 3);
-            const std::vector<float> x = random_activations(n, 5);
+            const DotRows W = random_rows(t, rows, n, 3);
+            const std::vector<float> x = random_dot_activations(n, 5);
             QuantizedActivations xq;
             quantize_activations(x.data(), n, xq);
             std::vector<float> got(static_cast<size_t>(rows));
@@ -227,12 +225,12 @@ TEST_CASE("dot_rows: the product of the dequantized weights and the quantized x"
 }
 
 TEST_CASE("dot_rows: refuses a matrix that does not fit x", "[quant][quant_dot]") {
-    const Rows W = random_rows(DType::Q8_0, 4, 64, 1);
+    const DotRows W = random_rows(DType::Q8_0, 4, 64, 1);
     QuantizedActivations xq;
-    quantize_activations(random_activations(96, 1).data(), 96, xq);
+    quantize_activations(random_dot_activations(96, 1).data(), 96, xq);
     std::vector<float> out(4);
     CHECK_THROWS_AS(dot_rows(out.data(), W.m, xq, 0, 4), std::invalid_argument);  // 64 columns, x has 96
-    quantize_activations(random_activations(64, 1).data(), 64, xq);
+    quantize_activations(random_dot_activations(64, 1).data(), 64, xq);
     CHECK_THROWS_AS(dot_rows(out.data(), W.m, xq, 0, 5), std::invalid_argument);  // past the last row
     const Matrix f32{DType::F32, W.bytes.data(), 1, 64, Layout::Linear};
     CHECK_THROWS_AS(dot_rows(out.data(), f32, xq, 0, 1), std::invalid_argument);
@@ -240,9 +238,9 @@ TEST_CASE("dot_rows: refuses a matrix that does not fit x", "[quant][quant_dot]"
 
 TEST_CASE("dot_rows: a non-finite activation makes the outputs NaN", "[quant][quant_dot]") {
     const DType t = DType::Q8_0;
-    const Rows W = random_rows(t, 6, 64, 9);
+    const DotRows W = random_rows(t, 6, 64, 9);
     for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-        std::vector<float> x = random_activations(64, 1);
+        std::vector<float> x = random_dot_activations(64, 1);
         x[40] = bad;
         QuantizedActivations xq;
         quantize_activations(x.data(), 64, xq);
@@ -257,9 +255,9 @@ TEST_CASE("dot_rows: a non-finite activation makes the outputs NaN", "[quant][qu
 
 TEST_CASE("matmul: one-token quantized products split over the pool without changing the result", "[quant][quant_dot]") {
   for (DType t : {DType::Q8_0, DType::Q4_0}) {
-    const Rows W = random_rows(t, 301, 96, 13);  // 75 groups of 4 and a remainder
+    const DotRows W = random_rows(t, 301, 96, 13);  // 75 groups of 4 and a remainder
     const Matrix& m = W.m;
-    const std::vector<float> x = random_activations(96, 17);
+    const std::vector<float> x = random_dot_activations(96, 17);
     std::vector<float> one(301), two(301);
     set_num_threads(1);
     matmul(one.data(), x.data(), m, 1);
@@ -282,7 +280,7 @@ TEST_CASE("the kernels' operands start on a cache line: LineVector and the quant
     }
     for (int block : {32, 256})
         for (int64_t n : {256, 768, 3072}) {
-            const std::vector<float> x = random_activations(n, 7);
+            const std::vector<float> x = random_dot_activations(n, 7);
             QuantizedActivations xq;
             quantize_activations(x.data(), n, xq, block);
             CHECK(on_line(xq.q.data()));

@@ -15,6 +15,7 @@
 #include "journey/kernels/half.h"
 #include "journey/kernels/blocks/dequantize.h"
 #include "journey/kernels/blocks/dot.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -29,7 +30,7 @@ struct BlockFields {
     std::vector<size_t> halves;
     int max_min;
 };
-const std::vector<BlockFields> kTypes = {
+const std::vector<BlockFields> kBlockTypes = {
     {DType::Q4_K, {0, 2}, 63}, {DType::Q5_K, {0, 2}, 63}, {DType::Q6_K, {208}, 0},  {DType::Q2_K, {80, 82}, 15},
     {DType::Q3_K, {108}, 0},   {DType::IQ4_XS, {0}, 0},   {DType::IQ4_NL, {0}, 0},  {DType::Q4_1, {0, 2}, 1},
     {DType::Q5_0, {0}, 0},     {DType::Q5_1, {0, 2}, 1},
@@ -62,7 +63,7 @@ KRows random_k_rows(const BlockFields& L, int64_t rows, int64_t n, uint32_t seed
     return r;
 }
 
-std::vector<float> random_activations(int64_t n, uint32_t seed) {
+std::vector<float> random_k_activations(int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> dist(0.0f, 2.0f);
     std::vector<float> x(static_cast<size_t>(n));
@@ -73,23 +74,20 @@ std::vector<float> random_activations(int64_t n, uint32_t seed) {
     return x;
 }
 
-struct PortableScope {
-    explicit PortableScope(bool on) { force_portable_kernels(on); }
-    ~PortableScope() { force_portable_kernels(false); }
-};
+using journey::test::PortableScope;
 
-const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 256}, {5, 512}, {33, 768}, {3, 1792}, {4, 3072}};  // whole 256s (1792: seven super-blocks, an odd count)
+const std::vector<std::pair<int64_t, int64_t>> kKShapes = {{1, 256}, {5, 512}, {33, 768}, {3, 1792}, {4, 3072}};  // whole 256s (1792: seven super-blocks, an odd count)
 
 }  // namespace
 
 TEST_CASE("dot_rows, every other block type: AVX-512 VNNI and portable kernels give the same bits", "[quant][quant_dot][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
-    for (const BlockFields& L : kTypes)
-    for (auto [rows, n] : kShapes) {
+    for (const BlockFields& L : kBlockTypes)
+    for (auto [rows, n] : kKShapes) {
         INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
         const KRows W = random_k_rows(L, rows, n, 7);
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 11).data(), n, xq, activation_block(L.t));
+        quantize_activations(random_k_activations(n, 11).data(), n, xq, activation_block(L.t));
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
         dot_rows(fast.data(), W.m, xq, 0, rows);
         {
@@ -102,12 +100,12 @@ TEST_CASE("dot_rows, every other block type: AVX-512 VNNI and portable kernels g
 
 TEST_CASE("dot_rows, every other block type: the product of the dequantized weights and the quantized x", "[quant][quant_dot]") {
     for (bool portable : {false, true})
-    for (const BlockFields& L : kTypes) {
+    for (const BlockFields& L : kBlockTypes) {
         PortableScope p(portable);
-        for (auto [rows, n] : kShapes) {
+        for (auto [rows, n] : kKShapes) {
             INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", portable forced: " << portable);
             const KRows W = random_k_rows(L, rows, n, 3);
-            const std::vector<float> x = random_activations(n, 5);
+            const std::vector<float> x = random_k_activations(n, 5);
             QuantizedActivations xq;
             quantize_activations(x.data(), n, xq, activation_block(L.t));
             std::vector<float> got(static_cast<size_t>(rows));
@@ -135,12 +133,12 @@ TEST_CASE("dot_rows, every other block type: the product of the dequantized weig
 
 TEST_CASE("matmul: one-token products of every block type split over the pool without changing the result",
           "[quant][quant_dot]") {
-    for (const BlockFields& L : kTypes) {
+    for (const BlockFields& L : kBlockTypes) {
         INFO(dtype_name(L.t));
         const int64_t rows = 301, n = 512;  // 301 / 8 rounded up to 16: 6 chunks of 48 and a remainder on 2 threads
         const KRows W = random_k_rows(L, rows, n, 13);
         const Matrix& m = W.m;
-        const std::vector<float> x = random_activations(n, 17);
+        const std::vector<float> x = random_k_activations(n, 17);
         std::vector<float> one(static_cast<size_t>(rows)), two(static_cast<size_t>(rows));
         set_num_threads(1);
         matmul(one.data(), x.data(), m, 1);
@@ -156,7 +154,7 @@ TEST_CASE("dot_rows, Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): th
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
     for (size_t type : {size_t(0), size_t(2)})
     for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 256}, {48, 768}, {64, 2048}}) {
-        const BlockFields& L = kTypes[type];
+        const BlockFields& L = kBlockTypes[type];
         REQUIRE((L.t == DType::Q4_K || L.t == DType::Q6_K));
         INFO(dtype_name(L.t) << ", " << rows << " rows of " << n);
         const KRows W = random_k_rows(L, rows, n, 23);
@@ -172,7 +170,7 @@ TEST_CASE("dot_rows, Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): th
         Matrix P = W.m;
         P.rows16 = packed.data();
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 29).data(), n, xq, activation_block(L.t));
+        quantize_activations(random_k_activations(n, 29).data(), n, xq, activation_block(L.t));
         std::vector<float> port(static_cast<size_t>(rows));
         {
             PortableScope p(true);
@@ -186,7 +184,7 @@ TEST_CASE("dot_rows, Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): th
             CHECK(std::memcmp(got.data() + r0, port.data() + r0, size_t(r1 - r0) * 4) == 0);
         }
         std::vector<float> one(static_cast<size_t>(rows)), two(static_cast<size_t>(rows));
-        const std::vector<float> x = random_activations(n, 31);
+        const std::vector<float> x = random_k_activations(n, 31);
         set_num_threads(1);
         matmul(one.data(), x.data(), W.m, 1);
         set_num_threads(2);
@@ -194,26 +192,26 @@ TEST_CASE("dot_rows, Q4_K and Q6_K regrouped 16 rows at a time (pack_rows16): th
         set_num_threads(1);
         CHECK(std::memcmp(one.data(), two.data(), one.size() * 4) == 0);
     }
-    const KRows odd = random_k_rows(kTypes[0], 17, 256, 37);
+    const KRows odd = random_k_rows(kBlockTypes[0], 17, 256, 37);
     CHECK_FALSE(can_pack_rows16(odd.m));
     std::vector<std::byte> out(odd.bytes.size());
     CHECK_THROWS_AS(pack_rows16(odd.m, out.data()), std::invalid_argument);
-    const KRows other = random_k_rows(kTypes[1], 16, 256, 41);  // Q5_K: not regrouped
+    const KRows other = random_k_rows(kBlockTypes[1], 16, 256, 41);  // Q5_K: not regrouped
     CHECK_FALSE(can_pack_rows16(other.m));
-    const KRows odd6 = random_k_rows(kTypes[2], 24, 256, 43);
+    const KRows odd6 = random_k_rows(kBlockTypes[2], 24, 256, 43);
     CHECK_FALSE(can_pack_rows16(odd6.m));
 }
 
 TEST_CASE("dot_rows, IQ4_NL rows of an odd number of blocks: the direct kernel's half pair as the unpacked zero padding",
           "[quant][quant_dot][fast]") {
     INFO("VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no (both runs portable)"));
-    const BlockFields& L = kTypes[6];
+    const BlockFields& L = kBlockTypes[6];
     REQUIRE(L.t == DType::IQ4_NL);
     for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{3, 96}, {5, 160}, {2, 224}}) {
         INFO(rows << " rows of " << n);
         const KRows W = random_k_rows(L, rows, n, 43);
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 47).data(), n, xq, activation_block(L.t));
+        quantize_activations(random_k_activations(n, 47).data(), n, xq, activation_block(L.t));
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
         dot_rows(fast.data(), W.m, xq, 0, rows);
         {
@@ -241,12 +239,12 @@ TEST_CASE("dot_rows, K-quants and every other block type: AVX2 and portable kern
         WARN("no AVX2 + FMA + F16C here: nothing to compare");
         return;
     }
-    for (const BlockFields& L : kTypes)
-    for (auto [rows, n] : kShapes) {
+    for (const BlockFields& L : kBlockTypes)
+    for (auto [rows, n] : kKShapes) {
         INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
         const KRows W = random_k_rows(L, rows, n, 53);
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 59).data(), n, xq, activation_block(L.t));
+        quantize_activations(random_k_activations(n, 59).data(), n, xq, activation_block(L.t));
         std::vector<float> got(size_t(rows), -1.0f), port(size_t(rows), -2.0f);
         dot_rows(got.data(), W.m, xq, 0, rows);
         {
@@ -277,7 +275,7 @@ TEST_CASE("dot_rows, block types at their extreme quants and scales: AVX2 and po
         return;
     }
     const int64_t rows = 3, n = 512;
-    for (const BlockFields& L : kTypes)
+    for (const BlockFields& L : kBlockTypes)
     for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u})
     for (int xs = 0; xs < 3; ++xs) {
         INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << xs);
@@ -313,14 +311,14 @@ TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token 
     KUnpackedAvx2Scope avx2;
     for (size_t type : {size_t(0), size_t(1), size_t(2)})
     for (int64_t rows : {int64_t(37), int64_t(173)}) {
-        const BlockFields& L = kTypes[type];
+        const BlockFields& L = kBlockTypes[type];
         const int64_t n = 768;
         INFO(dtype_name(L.t) << ": " << rows << " rows");
         const KRows W = random_k_rows(L, rows, n, 61);
         for (int T = 1; T <= 9; ++T)
         for (auto [r0, r1] : {std::pair<int64_t, int64_t>{0, rows}, std::pair<int64_t, int64_t>{5, rows - 2}}) {
             std::vector<QuantizedActivations> xq(static_cast<size_t>(T));
-            for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, 67 + uint32_t(t)).data(), n, xq[size_t(t)], 256);
+            for (int t = 0; t < T; ++t) quantize_activations(random_k_activations(n, 67 + uint32_t(t)).data(), n, xq[size_t(t)], 256);
             std::vector<float> got(size_t(T * rows), -1.0f), port(size_t(T * rows), -1.0f);
             dot_rows_tokens(got.data(), rows, W.m, xq.data(), T, r0, r1);
             {

@@ -18,6 +18,7 @@
 #include "journey/kernels/blocks/quantize.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -25,7 +26,7 @@ namespace {
 
 constexpr size_t kBlock = 17;  // E8M0 exponent, 16 bytes of nibbles
 
-struct Rows {
+struct Mxfp4Rows {
     Matrix m;
     std::vector<std::byte> bytes;
     std::vector<float> values;  // dequantized by the scalar reference
@@ -33,10 +34,10 @@ struct Rows {
 
 // Random nibbles; exponents either from lo to hi or (lo < 0) every one, 0 (subnormal scales)
 // to 255 included.
-Rows random_rows(int64_t rows, int64_t n, uint32_t seed, int lo = 116, int hi = 124) {
+Mxfp4Rows random_rows(int64_t rows, int64_t n, uint32_t seed, int lo = 116, int hi = 124) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> byte(0, 255), exponent(lo < 0 ? 0 : lo, lo < 0 ? 255 : hi);
-    Rows r;
+    Mxfp4Rows r;
     r.bytes.resize(dtype_bytes(DType::MXFP4, uint64_t(n)) * size_t(rows));
     for (auto& b : r.bytes) b = std::byte(byte(rng));
     for (size_t b = 0; b < r.bytes.size() / kBlock; ++b) r.bytes[b * kBlock] = std::byte(exponent(rng));
@@ -47,7 +48,7 @@ Rows random_rows(int64_t rows, int64_t n, uint32_t seed, int lo = 116, int hi = 
     return r;
 }
 
-std::vector<float> random_activations(int64_t n, uint32_t seed) {
+std::vector<float> random_mxfp4_activations(int64_t n, uint32_t seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> dist(0.0f, 2.0f);
     std::vector<float> x(static_cast<size_t>(n));
@@ -57,26 +58,23 @@ std::vector<float> random_activations(int64_t n, uint32_t seed) {
     return x;
 }
 
-struct PortableScope {
-    explicit PortableScope(bool on) { force_portable_kernels(on); }
-    ~PortableScope() { force_portable_kernels(false); }
-};
+using journey::test::PortableScope;
 
 // Odd block counts (1, 3, 97: the last block alone), gpt-oss's width (2880: 90 blocks), and row
 // counts that are not multiples of the 4-row groups.
-const std::vector<std::pair<int64_t, int64_t>> kShapes = {{1, 32}, {5, 64}, {9, 96}, {7, 2880}, {6, 3104}};
+const std::vector<std::pair<int64_t, int64_t>> kMxfp4Shapes = {{1, 32}, {5, 64}, {9, 96}, {7, 2880}, {6, 3104}};
 
 }  // namespace
 
 TEST_CASE("MXFP4 dot: AVX-512 VNNI, AVX2 and portable kernels give the same bits", "[quant][quant_dot][fast][mxfp4]") {
     INFO("kernels: " << kernel_isa() << ", VNNI kernel: " << (quant_dot_fast_available() ? "yes" : "no"));
     for (StreamShape shape : {StreamShape::interleaved, StreamShape::sequential})
-    for (auto [rows, n] : kShapes) {
+    for (auto [rows, n] : kMxfp4Shapes) {
         force_stream_shape(shape);
         INFO(stream_shape_name() << ": " << rows << " rows of " << n);
-        const Rows W = random_rows(rows, n, 7, -1);  // every exponent
+        const Mxfp4Rows W = random_rows(rows, n, 7, -1);  // every exponent
         QuantizedActivations xq;
-        quantize_activations(random_activations(n, 11).data(), n, xq);
+        quantize_activations(random_mxfp4_activations(n, 11).data(), n, xq);
         std::vector<float> fast(size_t(rows), -1.0f), port(size_t(rows), -2.0f), part(size_t(rows), -3.0f);
         dot_rows(fast.data(), W.m, xq, 0, rows);
         dot_rows(part.data(), W.m, xq, rows / 3, rows);  // other groupings of rows
@@ -101,11 +99,11 @@ TEST_CASE("MXFP4 dot: AVX-512 VNNI, AVX2 and portable kernels give the same bits
 TEST_CASE("MXFP4 dot: the scalar reference's vec_dot within float rounding, exact without rounding", "[quant][quant_dot][mxfp4]") {
     for (bool portable : {false, true}) {
         PortableScope p(portable);
-        for (auto [rows, n] : kShapes) {
+        for (auto [rows, n] : kMxfp4Shapes) {
             INFO(rows << " rows of " << n << ", portable forced: " << portable);
-            const Rows W = random_rows(rows, n, 3);
+            const Mxfp4Rows W = random_rows(rows, n, 3);
             QuantizedActivations xq;
-            quantize_activations(random_activations(n, 5).data(), n, xq);
+            quantize_activations(random_mxfp4_activations(n, 5).data(), n, xq);
             std::vector<float> xd(static_cast<size_t>(n));  // x as quantized, in float (exact: d · q)
             for (int64_t i = 0; i < n; ++i) xd[size_t(i)] = xq.d[size_t(i / 32)] * float(xq.q[size_t(i)]);
             std::vector<float> got(static_cast<size_t>(rows));
@@ -127,7 +125,7 @@ TEST_CASE("MXFP4 dot: the scalar reference's vec_dot within float rounding, exac
     for (bool portable : {false, true}) {
         PortableScope p(portable);
         const int64_t rows = 5, n = 2880;
-        const Rows W = random_rows(rows, n, 19, 126, 130);
+        const Mxfp4Rows W = random_rows(rows, n, 19, 126, 130);
         std::mt19937 rng(23);
         std::uniform_int_distribution<int> small(-127, 127);
         std::vector<float> x(static_cast<size_t>(n));
@@ -150,11 +148,11 @@ TEST_CASE("MXFP4 dot: the scalar reference's vec_dot within float rounding, exac
 TEST_CASE("MXFP4 dot: several tokens at once give each token's bits alone", "[quant][quant_dot][parallel][mxfp4]") {
     const int threads_before = num_threads();
     for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{9, 96}, {37, 2880}, {6, 3104}}) {
-        const Rows W = random_rows(rows, n, 31, -1);
+        const Mxfp4Rows W = random_rows(rows, n, 31, -1);
         const int T = 9;  // the groups of 4 tokens and the one-token remainder
         std::vector<float> x(size_t(T * n));
         for (int t = 0; t < T; ++t) {
-            const std::vector<float> xt = random_activations(n, 100 + uint32_t(t));
+            const std::vector<float> xt = random_mxfp4_activations(n, 100 + uint32_t(t));
             std::copy(xt.begin(), xt.end(), x.begin() + t * n);
         }
         std::vector<QuantizedActivations> xs(static_cast<size_t>(T));

@@ -20,6 +20,7 @@
 #include "journey/kernels/half.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/thread_pool.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -29,7 +30,7 @@ struct Type {
     DType t;
     int d_at;  // the f16 d's offset (-1: IQ1_M spreads it over its scale words)
 };
-const std::vector<Type> kTypes = {{DType::IQ2_XXS, 0}, {DType::IQ2_XS, 0}, {DType::IQ2_S, 0}, {DType::IQ3_XXS, 0},
+const std::vector<Type> kIq16Types = {{DType::IQ2_XXS, 0}, {DType::IQ2_XS, 0}, {DType::IQ2_S, 0}, {DType::IQ3_XXS, 0},
                                   {DType::IQ3_S, 0},   {DType::IQ4_XS, 0}, {DType::IQ1_S, 0}, {DType::IQ1_M, -1}};
 
 // Random blocks (every index, sign and scale reachable) with small f16 d of either sign.
@@ -61,10 +62,7 @@ std::vector<float> random_x(int64_t n, int T, uint32_t seed) {
     return x;
 }
 
-struct PortableScope {
-    explicit PortableScope(bool on) { force_portable_kernels(on); }
-    ~PortableScope() { force_portable_kernels(false); }
-};
+using journey::test::PortableScope;
 
 // Forces the AVX2 kernels (gemv.h: no VNNI, so matmul_iq16's AVX2 tile) for a test's scope.
 struct Iq16Avx2Scope {
@@ -101,7 +99,7 @@ std::vector<float> reference(DType t, const std::vector<unsigned char>& W, int64
 }  // namespace
 
 TEST_CASE("iq16: decoded integers times d_w are the dequantized weights exactly", "[iquant][iq16]") {
-    for (const Type& L : kTypes) {
+    for (const Type& L : kIq16Types) {
         INFO(dtype_name(L.t));
         REQUIRE(has_iq16(L.t));
         const int64_t blocks = 64;
@@ -127,7 +125,7 @@ TEST_CASE("iq16: decoded integers times d_w are the dequantized weights exactly"
 }
 
 TEST_CASE("iq16: x's rounding keeps every super-block's integer sum inside int32", "[iquant][iq16]") {
-    for (const Type& L : kTypes) {
+    for (const Type& L : kIq16Types) {
         INFO(dtype_name(L.t));
         const int64_t W = iq16_max_weight(L.t);
         // flat (the worst case for the bound), Gaussian, one spike
@@ -175,7 +173,7 @@ TEST_CASE("iq16: AVX-512 VNNI, AVX2 and portable give the int64 reference's bits
     const int threads_before = num_threads();
     const int64_t rows = 70, n = 768;  // a panel and a partial one; 3 super-blocks
     const int T = 13;                   // two tiles of 6 and one token
-    for (const Type& L : kTypes) {
+    for (const Type& L : kIq16Types) {
         INFO(dtype_name(L.t));
         const auto bytes = random_rows(L, rows, n, 7);
         const Matrix M{L.t, reinterpret_cast<const std::byte*>(bytes.data()), rows, n, Layout::Linear};

@@ -24,6 +24,7 @@
 #include "journey/kernels/half.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/to_float.h"
+#include "quant_blocks.h"
 
 using namespace journey;
 
@@ -34,18 +35,8 @@ const nlohmann::json& data() {
     return j;
 }
 
-std::vector<unsigned char> from_hex(const std::string& hex) {
-    std::vector<unsigned char> out(hex.size() / 2);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-    return out;
-}
-
-DType dtype_named(const std::string& name) {
-    for (uint32_t id = 0; const GgmlType* g = ggml_type(id); ++id)
-        if (g->name == name && g->dtype) return *g->dtype;
-    FAIL("no DType for " << name);
-    return DType::F32;
-}
+using journey::test::dtype_named;
+using journey::test::from_hex;
 
 // Where each type keeps its f16 scale (none: IQ1_M spreads it over its scales, MXFP4 has an
 // E8M0 byte at 0).
@@ -86,10 +77,7 @@ uint64_t fnv1a64(const void* p, size_t n) {
     return h;
 }
 
-struct PortableScope {
-    explicit PortableScope(bool on) { force_portable_kernels(on); }
-    ~PortableScope() { force_portable_kernels(false); }
-};
+using journey::test::PortableScope;
 
 // Random rows for the dots: the sweep's rule with small scales (f16 d of either sign up to
 // 2^-6; MXFP4 e from 2^-12 to 2^-4; IQ1_M's spread d made small the same way).
