@@ -28,7 +28,7 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
 // The importance-matrix and ternary types (blocks/dot_iq.cpp), x as Q8_K: super-blocks unpacked
 // to int8 with integer scales, one float step per 256.
 bool has_iq_dot(DType t);  // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0
-void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path);
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
 bool has_iq_direct_dot(DType t);
 // T tokens (dot_rows_tokens): out[t * out_stride + r] = dot_rows_iq of xs[t], the same bits; on
