@@ -549,18 +549,38 @@ struct Sub {
     __m256i sc;  // S of each int16 pair
 };
 
-// What the sub-blocks of a super-block share: D, and the scales per 16 (IQ2_XS, IQ2_S, IQ1_M) as
-// int32 lanes S · 0x10001 (S in both int16 halves) of j = 2ib + half, A for j < 8 and B for j >= 8.
+// What the sub-blocks of a super-block share: D, and the scales as int32 lanes S · 0x10001 (S in
+// both int16 halves), decoded together: per 16 (IQ2_XS, IQ2_S, IQ1_M) the scale of j = 2ib + half
+// in lane j of A (j < 8) or j - 8 of B; per 32 sub-block ib's in lane ib of A (IQ2_XXS: lane
+// 2 (ib % 4) + 1 of A for ib < 4, else of B).
 struct Head {
     float D;
     __m256i A, B;
+    __m128i C;  // IQ1_S: delta · S of sub-block ib in int16 lane ib
 };
+
+// S = 2u + 1 in both int16 halves of each int32 lane u (u < 16).
+JOURNEY_AVX2 inline __m256i scale_pairs(__m256i u) {
+    const __m256i S = _mm256_or_si256(_mm256_add_epi32(u, u), _mm256_set1_epi32(1));
+    return _mm256_or_si256(S, _mm256_slli_epi32(S, 16));
+}
+
+// Lane i of v in every lane.
+JOURNEY_AVX2 inline __m256i lane_of(__m256i v, int i) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(i)); }
 
 JOURNEY_AVX2 inline float half_avx2(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }  // fp16_to_fp32, exactly
 
 // Four 8-byte grid rows, element 8l + j from byte j of row l.
 JOURNEY_AVX2 inline __m256i rows4(const uint64_t* grid, uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
     return _mm256_set_epi64x(int64_t(grid[i3]), int64_t(grid[i2]), int64_t(grid[i1]), int64_t(grid[i0]));
+}
+
+// Eight 4-byte grid rows (IQ3), element 4k + j from byte j of row k, paired into qwords by the
+// scalar units (vpinsrd would take twice the vector instructions).
+inline int64_t grid_pair(const uint32_t* grid, uint32_t a, uint32_t b) { return int64_t(grid[a] | uint64_t(grid[b]) << 32); }
+JOURNEY_AVX2 inline __m256i rows8(const uint32_t* grid, uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3, uint32_t i4, uint32_t i5,
+                                  uint32_t i6, uint32_t i7) {
+    return _mm256_set_epi64x(grid_pair(grid, i6, i7), grid_pair(grid, i4, i5), grid_pair(grid, i2, i3), grid_pair(grid, i0, i1));
 }
 
 // The signs of 4 groups of 8 from 7-bit indices in bits 0, 7, 14, 21 of v.
@@ -578,23 +598,24 @@ JOURNEY_AVX2 inline __m256i signs32(uint32_t v) {
     return _mm256_or_si256(_mm256_cmpeq_epi8(m, bit), _mm256_set1_epi8(1));
 }
 
-// IQ1's q = 8 · grid + delta from signed rows g (-1, 0, 1) and delta bytes (±1): |q| <= 9, odd.
-JOURNEY_AVX2 inline void iq1_q(Sub& u, __m256i g, __m256i delta) {
+// IQ1_M's q = 8 · grid + delta, delta = ±1 per group l of 8 (-1 where bit 4l + 3 of qh is set:
+// byte j of a vector takes byte j / 16 of qh, keeps bit 3 or 7), from signed grid rows g (-1, 0,
+// 1): |q| <= 9, odd.
+JOURNEY_AVX2 inline void iq1m_q(Sub& u, __m256i g, uint32_t qh) {
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+    const int64_t b3 = 0x0808080808080808ll, b7 = int64_t(0x8080808080808080ull);
+    const __m256i bit = _mm256_set_epi64x(b7, b3, b7, b3);
+    const __m256i m = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi16(int16_t(qh)), spread), bit);
+    const __m256i delta = _mm256_or_si256(_mm256_cmpeq_epi8(m, bit), _mm256_set1_epi8(1));
     const __m256i q = _mm256_add_epi8(_mm256_and_si256(_mm256_slli_epi16(g, 3), _mm256_set1_epi8(char(0xf8))), delta);
     u.g = _mm256_abs_epi8(q);
     u.s = q;
 }
 
-// IQ1_M's shift of a group of 8 as bytes: -1 where its sign bit is set, else 1.
-constexpr int64_t iq1m_delta(uint32_t bit) { return bit ? int64_t(-1) : int64_t(0x0101010101010101ll); }
-
 // Head's A and B from the values u_j of the scales per 16 (S = 2u + 1), as int32.
 JOURNEY_AVX2 inline void scales16(Head& h, __m256i A, __m256i B) {
-    const __m256i one = _mm256_set1_epi32(1);
-    A = _mm256_or_si256(_mm256_add_epi32(A, A), one);
-    B = _mm256_or_si256(_mm256_add_epi32(B, B), one);
-    h.A = _mm256_or_si256(A, _mm256_slli_epi32(A, 16));
-    h.B = _mm256_or_si256(B, _mm256_slli_epi32(B, 16));
+    h.A = scale_pairs(A);
+    h.B = scale_pairs(B);
 }
 
 // The same from 8 bytes of two nibbles (low: the first 16 of sub-block ib, high: the second).
@@ -616,6 +637,7 @@ template <DType T>
 JOURNEY_AVX2 inline Head head_avx2(const unsigned char* b) {
     Head h;
     h.A = h.B = _mm256_setzero_si256();
+    h.C = _mm_setzero_si128();
     if constexpr (T == DType::IQ1_M) {
         uint64_t sc;  // 4 words: scale fields of 3 bits (j at bit 16 (j / 4) + 3 (j % 4)), the f16 d in the top nibbles
         std::memcpy(&sc, b + 48, 8);
@@ -627,6 +649,24 @@ JOURNEY_AVX2 inline Head head_avx2(const unsigned char* b) {
         h.D = half_avx2(b) * (T == DType::IQ3_S ? 1.0f : T == DType::IQ3_XXS ? 0.25f : 0.125f);
         if constexpr (T == DType::IQ2_XS) scales16_nibbles(h, b + 66);
         if constexpr (T == DType::IQ2_S) scales16_nibbles(h, b + 74);
+        if constexpr (T == DType::IQ2_XXS) {  // u in bits 28-31 of dword 2ib + 1 from b + 2
+            h.A = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 28));
+            h.B = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 34)), 28));
+        }
+        if constexpr (T == DType::IQ3_XXS)  // u in bits 28-31 of dword ib from b + 66
+            h.A = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 66)), 28));
+        if constexpr (T == DType::IQ3_S)  // u in nibble ib of the dword at b + 106
+            h.A = scale_pairs(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(u32_at(b + 106))), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                               _mm256_set1_epi32(15)));
+        if constexpr (T == DType::IQ1_S) {
+            // word ib from b + 34: u in bits 12-14, the shift's sign in bit 15. Σ q·qx = 8 Σ grid·qx +
+            // delta · Σ qx over the sub-block (x.sum32): A holds 8S, C delta · S
+            const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 34));
+            const __m128i u = _mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7));
+            h.A = _mm256_slli_epi32(scale_pairs(_mm256_cvtepu16_epi32(u)), 3);
+            const __m128i S = _mm_or_si128(_mm_add_epi16(u, u), _mm_set1_epi16(1));
+            h.C = _mm_sign_epi16(S, _mm_or_si128(_mm_srai_epi16(qh, 15), _mm_set1_epi16(1)));
+        }
     }
     return h;
 }
@@ -640,7 +680,7 @@ JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) 
         const uint32_t aux = u32_at(p + 4);
         u.g = rows4(kIq2xxsGrid, p[0], p[1], p[2], p[3]);
         u.s = signs7(aux);
-        u.sc = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
+        u.sc = lane_of(ib < 4 ? h.A : h.B, 2 * (ib % 4) + 1);
     } else if constexpr (T == DType::IQ2_XS) {
         uint64_t v;  // 4 entries of 16 bits: the grid index in bits 0-8, the sign index in 9-15
         std::memcpy(&v, b + 2 + 8 * ib, 8);
@@ -656,32 +696,29 @@ JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) 
     } else if constexpr (T == DType::IQ3_XXS) {
         const unsigned char* p = b + 2 + 8 * ib;
         const uint32_t aux = u32_at(b + 66 + 4 * ib);
-        const uint32_t* grid = kIq3xxsGrid;
-        u.g = _mm256_setr_epi32(int(grid[p[0]]), int(grid[p[1]]), int(grid[p[2]]), int(grid[p[3]]), int(grid[p[4]]), int(grid[p[5]]),
-                                int(grid[p[6]]), int(grid[p[7]]));
+        u.g = rows8(kIq3xxsGrid, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
         u.s = signs7(aux);
-        u.sc = _mm256_set1_epi16(int16_t(2 * (aux >> 28) + 1));
+        u.sc = lane_of(h.A, ib);
     } else if constexpr (T == DType::IQ3_S) {
         // 4 elements from entry qs[k] | bit k of qh << 8
         const unsigned char* p = b + 2 + 8 * ib;
         const uint32_t qh = b[66 + ib];
         const uint32_t* grid = kIq3sGrid;
-        u.g = _mm256_setr_epi32(int(grid[p[0] | ((qh << 8) & 256)]), int(grid[p[1] | ((qh << 7) & 256)]), int(grid[p[2] | ((qh << 6) & 256)]),
-                                int(grid[p[3] | ((qh << 5) & 256)]), int(grid[p[4] | ((qh << 4) & 256)]), int(grid[p[5] | ((qh << 3) & 256)]),
-                                int(grid[p[6] | ((qh << 2) & 256)]), int(grid[p[7] | ((qh << 1) & 256)]));
+        u.g = rows8(grid, p[0] | ((qh << 8) & 256), p[1] | ((qh << 7) & 256), p[2] | ((qh << 6) & 256), p[3] | ((qh << 5) & 256),
+                    p[4] | ((qh << 4) & 256), p[5] | ((qh << 3) & 256), p[6] | ((qh << 2) & 256), p[7] | ((qh << 1) & 256));
         u.s = signs32(u32_at(b + 74 + 4 * ib));
-        u.sc = _mm256_set1_epi16(int16_t(1 + 2 * ((b[106 + ib / 2] >> (4 * (ib % 2))) & 0xf)));
+        u.sc = lane_of(h.A, ib);
     } else if constexpr (T == DType::IQ1_S) {
         const unsigned char* p = b + 2 + 4 * ib;
         const uint32_t qh = u16_at(b + 34 + 2 * ib);  // 3 index bits per group of 8, the scale in bits 12-14, the shift's sign in 15
-        iq1_q(u, rows4(kIq1sGrid, p[0] | ((qh << 8) & 0x700), p[1] | ((qh << 5) & 0x700), p[2] | ((qh << 2) & 0x700), p[3] | ((qh >> 1) & 0x700)),
-              _mm256_set1_epi8(qh & 0x8000 ? -1 : 1));
-        u.sc = _mm256_set1_epi16(int16_t(2 * ((qh >> 12) & 7) + 1));
+        const __m256i g = rows4(kIq1sGrid, p[0] | ((qh << 8) & 0x700), p[1] | ((qh << 5) & 0x700), p[2] | ((qh << 2) & 0x700), p[3] | ((qh >> 1) & 0x700));
+        u.g = _mm256_abs_epi8(g);  // the grid's -1, 0, 1 (the shift is Head's C)
+        u.s = g;
+        u.sc = lane_of(h.A, ib);
     } else if constexpr (T == DType::IQ1_M) {
         const unsigned char* p = b + 4 * ib;
         const uint32_t qh = u16_at(b + 32 + 2 * ib);  // per group l of 8, bits 4l ..: 3 index bits, then the shift's sign
-        iq1_q(u, rows4(kIq1sGrid, p[0] | ((qh << 8) & 0x700), p[1] | ((qh << 4) & 0x700), p[2] | (qh & 0x700), p[3] | ((qh >> 4) & 0x700)),
-              _mm256_set_epi64x(iq1m_delta(qh & 0x8000), iq1m_delta(qh & 0x0800), iq1m_delta(qh & 0x0080), iq1m_delta(qh & 0x0008)));
+        iq1m_q(u, rows4(kIq1sGrid, p[0] | ((qh << 8) & 0x700), p[1] | ((qh << 4) & 0x700), p[2] | (qh & 0x700), p[3] | ((qh >> 4) & 0x700)), qh);
         u.sc = scale16_of(h, ib);
     }
     return u;
@@ -707,7 +744,7 @@ JOURNEY_AVX2 inline __m256i trit_codes_avx2(__m256i t) {
 }
 
 template <DType T>
-JOURNEY_AVX2 inline void decode_tq_avx2(const unsigned char* b, Codes8& ch) {
+JOURNEY_AVX2 __attribute__((always_inline)) inline void decode_tq_avx2(const unsigned char* b, Codes8& ch) {
     if constexpr (T == DType::TQ2_0) {
         // vector 4h + l: bits 2l of qs[32h .. 32h + 31]
         ch.D = half_avx2(b + 64);
@@ -774,7 +811,12 @@ JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned
         } else {
             const Head h = head_avx2<T>(b);
             D = h.D;
-            for (int t = 0; t < N; ++t) isum[t] = _mm256_setzero_si256();
+            for (int t = 0; t < N; ++t) {
+                if constexpr (T == DType::IQ1_S)  // Σ_ib delta · S · Σ32 qx (|.| <= 8 · 15 · 4064)
+                    isum[t] = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xs[t].sum32.data() + 8 * k)), h.C));
+                else
+                    isum[t] = _mm256_setzero_si256();
+            }
 #pragma GCC unroll 8
             for (int ib = 0; ib < 8; ++ib) {
                 const Sub u = sub_avx2<T>(b, h, ib);
