@@ -17,8 +17,10 @@
 // float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
 // TQ2_0 and TQ1_0 have direct AVX-512 kernels besides (below: no int8 copy; the same isum and
 // step), which decode a super-block once for up to 16 tokens (sequences decoded together,
-// --parallel). Prompts: the IQ types' take blocks/gemm_iq16.cpp (x at 16 bits), TQ1_0/TQ2_0's the
-// float gemm.
+// --parallel). CPUs without AVX-512 VNNI (AVX2, FMA, F16C: quant_dot_avx2_available) take direct
+// AVX2 kernels for all nine types (below, as ggml's AVX2 dots; the same isum and step), one token
+// or up to 8 per decoded super-block. Prompts: the IQ types' take blocks/gemm_iq16.cpp (x at 16
+// bits), TQ1_0/TQ2_0's the float gemm.
 #include "dot_kinds.h"
 
 #include <algorithm>
@@ -520,14 +522,15 @@ bool cpu_iq_direct() {
 // As ggml's AVX2 ggml_vec_dot_iq*_q8_K / tq*_q8_K, on the same integer sums as isum_portable and
 // the same step(): the same bits. Each super-block is decoded once into 8 vectors of 32 (sub-block
 // ib, elements 32ib .. 32ib + 31): the weights' magnitudes |q| as unsigned bytes (the grid rows
-// gathered by index, _mm256_set_epi64x / _epi32), a vector carrying q's signs, and the int16
-// scale S of each pair (per 32, or per 16: the low 16 bytes the sub-block's first half). Then per
+// set by index, _mm256_set_epi64x), a vector carrying q's signs, and the int16 scale S of each
+// pair (per 32, or per 16: the low 16 bytes the sub-block's first half). Then per
 // token: vpsignb moves q's sign onto x's quants (Q8_K: -127..127, so the negation is exact),
 // vpmaddubsw sums the pairs |q|·(±qx) into int16 (|.| <= 2 · 62 · 127 = 15748: IQ3's largest
 // magnitude 62, IQ2's 43, IQ1's 9; no saturation), vpmaddwd multiplies each pair by its S (<= 31)
 // into 8 int32 lanes (|isum| < 2^26: no overflow). The ternary types take codes c = q + 1 in
 // {0, 1, 2} against x as they are (int16 pair sums <= 2 · 2 · 127, 8 vectors of them and x's
-// Σ of 16 quants (sum16) within int16), Σ q·qx = Σ c·qx - Σ qx. Integer sums are exact in any
+// Σ of 16 quants (sum16) within int16), Σ q·qx = Σ c·qx - Σ qx; IQ1_S takes its grid's -1, 0, 1
+// with 8S and adds its shift as delta · S · x's Σ of 32 quants (sum32). Integer sums are exact in any
 // grouping, so isum is isum_portable's, and the float step is step(). One row decodes each
 // super-block once for N tokens (8, 4, 2, 1: the N int32 accumulators and a sub-block's three
 // vectors fit AVX2's 16 registers).

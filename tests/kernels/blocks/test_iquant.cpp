@@ -2,7 +2,7 @@
 // TQ2_0) and MXFP4 block types: dequantization bit-exact against gguf-py / ggml (rows of
 // llama-quantize's files, and pseudo-random blocks that reach every grid entry: the lattice
 // tables of blocks/iq_grids.cpp checked against gguf-py's own encoding of them), and the one-token
-// dots (x as Q8_K; MXFP4: Q8_0) portable and AVX-512 VNNI bit-identical, both equal to the
+// dots (x as Q8_K; MXFP4: Q8_0) portable, AVX2 and AVX-512 VNNI bit-identical, all equal to the
 // product of the dequantized row with the quantized x up to float rounding. Data:
 // tests/data/README.md, "quant" (iquant_rows.json, scripts/make_iquant_data.py).
 #include <bit>
