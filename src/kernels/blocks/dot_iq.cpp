@@ -520,11 +520,11 @@ bool cpu_iq_direct() {
 
 // ---- AVX2 kernels (AVX2, FMA, F16C: CPUs without AVX-512 VNNI) ------------------------------
 // As ggml's AVX2 ggml_vec_dot_iq*_q8_K / tq*_q8_K, on the same integer sums as isum_portable and
-// the same step(): the same bits. Each super-block is decoded once into 8 vectors of 32 (sub-block
-// ib, elements 32ib .. 32ib + 31): the weights' magnitudes |q| as unsigned bytes (the grid rows
-// set by index, _mm256_set_epi64x), a vector carrying q's signs, and the int16 scale S of each
-// pair (per 32, or per 16: the low 16 bytes the sub-block's first half). Then per
-// token: vpsignb moves q's sign onto x's quants (Q8_K: -127..127, so the negation is exact),
+// the same step(): the same bits. Each sub-block of 32 (ib: elements 32ib .. 32ib + 31) is decoded
+// into three vectors just before its products (the scales and D once per super-block, Head): the
+// weights' magnitudes |q| as unsigned bytes (the grid rows set by index, _mm256_set_epi64x), a
+// vector carrying q's signs, and the int16 scale S of each pair (per 32, or per 16: the low 16
+// bytes the sub-block's first half). Then per token: vpsignb moves q's sign onto x's quants (Q8_K: -127..127, so the negation is exact),
 // vpmaddubsw sums the pairs |q|·(±qx) into int16 (|.| <= 2 · 62 · 127 = 15748: IQ3's largest
 // magnitude 62, IQ2's 43, IQ1's 9; no saturation), vpmaddwd multiplies each pair by its S (<= 31)
 // into 8 int32 lanes (|isum| < 2^26: no overflow). The ternary types take codes c = q + 1 in
@@ -706,8 +706,7 @@ JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) 
         // 4 elements from entry qs[k] | bit k of qh << 8
         const unsigned char* p = b + 2 + 8 * ib;
         const uint32_t qh = b[66 + ib];
-        const uint32_t* grid = kIq3sGrid;
-        u.g = rows8(grid, p[0] | ((qh << 8) & 256), p[1] | ((qh << 7) & 256), p[2] | ((qh << 6) & 256), p[3] | ((qh << 5) & 256),
+        u.g = rows8(kIq3sGrid, p[0] | ((qh << 8) & 256), p[1] | ((qh << 7) & 256), p[2] | ((qh << 6) & 256), p[3] | ((qh << 5) & 256),
                     p[4] | ((qh << 4) & 256), p[5] | ((qh << 3) & 256), p[6] | ((qh << 2) & 256), p[7] | ((qh << 1) & 256));
         u.s = signs32(u32_at(b + 74 + 4 * ib));
         u.sc = lane_of(h.A, ib);
@@ -727,7 +726,7 @@ JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) 
     return u;
 }
 
-// The ternary codes c = q + 1 of 8 vectors of 32 (unpack()'s order), and x's correction.
+// The ternary codes c = q + 1 of a super-block, 8 vectors of 32 in unpack()'s order.
 struct Codes8 {
     __m256i c[8];
     float D;
