@@ -589,7 +589,7 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
             const bool fast = quant_dot_fast_available();
             const DotPath path = fast ? DotPath::vnni : quant_dot_avx2_available() ? DotPath::avx2 : DotPath::portable;
             if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, path);
-            if (has_iq_dot(W.dtype)) return dot_rows_iq(out, W, x, r0, r1, fast);
+            if (has_iq_dot(W.dtype)) return dot_rows_iq(out, W, x, r0, r1, path);
             if (has_unpacked_dot(W.dtype)) return dot_rows_unpacked(out, W, x, r0, r1, path);
             throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
         }
