@@ -59,6 +59,14 @@ JOURNEY_AVX2 inline float hsum16(__m256 lo, __m256 hi) {
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+// Several tokens' kernels (gemv_tokens, dot_rows_tokens) take tokens in tiles: the tile starting
+// at token t0 of T takes 4, the last 1 .. 3 (5 left: 3 and 2, not 4 and 1, whose one token
+// leaves a tile too few independent sums).
+inline int token_tile(int T, int t0) {
+    const int left = T - t0;
+    return left == 5 ? 3 : left < 4 ? left : 4;
+}
+
 // The prefetches carry no target: the AVX-512 header's serve both.
 using avx512::prefetch;
 using avx512::prefetch_l2;
