@@ -71,5 +71,23 @@ inline int token_tile(int T, int t0) {
 using avx512::prefetch;
 using avx512::prefetch_l2;
 
+// The several-token kernels' weights, read from memory by the first token tile of each block of
+// rows: a cursor kAhead bytes on in the stream, a block's share of which is asked for into L2 a
+// few lines at each step, so that the stream arrives at the rate it is read. (The tiles read a
+// block's rows side by side, each row's lines out of order: asking for the lines kStreamAheadL2
+// on in each row, as the one-token rows do, streamed a 2-token product of GPT-2's 77 MB head
+// at about half the one-token rate; a cursor 16 to 32 KiB on, at the one-token rate; 48 KiB
+// and more was slower at 8192 inputs a row (a block of 12 rows is 192 KiB).)
+constexpr size_t kAhead = 32768;
+struct Ahead {
+    const std::byte* p;    // the next line to ask for
+    const std::byte* end;  // the end of the block's share
+    // The rows [begin, begin + bytes) being read: their share kAhead bytes on.
+    Ahead(const std::byte* begin, size_t bytes) : p(begin + kAhead), end(begin + kAhead + bytes) {}
+    void ask(int lines) {
+        for (int k = 0; k < lines && p < end; ++k, p += 64) prefetch_l2(p);  // past the matrix: a no-op
+    }
+};
+
 }  // namespace avx2
 }  // namespace journey

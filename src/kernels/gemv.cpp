@@ -454,16 +454,20 @@ void pack_x_avx2(const float* x, int64_t n_in, int T, LineVector<float>& out) {
 template <int R, int N>
 using ChainsAvx2 = __m256[8][R][N];
 
-// Inputs i0 .. i1 (whole 64s) into the chains, one chain at a time, each in order. The empty asm
-// keeps each token's x a register for the R rows (GCC folds its load into each fma otherwise: 15
-// loads for 12 fmas at 3 x 4).
+// Inputs i0 .. i1 (whole 64s) into the chains, one chain at a time, each in order; `ahead` (the
+// first token tile: the rows from memory) asks for the weights further on at each step. The
+// empty asm keeps each token's x a register for the R rows (GCC folds its load into each fma
+// otherwise: 15 loads for 12 fmas at 3 x 4).
 template <DType D, int R, int N>
-JOURNEY_AVX2 inline void chunk_avx2(ChainsAvx2<R, N>& c, const float* xp, const std::byte* rows, size_t stride, int64_t i0, int64_t i1) {
+JOURNEY_AVX2 inline void chunk_avx2(ChainsAvx2<R, N>& c, const float* xp, const std::byte* rows, size_t stride, int64_t i0, int64_t i1,
+                                    avx2::Ahead* ahead) {
+    constexpr int lines = (R * int(esize(D)) + 7) / 8;  // at least the lines a step reads
     for (int s = 0; s < 8; ++s) {
         __m256 a[R][N];
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < N; ++t) a[r][t] = c[s][r][t];
         for (int64_t i = i0 + 8 * s; i < i1; i += 64) {
+            if (ahead) ahead->ask(lines);
             __m256 w[R];
             for (int r = 0; r < R; ++r) w[r] = avx2::load8<D>(rows + r * stride + static_cast<size_t>(i) * esize(D));
             const float* xg = xp + i * N;  // group i / 8
@@ -514,8 +518,8 @@ constexpr int kTileRowsAvx2 = N == 1 ? 6 : N == 2 ? 4 : N == 3 ? 3 : 2;
 // n_rows % R rows alone), so that the tokens' chunk of x stays in L1 for all the block's rows
 // (4 tokens' x of 8192 inputs is 128 KiB: taking one tile's rows in full, then the next, reads
 // it from L2 again for every tile; on this host the two orders measured alike within the noise,
-// one thread, 768 to 8192 inputs). `ahead`: the rows' lines kStreamAheadL2 on are asked for into
-// L2 (the block's first token tile), as linear_row_avx2 does.
+// one thread, 768 to 8192 inputs). `ahead` (the block's first token tile): the weights' stream
+// kAhead bytes on is asked for into L2 (avx2_lanes.h).
 template <DType D, int N>
 JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
                                     int64_t n_rows, bool ahead) {
@@ -531,14 +535,12 @@ JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp,
         for (auto& v : c1[k])
             for (auto& r : v)
                 for (auto& z : r) z = _mm256_setzero_ps();
+    avx2::Ahead a(rows, static_cast<size_t>(n_rows) * stride);
     for (int64_t i0 = 0; i0 < whole; i0 += kChunkAvx2) {
         const int64_t i1 = std::min(whole, i0 + kChunkAvx2);
-        if (ahead)
-            for (int64_t r = 0; r < n_rows; ++r)
-                for (size_t b = static_cast<size_t>(i0) * esize(D); b < static_cast<size_t>(i1) * esize(D); b += 64)
-                    avx2::prefetch_l2(rows + r * stride + b + kStreamAheadL2);
-        for (int64_t k = 0; k < tiles; ++k) chunk_avx2<D, R, N>(c[k], xp, rows + k * R * stride, stride, i0, i1);
-        for (int64_t k = 0; k < alone; ++k) chunk_avx2<D, 1, N>(c1[k], xp, rows + (tiles * R + k) * stride, stride, i0, i1);
+        for (int64_t k = 0; k < tiles; ++k) chunk_avx2<D, R, N>(c[k], xp, rows + k * R * stride, stride, i0, i1, ahead ? &a : nullptr);
+        for (int64_t k = 0; k < alone; ++k)
+            chunk_avx2<D, 1, N>(c1[k], xp, rows + (tiles * R + k) * stride, stride, i0, i1, ahead ? &a : nullptr);
     }
     for (int64_t k = 0; k < tiles; ++k) finish_avx2<D, R, N>(c[k], y + k * R, y_stride, xp, rows + k * R * stride, stride, whole, n_in);
     for (int64_t k = 0; k < alone; ++k)

@@ -395,12 +395,13 @@ template <int R, int N>
 using DotChainsAvx2 = __m256[2][R][N];  // [lo, hi][row][token]
 
 // Blocks b0 .. b1 (b0 even) of R rows (`rows`, row_bytes apart) against the packed tile `xt` of N
-// tokens, into c: lo's blocks in order, then hi's. `ahead`: each pair's lines kStreamAheadL2
-// on are asked for into L2, as dot_rows_avx2 does.
+// tokens, into c: lo's blocks in order, then hi's. `ahead` (the first token tile: the rows from
+// memory) asks for the weights further on at each step (avx2_lanes.h).
 template <DType D, int R, int N>
 JOURNEY_AVX2 inline void dot_chunk_avx2(DotChainsAvx2<R, N>& c, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t b0,
-                                        int64_t b1, bool ahead) {
+                                        int64_t b1, avx2::Ahead* ahead) {
     constexpr int64_t bb = kBlockBytes<D>;
+    constexpr int lines = int((R * bb + 63) / 64);  // at least the lines a step reads
     constexpr size_t xb = tile_block_bytes(N);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int h = 0; h < 2; ++h) {
@@ -412,12 +413,9 @@ JOURNEY_AVX2 inline void dot_chunk_avx2(DotChainsAvx2<R, N>& c, const std::byte*
             const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(xq + N * 32));
             __m256i w[R], aw[R];
             alignas(32) float scale[R][8];
+            if (ahead) ahead->ask(lines);
             for (int r = 0; r < R; ++r) {
                 const std::byte* blk = rows + size_t(r) * row_bytes + b * bb;
-                if (h == 0 && ahead) {  // b is a pair's first block
-                    avx2::prefetch_l2(blk + kStreamAheadL2);
-                    if constexpr (2 * bb > 64) avx2::prefetch_l2(blk + kStreamAheadL2 + 64);
-                }
                 w[r] = block_i8_avx2<D>(blk);
                 aw[r] = _mm256_sign_epi8(w[r], w[r]);
                 __m256 dw;
@@ -449,6 +447,8 @@ constexpr int64_t kDotChunkAvx2 = 16, kDotBlockRowsAvx2 = 12;  // blocks a chunk
 // A block of n_rows rows (at most kDotBlockRowsAvx2) against the packed tile xt of N tokens:
 // kDotChunkAvx2 blocks at a time, each taken by the block's tiles of kDotRowsAvx2<N> rows in turn
 // (the last n_rows % R rows alone), so that the tokens' chunk stays in L1 for the block's rows.
+// `ahead` (the block's first token tile): the weights' stream kAhead bytes on is asked for into
+// L2 (avx2_lanes.h).
 template <DType D, int N>
 JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t nb,
                                  int64_t n_rows, bool ahead) {
@@ -464,11 +464,13 @@ JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte
         for (auto& h : c1[k])
             for (auto& r : h)
                 for (auto& z : r) z = _mm256_setzero_ps();
+    avx2::Ahead a(rows, size_t(n_rows) * row_bytes);
+    avx2::Ahead* ask = ahead ? &a : nullptr;
     for (int64_t b0 = 0; b0 < nb; b0 += kDotChunkAvx2) {
         const int64_t b1 = std::min(nb, b0 + kDotChunkAvx2);
-        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ahead);
+        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ask);
         for (int64_t k = 0; k < alone; ++k)
-            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ahead);
+            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ask);
     }
     for (int64_t k = 0; k < tiles; ++k)
         for (int r = 0; r < R; ++r)
