@@ -504,7 +504,10 @@ JOURNEY_AVX2 inline void finish_avx2(ChainsAvx2<R, N>& c, float* y, int64_t y_st
                                                _mm256_add_ps(_mm256_add_ps(c[1][r][t], c[3][r][t]), _mm256_add_ps(c[5][r][t], c[7][r][t])));
 }
 
-constexpr int64_t kChunkAvx2 = 512, kBlockRowsAvx2 = 12;
+// Inputs a chunk (whole 64s): the block's rows' and the token tile's chunks (12 x 2 KiB of F16, 4 x 4
+// KiB of x) about fill L1. In L1, one thread, medians of 5 alternating runs: 512 inputs 27-33
+// MACs a ns, 1024 29-34 (768 inputs a row: one chunk, not two).
+constexpr int64_t kChunkAvx2 = 1024, kBlockRowsAvx2 = 12;
 
 // Rows per tile for N tokens: R x N of 6 to 9 accumulators (the fmas' latency hidden, with the R
 // rows' converted inputs and a token's x in 16 registers). In L1, 768 or 2048 inputs a row, one

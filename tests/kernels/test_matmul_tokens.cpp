@@ -159,14 +159,15 @@ TEST_CASE("matmul_tokens: row x token tiles give the portable bits of each token
 }
 
 // The AVX2 several-token kernels, forced (as on a CPU without AVX-512): gemv_tokens' row x token
-// tiles (F32, F16, BF16: each row's eight chains taken one at a time over chunks of 512 inputs,
-// blocks of 12 rows) and dot_rows_tokens' (Q8_0, Q4_0, MXFP4: lo's blocks, then hi's, over
-// chunks of 16 blocks). Every row of every token has the bits of the one-token kernels (AVX2 and
-// portable alike) on that token alone, for T = 1 .. 16 (token tiles of 1 .. 4, and 5 as 3 + 2),
-// row counts that leave tiles and single rows at a block's end (29 = 12 + 12 + 5 rows; 7), row
-// ranges that start inside the matrix, inputs that end past a chunk and inside a step (1100 =
-// 2 x 512 + 64 + 12; 40) or after an odd number of blocks past two chunks (1056 = 33 blocks;
-// 32), and Q8_0 weights of -128 (|w| = 128, vpmaddubsw's largest unsigned operand).
+// tiles (F32, F16, BF16: each row's eight chains taken one at a time over chunks of 1024
+// inputs, blocks of 12 rows) and dot_rows_tokens' (Q8_0, Q4_0, MXFP4: lo's blocks, then hi's,
+// over chunks of 32 blocks). Every row of every token has the bits of the one-token kernels
+// (AVX2 and portable alike) on that token alone, for T = 1 .. 16 (token tiles of 1 .. 4, and 5
+// as 3 + 2), row counts that leave tiles and single rows at a block's end (29 = 12 + 12 + 5
+// rows; 7), row ranges that start inside the matrix, inputs that end in a second chunk and
+// inside a step (1100 = 1024 + 64 + 12; 40) or after an odd number of blocks in a second chunk
+// (1056 = 33 blocks; 32), and Q8_0 weights of -128 (|w| = 128, vpmaddubsw's largest unsigned
+// operand).
 TEST_CASE("gemv_tokens and dot_rows_tokens on the AVX2 kernels: each token the bits of the one-token kernels", "[kernels][parallel][avx2]") {
     const int threads_before = num_threads();
     struct Case {
