@@ -504,31 +504,41 @@ JOURNEY_AVX2 inline void finish_avx2(ChainsAvx2<R, N>& c, float* y, int64_t y_st
                                                _mm256_add_ps(_mm256_add_ps(c[1][r][t], c[3][r][t]), _mm256_add_ps(c[5][r][t], c[7][r][t])));
 }
 
-// Inputs a chunk (whole 64s): the block's rows' and the token tile's chunks (12 x 2 KiB of F16, 4 x 4
-// KiB of x) about fill L1. In L1, one thread, medians of 5 alternating runs: 512 inputs 27-33
+// Inputs a chunk (whole 64s). In L1, one thread, medians of 5 alternating runs: 512 inputs 27-33
 // MACs a ns, 1024 29-34 (768 inputs a row: one chunk, not two).
-constexpr int64_t kChunkAvx2 = 1024, kBlockRowsAvx2 = 12;
+constexpr int64_t kChunkAvx2 = 1024;
 
 // Rows per tile for N tokens: R x N of 6 to 9 accumulators (the fmas' latency hidden, with the R
 // rows' converted inputs and a token's x in 16 registers). In L1, 768 or 2048 inputs a row, one
 // thread: 2 x 4, 3 x 3 and 4 x 2 ran at 33-38 MACs a ns (an fma-only loop: 46), 6 x 1 at 25-29,
-// 3 x 4 (12 accumulators) at 28-32. Each divides kBlockRowsAvx2.
+// 3 x 4 (12 accumulators) at 28-32.
 template <int N>
 constexpr int kTileRowsAvx2 = N == 1 ? 6 : N == 2 ? 4 : N == 3 ? 3 : 2;
 
-// A block of n_rows rows (at most kBlockRowsAvx2) against one token tile of N tokens: kChunkAvx2
-// inputs at a time, each taken by the block's tiles of kTileRowsAvx2<N> rows in turn (the last
-// n_rows % R rows alone), so that the tokens' chunk of x stays in L1 for all the block's rows
-// (4 tokens' x of 8192 inputs is 128 KiB: taking one tile's rows in full, then the next, reads
-// it from L2 again for every tile; on this host the two orders measured alike within the noise,
-// one thread, 768 to 8192 inputs). `ahead` (the block's first token tile): the weights' stream
-// kAhead bytes on is asked for into L2 (avx2_lanes.h).
+// Rows a block: every token tile takes a block's rows (the first from memory, the others from
+// L1 or L2) before the next block's. A token tile takes them kSubRowsAvx2<N> at a time (a
+// multiple of its tiles' rows) a chunk at a time, so that the sub-block's chunk of rows, the
+// token tile's chunk of x and the sub-block's sums (kept in memory between chunks) stay in L1.
+// GPT-2 small's and 4 of Llama 3.2 1B's layers' F16 products in turn, 2 threads, medians of 3
+// or 4 alternating runs on the shared host: 12 rows at a time for every token tile, 18.6, 27.4,
+// 38.4, 71.5 ms for 2, 4, 8, 16 tokens (Llama: 30.3, 47.4, 76.8, 135.8); 8 rows for 2 tokens and
+// 6 for the others, 17.6, 21.7, 34.7, 60.8 (30.6, 43.0, 70.6, 124.9); 6 rows for 2 tokens too
+// (as 3 x 2 tiles) was slower at 2 tokens, 4 rows for 4 tokens slower at 8 and 16.
+constexpr int64_t kBlockRowsAvx2 = 12;
+template <int N>
+constexpr int64_t kSubRowsAvx2 = N == 2 ? 8 : 6;
+
+// A sub-block of n_rows rows (at most kSubRowsAvx2<N>) against one token tile of N tokens:
+// kChunkAvx2 inputs at a time, each taken by the sub-block's tiles of kTileRowsAvx2<N> rows in
+// turn (the last n_rows % R rows alone). `ahead` (the block's first token tile): the weights'
+// stream kAhead bytes on is asked for into L2 (avx2_lanes.h).
 template <DType D, int N>
-JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
-                                    int64_t n_rows, bool ahead) {
+JOURNEY_AVX2 void linear_sub_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
+                                  int64_t n_rows, bool ahead) {
     constexpr int R = kTileRowsAvx2<N>;
+    static_assert(kSubRowsAvx2<N> % R == 0 && kBlockRowsAvx2 % kSubRowsAvx2<N> % R == 0);  // a whole block: no rows alone
     const int64_t tiles = n_rows / R, alone = n_rows % R, whole = n_in / 64 * 64;
-    ChainsAvx2<R, N> c[kBlockRowsAvx2 / R];
+    ChainsAvx2<R, N> c[kSubRowsAvx2<N> / R];
     ChainsAvx2<1, N> c1[R];
     for (int64_t k = 0; k < tiles; ++k)
         for (auto& v : c[k])
@@ -548,6 +558,14 @@ JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp,
     for (int64_t k = 0; k < tiles; ++k) finish_avx2<D, R, N>(c[k], y + k * R, y_stride, xp, rows + k * R * stride, stride, whole, n_in);
     for (int64_t k = 0; k < alone; ++k)
         finish_avx2<D, 1, N>(c1[k], y + tiles * R + k, y_stride, xp, rows + (tiles * R + k) * stride, stride, whole, n_in);
+}
+
+// A block of n_rows rows (at most kBlockRowsAvx2) against one token tile, a sub-block at a time.
+template <DType D, int N>
+JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
+                                    int64_t n_rows, bool ahead) {
+    for (int64_t r = 0; r < n_rows; r += kSubRowsAvx2<N>)
+        linear_sub_avx2<D, N>(y + r, y_stride, xp, rows + r * stride, stride, n_in, std::min(kSubRowsAvx2<N>, n_rows - r), ahead);
 }
 
 // Rows o0 .. o1 against T tokens (x packed by pack_x_avx2), kBlockRowsAvx2 rows at a time against
