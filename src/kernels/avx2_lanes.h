@@ -73,11 +73,13 @@ using avx512::prefetch_l2;
 
 // The several-token kernels' weights, read from memory by the first token tile of each block of
 // rows: a cursor kAhead bytes on in the stream, a block's share of which is asked for into L2 a
-// few lines at each step, so that the stream arrives at the rate it is read. (The tiles read a
-// block's rows side by side, each row's lines out of order: asking for the lines kStreamAheadL2
-// on in each row, as the one-token rows do, streamed a 2-token product of GPT-2's 77 MB head
-// at about half the one-token rate; a cursor 16 to 32 KiB on, at the one-token rate; 48 KiB
-// and more was slower at 8192 inputs a row (a block of 12 rows is 192 KiB).)
+// few lines at each step (at least as many as the step reads), ahead of the tiles. The tiles
+// read a block's rows side by side, each row's lines out of order: asking for the lines
+// kStreamAheadL2 on in each row instead, as the one-token rows do, a 2-token product of GPT-2's
+// 77 MB F16 head took 15-17 ms on one thread (one token: 6.3-7), with the cursor 16 to 32 KiB
+// on 7.6-8.9; 48 KiB and more was slower at 8192 inputs a row. Asking at exactly the rate the
+// step reads (each line once the stream enters it) was faster still on one thread but slower
+// on two (GPT-2 small's F16 products, 16 tokens: 76.6 against 68.4 ms).
 constexpr size_t kAhead = 32768;
 struct Ahead {
     const std::byte* p;    // the next line to ask for
