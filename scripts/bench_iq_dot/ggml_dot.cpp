@@ -16,14 +16,19 @@ int main(int argc, char** argv) {
     const int64_t n = argc > 1 ? std::atoll(argv[1]) : 2048, rows = 64 * 2048 / n;  // inputs a row (a multiple of 256); 512 super-blocks in all
     std::mt19937 rng(1);
     for (ggml_type t : {GGML_TYPE_IQ2_XXS, GGML_TYPE_IQ2_XS, GGML_TYPE_IQ2_S, GGML_TYPE_IQ3_XXS, GGML_TYPE_IQ3_S, GGML_TYPE_TQ2_0,
-                        GGML_TYPE_TQ1_0, GGML_TYPE_IQ4_XS}) {
+                        GGML_TYPE_TQ1_0, GGML_TYPE_IQ1_S, GGML_TYPE_IQ1_M, GGML_TYPE_IQ4_XS}) {
         const size_t d_at = t == GGML_TYPE_TQ2_0 ? 64 : t == GGML_TYPE_TQ1_0 ? 52 : 0;  // the f16 d
         const size_t rb = ggml_row_size(t, n), bb = ggml_row_size(t, 256);
         std::vector<unsigned char> w(rb * rows);
         for (auto& b : w) b = static_cast<unsigned char>(rng() & 255);
         for (size_t k = 0; k < w.size() / bb; ++k) {
             const ggml_fp16_t h = ggml_fp32_to_fp16(0.01f * float(int(rng() % 200) - 100) / 100.f);
-            std::memcpy(&w[k * bb + d_at], &h, 2);
+            if (t == GGML_TYPE_IQ1_M) {  // the f16 d in the top nibbles of its four scale words
+                const uint16_t v = h;
+                for (int j = 0; j < 4; ++j) w[k * bb + 49 + 2 * j] = static_cast<unsigned char>((w[k * bb + 49 + 2 * j] & 0x0f) | (((v >> (4 * j)) & 0xf) << 4));
+            } else {
+                std::memcpy(&w[k * bb + d_at], &h, 2);
+            }
         }
         std::normal_distribution<float> nd;
         std::vector<float> x(n);

@@ -421,6 +421,178 @@ JOURNEY_AVX2 void linear_avx2(float* y, const float* x, const std::byte* w, int6
     for (int64_t o = o0; o < o1; ++o) linear_row_avx2<D>(y + o, x, w + static_cast<size_t>(o) * stride, n_in);
 }
 
+// Several tokens on AVX2 (sequences decoded together, gemv_tokens). linear_row_avx2's row is
+// eight independent chains of 8 lanes: inputs 8s .. 8s+7 of each 64 go into chain s (its
+// c[s / 2][s % 2]), and the last 1..63 inputs continue chains 0 .. 7 in the same way. Eight
+// chains for each (row, token) of a tile do not fit in 16 registers, so a tile of R rows x N
+// tokens takes one chain at a time over kChunkAvx2 inputs (R x N accumulators in registers, kept
+// in memory between chunks); every (row, token, chain) gets the fmas of the token alone in the
+// same order, so every output has the bits of linear_row_avx2 on its token.
+//
+// The tokens' x come packed (pack_x_avx2): in tiles of avx2::token_tile's counts, each 8 inputs
+// of a tile's n tokens side by side (inputs 8g .. 8g+7 of token t at (g · n + t) · 8 floats from
+// the tile's start), zeros up to a whole 64 inputs. One chain's step then reads its tokens' x as
+// one run of n · 32 bytes; read in place, a token's x lies n_in floats from the next (4 KiB or a
+// multiple of 1 KiB for the models' widths), so the N tokens' lines shared L1 sets and pushed
+// each other out (a 2 x 4 tile in L1, 2048 inputs: 24.6 against 34.4 MACs a ns).
+int64_t x_groups_avx2(int64_t n_in) { return (n_in + 63) / 64 * 8; }  // 8-input groups a packed token
+
+void pack_x_avx2(const float* x, int64_t n_in, int T, LineVector<float>& out) {
+    const int64_t G = x_groups_avx2(n_in);
+    out.assign(static_cast<size_t>(T * G * 8), 0.0f);
+    for (int t0 = 0, n; t0 < T; t0 += n) {
+        n = avx2::token_tile(T, t0);
+        float* tile = out.data() + t0 * G * 8;
+        for (int t = 0; t < n; ++t)
+            for (int64_t g = 0; g < G && 8 * g < n_in; ++g)
+                std::copy_n(x + (t0 + t) * n_in + 8 * g, std::min<int64_t>(8, n_in - 8 * g), tile + (g * n + t) * 8);
+    }
+}
+
+// Chains of R rows x N tokens, x packed (`xp`: the token tile's start): c[s][r][t] is chain s of
+// row r and token t.
+template <int R, int N>
+using ChainsAvx2 = __m256[8][R][N];
+
+// Inputs i0 .. i1 (whole 64s) into the chains, one chain at a time, each in order; `ahead` (the
+// first token tile: the rows from memory) asks for the weights further on at each step. The
+// empty asm keeps each token's x a register for the R rows (GCC folds its load into each fma
+// otherwise: 15 loads for 12 fmas at 3 x 4).
+template <DType D, int R, int N>
+JOURNEY_AVX2 inline void chunk_avx2(ChainsAvx2<R, N>& c, const float* xp, const std::byte* rows, size_t stride, int64_t i0, int64_t i1,
+                                    avx2::Ahead* ahead) {
+    constexpr int lines = (R * int(esize(D)) + 7) / 8;  // at least the lines a step reads
+    for (int s = 0; s < 8; ++s) {
+        __m256 a[R][N];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < N; ++t) a[r][t] = c[s][r][t];
+        for (int64_t i = i0 + 8 * s; i < i1; i += 64) {
+            if (ahead) ahead->ask(lines);
+            __m256 w[R];
+            for (int r = 0; r < R; ++r) w[r] = avx2::load8<D>(rows + r * stride + static_cast<size_t>(i) * esize(D));
+            const float* xg = xp + i * N;  // group i / 8
+            for (int t = 0; t < N; ++t) {
+                __m256 xv = _mm256_load_ps(xg + 8 * t);
+                asm("" : "+x"(xv));
+                for (int r = 0; r < R; ++r) a[r][t] = _mm256_fmadd_ps(w[r], xv, a[r][t]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < N; ++t) c[s][r][t] = a[r][t];
+    }
+}
+
+// The last 1..63 inputs (from `whole`, n_in's whole 64s): chain s takes whole + 8s .. (zeros
+// past the row), then each output: linear_row_avx2's (c0 + c1) + (c2 + c3) of each half, that is
+// chains (0 + 2) + (4 + 6) and (1 + 3) + (5 + 7), and hsum16.
+template <DType D, int R, int N>
+JOURNEY_AVX2 inline void finish_avx2(ChainsAvx2<R, N>& c, float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride,
+                                     int64_t whole, int64_t n_in) {
+    for (int s = 0; s < 8; ++s) {
+        const int64_t i = whole + 8 * s;
+        if (i >= n_in) break;
+        const int64_t n = n_in - i;
+        for (int r = 0; r < R; ++r) {
+            const std::byte* p = rows + r * stride + static_cast<size_t>(i) * esize(D);
+            const __m256 w = n >= 8 ? avx2::load8<D>(p) : avx2::load8_part<D>(p, n);
+            for (int t = 0; t < N; ++t) c[s][r][t] = _mm256_fmadd_ps(w, _mm256_load_ps(xp + i * N + 8 * t), c[s][r][t]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < N; ++t)
+            y[t * y_stride + r] = avx2::hsum16(_mm256_add_ps(_mm256_add_ps(c[0][r][t], c[2][r][t]), _mm256_add_ps(c[4][r][t], c[6][r][t])),
+                                               _mm256_add_ps(_mm256_add_ps(c[1][r][t], c[3][r][t]), _mm256_add_ps(c[5][r][t], c[7][r][t])));
+}
+
+// Inputs a chunk (whole 64s). In L1, one thread, medians of 5 alternating runs: 512 inputs 27-33
+// MACs a ns, 1024 29-34 (768 inputs a row: one chunk, not two).
+constexpr int64_t kChunkAvx2 = 1024;
+
+// Rows per tile for N tokens: R x N of 6 to 9 accumulators (the fmas' latency hidden, with the R
+// rows' converted inputs and a token's x in 16 registers). In L1, 768 or 2048 inputs a row, one
+// thread: 2 x 4, 3 x 3 and 4 x 2 ran at 33-38 MACs a ns (an fma-only loop: 46), 6 x 1 at 25-29,
+// 3 x 4 (12 accumulators) at 28-32.
+template <int N>
+constexpr int kTileRowsAvx2 = N == 1 ? 6 : N == 2 ? 4 : N == 3 ? 3 : 2;
+
+// Rows a block: every token tile takes a block's rows (the first from memory, the others from
+// L1 or L2) before the next block's. A token tile takes them kSubRowsAvx2<N> at a time (a
+// multiple of its tiles' rows) a chunk at a time, so that the sub-block's chunk of rows, the
+// token tile's chunk of x and the sub-block's sums (kept in memory between chunks) stay in L1.
+// GPT-2 small's and 4 of Llama 3.2 1B's layers' F16 products in turn, 2 threads, medians of 3
+// or 4 alternating runs on the shared host: 12 rows at a time for every token tile, 18.6, 27.4,
+// 38.4, 71.5 ms for 2, 4, 8, 16 tokens (Llama: 30.3, 47.4, 76.8, 135.8); 8 rows for 2 tokens and
+// 6 for the others, 17.6, 21.7, 34.7, 60.8 (30.6, 43.0, 70.6, 124.9); 6 rows for 2 tokens too
+// (as 3 x 2 tiles) was slower at 2 tokens, 4 rows for 4 tokens slower at 8 and 16.
+constexpr int64_t kBlockRowsAvx2 = 12;
+template <int N>
+constexpr int64_t kSubRowsAvx2 = N == 2 ? 8 : 6;
+
+// A sub-block of n_rows rows (at most kSubRowsAvx2<N>) against one token tile of N tokens:
+// kChunkAvx2 inputs at a time, each taken by the sub-block's tiles of kTileRowsAvx2<N> rows in
+// turn (the last n_rows % R rows alone). `ahead` (the block's first token tile): the weights'
+// stream kAhead bytes on is asked for into L2 (avx2_lanes.h).
+template <DType D, int N>
+JOURNEY_AVX2 void linear_sub_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
+                                  int64_t n_rows, bool ahead) {
+    constexpr int R = kTileRowsAvx2<N>;
+    static_assert(kSubRowsAvx2<N> % R == 0 && kBlockRowsAvx2 % kSubRowsAvx2<N> % R == 0);  // a whole block: no rows alone
+    const int64_t tiles = n_rows / R, alone = n_rows % R, whole = n_in / 64 * 64;
+    ChainsAvx2<R, N> c[kSubRowsAvx2<N> / R];
+    ChainsAvx2<1, N> c1[R];
+    for (int64_t k = 0; k < tiles; ++k)
+        for (auto& v : c[k])
+            for (auto& r : v)
+                for (auto& z : r) z = _mm256_setzero_ps();
+    for (int64_t k = 0; k < alone; ++k)
+        for (auto& v : c1[k])
+            for (auto& r : v)
+                for (auto& z : r) z = _mm256_setzero_ps();
+    avx2::Ahead a(rows, static_cast<size_t>(n_rows) * stride);
+    for (int64_t i0 = 0; i0 < whole; i0 += kChunkAvx2) {
+        const int64_t i1 = std::min(whole, i0 + kChunkAvx2);
+        for (int64_t k = 0; k < tiles; ++k) chunk_avx2<D, R, N>(c[k], xp, rows + k * R * stride, stride, i0, i1, ahead ? &a : nullptr);
+        for (int64_t k = 0; k < alone; ++k)
+            chunk_avx2<D, 1, N>(c1[k], xp, rows + (tiles * R + k) * stride, stride, i0, i1, ahead ? &a : nullptr);
+    }
+    for (int64_t k = 0; k < tiles; ++k) finish_avx2<D, R, N>(c[k], y + k * R, y_stride, xp, rows + k * R * stride, stride, whole, n_in);
+    for (int64_t k = 0; k < alone; ++k)
+        finish_avx2<D, 1, N>(c1[k], y + tiles * R + k, y_stride, xp, rows + (tiles * R + k) * stride, stride, whole, n_in);
+}
+
+// A block of n_rows rows (at most kBlockRowsAvx2) against one token tile, a sub-block at a time.
+template <DType D, int N>
+JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
+                                    int64_t n_rows, bool ahead) {
+    for (int64_t r = 0; r < n_rows; r += kSubRowsAvx2<N>)
+        linear_sub_avx2<D, N>(y + r, y_stride, xp, rows + r * stride, stride, n_in, std::min(kSubRowsAvx2<N>, n_rows - r), ahead);
+}
+
+// Rows o0 .. o1 against T tokens (x packed by pack_x_avx2), kBlockRowsAvx2 rows at a time against
+// every token tile: the rows come from memory for the first (which asks ahead) and from L2 for
+// the others.
+template <DType D>
+JOURNEY_AVX2 void linear_tokens_avx2(float* y, const float* xp, const std::byte* w, int64_t n_in, int64_t n_out, int T, int64_t o0,
+                                     int64_t o1) {
+    const size_t stride = static_cast<size_t>(n_in) * esize(D);
+    const int64_t G = x_groups_avx2(n_in);
+    for (int64_t o = o0; o < o1; o += kBlockRowsAvx2) {
+        const int64_t n_rows = std::min(kBlockRowsAvx2, o1 - o);
+        const std::byte* rows = w + static_cast<size_t>(o) * stride;
+        for (int t = 0, n; t < T; t += n) {
+            n = avx2::token_tile(T, t);
+            float* yt = y + t * n_out + o;
+            const float* xt = xp + t * G * 8;
+            switch (n) {
+                case 1: linear_block_avx2<D, 1>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
+                case 2: linear_block_avx2<D, 2>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
+                case 3: linear_block_avx2<D, 3>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
+                default: linear_block_avx2<D, 4>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
+            }
+        }
+    }
+}
+
 // conv1d_portable's chains (y[o] = fma over the slab's rows in order), 8 rows a sweep over y
 // (which stays in L1), 8 outputs at a time; the next sweep's rows asked for at F16/BF16.
 template <DType D>
@@ -544,6 +716,16 @@ void gemv_tokens_typed(float* y, const float* x, const Matrix& W, int T) {
             });
             return;
         }
+    }
+    if (avx2_kernels()) {  // row tiles against token tiles (linear_tokens_avx2), x packed once
+        thread_local LineVector<float> packed;
+        pack_x_avx2(x, n_in, T, packed);
+        const float* xp = packed.data();  // the caller's (a worker's `packed` is its own)
+        thread_pool().run([&](int i, int n) {
+            const auto [o0, o1] = linear_part(n_out, i, n);
+            if (o0 < o1) linear_tokens_avx2<D>(y, xp, W.data, n_in, n_out, T, o0, o1);
+        });
+        return;
     }
     const int64_t group = std::max<int64_t>(4, int64_t{65536} / std::max<int64_t>(1, n_in * int64_t(esize(D))) / 4 * 4);
     thread_pool().run([&](int i, int n) {

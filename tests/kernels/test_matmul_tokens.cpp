@@ -157,3 +157,65 @@ TEST_CASE("matmul_tokens: row x token tiles give the portable bits of each token
     force_stream_shape(std::nullopt);
     set_num_threads(threads_before);
 }
+
+// The AVX2 several-token kernels, forced (as on a CPU without AVX-512): gemv_tokens' row x token
+// tiles (F32, F16, BF16: each row's eight chains taken one at a time over chunks of 1024
+// inputs, blocks of 12 rows) and dot_rows_tokens' (Q8_0, Q4_0, MXFP4: lo's blocks, then hi's,
+// over chunks of 32 blocks). Every row of every token has the bits of the one-token kernels
+// (AVX2 and portable alike) on that token alone, for T = 1 .. 16 (token tiles of 1 .. 4, and 5
+// as 3 + 2), row counts that leave tiles and single rows at a block's end (29 = 12 + 12 + 5
+// rows; 7), row ranges that start inside the matrix, inputs that end in a second chunk and
+// inside a step (1100 = 1024 + 64 + 12; 40) or after an odd number of blocks in a second chunk
+// (1056 = 33 blocks; 32), and Q8_0 weights of -128 (|w| = 128, vpmaddubsw's largest unsigned
+// operand).
+TEST_CASE("gemv_tokens and dot_rows_tokens on the AVX2 kernels: each token the bits of the one-token kernels", "[kernels][parallel][avx2]") {
+    const int threads_before = num_threads();
+    struct Case {
+        DType t;
+        int64_t n_in;
+    };
+    for (const Case& k : {Case{DType::F32, 1100}, Case{DType::F16, 1100}, Case{DType::BF16, 1100}, Case{DType::F16, 40},
+                          Case{DType::Q8_0, 1056}, Case{DType::Q4_0, 1056}, Case{DType::MXFP4, 1056}, Case{DType::Q8_0, 32}})
+    for (int64_t n_out : {int64_t(29), int64_t(7)}) {
+        INFO(dtype_name(k.t) << ", " << n_out << " rows of " << k.n_in);
+        std::string bytes = make_weights(k.t, n_out, k.n_in);
+        if (k.t == DType::Q8_0)  // some quants -128 (quantize_row never writes it; a file may)
+            for (size_t b = 0; b < bytes.size() / 34; b += 3) bytes[b * 34 + 2 + b % 32] = char(0x80);
+        const Matrix W{k.t, reinterpret_cast<const std::byte*>(bytes.data()), n_out, k.n_in, Layout::Linear};
+        const bool quantized = dtype_block(k.t) > 1;
+        const int T_max = 16;
+        std::vector<float> x(size_t(T_max * k.n_in)), portable(size_t(T_max * n_out)), avx2(size_t(T_max * n_out));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.05f * float(i)) * (1.0f + 0.2f * float(i % 5)) - 0.1f;
+        set_num_threads(1);
+        force_portable_kernels(true);
+        for (int t = 0; t < T_max; ++t) matmul(portable.data() + t * n_out, x.data() + t * k.n_in, W, 1);
+        force_portable_kernels(false);
+        force_avx2_kernels(true);
+        for (int t = 0; t < T_max; ++t) matmul(avx2.data() + t * n_out, x.data() + t * k.n_in, W, 1);
+        CHECK(std::memcmp(portable.data(), avx2.data(), portable.size() * sizeof(float)) == 0);
+        std::vector<QuantizedActivations> xs(static_cast<size_t>(T_max));
+        if (quantized)
+            for (int t = 0; t < T_max; ++t) quantize_activations(x.data() + t * k.n_in, k.n_in, xs[size_t(t)]);
+        for (int T = 1; T <= T_max; ++T) {
+            INFO("T " << T);
+            std::vector<float> got(size_t(T * n_out), -1.0f);
+            if (quantized) {  // rows 2 .. n_out, then 0 .. 2 (a range inside the matrix, a short one)
+                dot_rows_tokens(got.data(), n_out, W, xs.data(), T, 2, n_out);
+                dot_rows_tokens(got.data(), n_out, W, xs.data(), T, 0, 2);
+            } else {
+                gemv_tokens(got.data(), x.data(), W, T);
+            }
+            CHECK(std::memcmp(got.data(), portable.data(), got.size() * sizeof(float)) == 0);
+            if (T < 2) continue;
+            for (int threads : {1, 2}) {  // the whole product, split over the pool
+                set_num_threads(threads);
+                std::fill(got.begin(), got.end(), -1.0f);
+                matmul_tokens(got.data(), x.data(), W, T);
+                CHECK(std::memcmp(got.data(), portable.data(), got.size() * sizeof(float)) == 0);
+            }
+            set_num_threads(1);
+        }
+        force_avx2_kernels(false);
+    }
+    set_num_threads(threads_before);
+}

@@ -374,6 +374,138 @@ JOURNEY_AVX2 void dot_rows_avx2(float* out, const Matrix& W, const QuantizedActi
     }
 }
 
+// Several tokens on AVX2 (sequences decoded together). dot_rows_avx2's row is two chains of 8
+// lanes, lo taking the even blocks and hi the odd ones. A tile of R rows x N tokens takes lo's
+// blocks of a chunk for its R x N (row, token) pairs, then hi's (R x N accumulators in
+// registers, kept in memory between chunks); each block of the R rows is loaded and decoded
+// once for the N tokens, each token's block once for the R rows, and every (row, token) takes
+// block_avx2's operations in its order: the same exact integer sums, then float(isum) ·
+// (d_w · d_x) (the product of the same two floats) into its chain, so every output has the bits
+// of dot_rows_avx2 on that token alone.
+//
+// The tokens come packed (pack_tokens, `avx2`): in tiles of avx2::token_tile's counts, per block
+// the tile's n tokens' 32 quants side by side, then their n scales d_x (8 floats, the rest 0):
+// n · 32 + 32 bytes a block. Each row's d_w times the tile's d_x is one multiplication, stored;
+// a (row, token) pair then takes its product as a broadcast load rather than a multiplication.
+
+// The bytes of a block of a packed tile of n tokens.
+constexpr size_t tile_block_bytes(int n) { return size_t(n) * 32 + 32; }
+
+template <int R, int N>
+using DotChainsAvx2 = __m256[2][R][N];  // [lo, hi][row][token]
+
+// Blocks b0 .. b1 (b0 even) of R rows (`rows`, row_bytes apart) against the packed tile `xt` of N
+// tokens, into c: lo's blocks in order, then hi's. `ahead` (the first token tile: the rows from
+// memory) asks for the weights further on at each step (avx2_lanes.h).
+template <DType D, int R, int N>
+JOURNEY_AVX2 inline void dot_chunk_avx2(DotChainsAvx2<R, N>& c, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t b0,
+                                        int64_t b1, avx2::Ahead* ahead) {
+    constexpr int64_t bb = kBlockBytes<D>;
+    constexpr int lines = int((R * bb + 63) / 64);  // at least the lines a step reads
+    constexpr size_t xb = tile_block_bytes(N);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int h = 0; h < 2; ++h) {
+        __m256 acc[R][N];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < N; ++t) acc[r][t] = c[h][r][t];
+        for (int64_t b = b0 + h; b < b1; b += 2) {
+            const std::byte* xq = xt + size_t(b) * xb;
+            const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(xq + N * 32));
+            __m256i w[R], aw[R];
+            alignas(32) float scale[R][8];
+            if (ahead) ahead->ask(lines);
+            for (int r = 0; r < R; ++r) {
+                const std::byte* blk = rows + size_t(r) * row_bytes + b * bb;
+                w[r] = block_i8_avx2<D>(blk);
+                aw[r] = _mm256_sign_epi8(w[r], w[r]);
+                __m256 dw;
+                if constexpr (D == DType::MXFP4) dw = _mm256_set1_ps(block_scale<D>(blk));
+                else dw = _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(load_u16(blk))));
+                _mm256_store_ps(scale[r], _mm256_mul_ps(dw, dx));
+            }
+            for (int t = 0; t < N; ++t) {
+                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq + t * 32));
+                for (int r = 0; r < R; ++r) {
+                    const __m256i isum = _mm256_madd_epi16(_mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(q, w[r])), ones);
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_broadcast_ss(&scale[r][t]), acc[r][t]);
+                }
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < N; ++t) c[h][r][t] = acc[r][t];
+    }
+}
+
+// Rows per tile for N tokens, each dividing kDotBlockRowsAvx2: R x N of 4 to 9 accumulators, with
+// the R rows' w and |w| in 16 registers. Q8_0 in L1 (12 rows of 768 or 2048 inputs, one thread):
+// 2 x 4 0.93-0.98 ns a block and token (34 MACs a ns; the instructions alone, in registers:
+// 0.6), 3 x 3 1.04-1.14, 4 x 2 1.12-1.19, 4 x 1 1.36-1.47; the dots of one token at a time 1.9.
+template <int N>
+constexpr int kDotRowsAvx2 = N == 1 ? 4 : N == 2 ? 4 : N == 3 ? 3 : 2;
+// Blocks a chunk (even), rows a block. 12 rows of 768 to 8192 inputs in L1, one thread, medians of
+// 4 alternating runs: 32 blocks a chunk 25-34 MACs a ns, 16 22-33 (768 inputs a row: one chunk,
+// not two), 64 alike.
+constexpr int64_t kDotChunkAvx2 = 32, kDotBlockRowsAvx2 = 12;
+
+// A block of n_rows rows (at most kDotBlockRowsAvx2) against the packed tile xt of N tokens:
+// kDotChunkAvx2 blocks at a time, each taken by the block's tiles of kDotRowsAvx2<N> rows in turn
+// (the last n_rows % R rows alone), so that the tokens' chunk stays in L1 for the block's rows.
+// `ahead` (the block's first token tile): the weights' stream kAhead bytes on is asked for into
+// L2 (avx2_lanes.h).
+template <DType D, int N>
+JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t nb,
+                                 int64_t n_rows, bool ahead) {
+    constexpr int R = kDotRowsAvx2<N>;
+    const int64_t tiles = n_rows / R, alone = n_rows % R;
+    DotChainsAvx2<R, N> c[kDotBlockRowsAvx2 / R];
+    DotChainsAvx2<1, N> c1[R];
+    for (int64_t k = 0; k < tiles; ++k)
+        for (auto& h : c[k])
+            for (auto& r : h)
+                for (auto& z : r) z = _mm256_setzero_ps();
+    for (int64_t k = 0; k < alone; ++k)
+        for (auto& h : c1[k])
+            for (auto& r : h)
+                for (auto& z : r) z = _mm256_setzero_ps();
+    avx2::Ahead a(rows, size_t(n_rows) * row_bytes);
+    avx2::Ahead* ask = ahead ? &a : nullptr;
+    for (int64_t b0 = 0; b0 < nb; b0 += kDotChunkAvx2) {
+        const int64_t b1 = std::min(nb, b0 + kDotChunkAvx2);
+        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ask);
+        for (int64_t k = 0; k < alone; ++k)
+            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ask);
+    }
+    for (int64_t k = 0; k < tiles; ++k)
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < N; ++t) out[t * out_stride + k * R + r] = avx2::hsum16(c[k][0][r][t], c[k][1][r][t]);
+    for (int64_t k = 0; k < alone; ++k)
+        for (int t = 0; t < N; ++t) out[t * out_stride + tiles * R + k] = avx2::hsum16(c1[k][0][0][t], c1[k][1][0][t]);
+}
+
+// Rows r0 .. r1 against every token (p: pack_tokens' AVX2 layout), kDotBlockRowsAvx2 rows at a
+// time against every token tile: the rows come from memory for the first (which asks ahead) and
+// from L1 or L2 for the others.
+template <DType D>
+JOURNEY_AVX2 void dot_rows_tokens_avx2(float* out, int64_t out_stride, const Matrix& W, const PackedTokens& p, int64_t r0, int64_t r1) {
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    const int64_t nb = W.cols / kQK;
+    for (int64_t o = r0; o < r1; o += kDotBlockRowsAvx2) {
+        const int64_t n_rows = std::min(kDotBlockRowsAvx2, r1 - o);
+        const std::byte* rows = W.data + size_t(o) * row_bytes;
+        const std::byte* xt = p.bytes.data();
+        for (int t = 0, n; t < p.T; t += n, xt += size_t(nb) * tile_block_bytes(n)) {
+            n = avx2::token_tile(p.T, t);
+            float* ot = out + t * out_stride + o;
+            switch (n) {
+                case 1: dot_block_avx2<D, 1>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
+                case 2: dot_block_avx2<D, 2>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
+                case 3: dot_block_avx2<D, 3>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
+                default: dot_block_avx2<D, 4>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
+            }
+        }
+    }
+}
+
 template <DType D>
 void dot_rows_of(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(D, uint64_t(W.cols));
@@ -509,14 +641,34 @@ void pack_tokens(const QuantizedActivations* xs, int T, DType w, PackedTokens& o
     out.w = w;
     out.T = T;
     out.pairs = T > 0 ? (xs[0].n + kPair - 1) / kPair : 0;
+    out.avx2 = !quant_dot_fast_available();
+    for (int t = 0; t < T; ++t)
+        if (xs[t].block != kQK || (xs[t].n + kPair - 1) / kPair != out.pairs)
+            throw std::invalid_argument("pack_tokens: every token in blocks of 32, of one length");
+    if (out.avx2) {  // dot_rows_tokens_avx2's layout
+        const int64_t nb = T > 0 ? xs[0].n / kQK : 0;
+        size_t bytes = 0;
+        for (int t0 = 0, n; t0 < T; t0 += n) bytes += size_t(nb) * tile_block_bytes(n = avx2::token_tile(T, t0));
+        out.bytes.assign(bytes, std::byte{0});
+        std::byte* tile = out.bytes.data();
+        for (int t0 = 0, n; t0 < T; t0 += n, tile += size_t(nb) * tile_block_bytes(n)) {
+            n = avx2::token_tile(T, t0);
+            for (int64_t b = 0; b < nb; ++b) {
+                std::byte* d = tile + size_t(b) * tile_block_bytes(n);
+                for (int t = 0; t < n; ++t) {
+                    std::memcpy(d + t * 32, xs[t0 + t].q.data() + b * kQK, 32);
+                    std::memcpy(d + n * 32 + t * 4, &xs[t0 + t].d[size_t(b)], 4);
+                }
+            }
+        }
+        return;
+    }
     out.bytes.resize(size_t(T) * size_t(out.pairs) * 192);
     for (int t0 = 0; t0 < T; t0 += kTileTokens) {
         const int n = std::min(kTileTokens, T - t0);
         std::byte* tile = out.bytes.data() + size_t(t0) * size_t(out.pairs) * 192;
         for (int t = 0; t < n; ++t) {
             const QuantizedActivations& x = xs[t0 + t];
-            if (x.block != kQK || (x.n + kPair - 1) / kPair != out.pairs)
-                throw std::invalid_argument("pack_tokens: every token in blocks of 32, of one length");
             // MXFP4's unpacked codes are value + 128, as Q8_0's quants: Q8_0's bias
             const int32_t* bias = w == DType::Q4_0 ? x.bias_q4_0.data() : x.bias_q8_0.data();
             for (int64_t c = 0; c < out.pairs; ++c) {
@@ -531,7 +683,7 @@ void pack_tokens(const QuantizedActivations* xs, int T, DType w, PackedTokens& o
 
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                      int64_t r1, const PackedTokens* packed) {
-    const bool shared = (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 || W.dtype == DType::MXFP4) && quant_dot_fast_available();
+    const bool shared = tokens_packed(W.dtype);
     if (!shared) {
         if ((has_k_dot(W.dtype) || has_iq_dot(W.dtype)) && W.layout == Layout::Linear && r0 >= 0 &&
             r1 <= W.rows) {
@@ -554,15 +706,27 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
         if (xs[t].n != W.cols || xs[t].block != kQK)
             throw std::invalid_argument("dot_rows_tokens: x must have W's columns in blocks of 32");
     thread_local PackedTokens own;
-    if (!packed || packed->w != W.dtype || packed->T != T || packed->pairs != (W.cols + kPair - 1) / kPair) {
+    if (!packed || packed->w != W.dtype || packed->T != T || packed->pairs != (W.cols + kPair - 1) / kPair ||
+        packed->avx2 == quant_dot_fast_available()) {
         pack_tokens(xs, T, W.dtype, own);
         packed = &own;
+    }
+    if (!quant_dot_fast_available()) {
+        switch (W.dtype) {
+            case DType::Q8_0: return dot_rows_tokens_avx2<DType::Q8_0>(out, out_stride, W, *packed, r0, r1);
+            case DType::Q4_0: return dot_rows_tokens_avx2<DType::Q4_0>(out, out_stride, W, *packed, r0, r1);
+            default: return dot_rows_tokens_avx2<DType::MXFP4>(out, out_stride, W, *packed, r0, r1);
+        }
     }
     switch (W.dtype) {
         case DType::Q8_0: return dot_rows_tokens_vnni<DType::Q8_0>(out, out_stride, W, *packed, r0, r1);
         case DType::Q4_0: return dot_rows_tokens_vnni<DType::Q4_0>(out, out_stride, W, *packed, r0, r1);
         default: return dot_rows_tokens_vnni<DType::MXFP4>(out, out_stride, W, *packed, r0, r1);
     }
+}
+
+bool tokens_packed(DType w) {
+    return (w == DType::Q8_0 || w == DType::Q4_0 || w == DType::MXFP4) && (quant_dot_fast_available() || quant_dot_avx2_available());
 }
 
 bool quant_dot_fast_available() { return cpu_avx512vnni() && std::string_view(kernel_isa()) == "avx512"; }
@@ -589,7 +753,7 @@ void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_
             const bool fast = quant_dot_fast_available();
             const DotPath path = fast ? DotPath::vnni : quant_dot_avx2_available() ? DotPath::avx2 : DotPath::portable;
             if (has_k_dot(W.dtype)) return dot_rows_k(out, W, x, r0, r1, path);
-            if (has_iq_dot(W.dtype)) return dot_rows_iq(out, W, x, r0, r1, fast);
+            if (has_iq_dot(W.dtype)) return dot_rows_iq(out, W, x, r0, r1, path);
             if (has_unpacked_dot(W.dtype)) return dot_rows_unpacked(out, W, x, r0, r1, path);
             throw std::invalid_argument("dot_rows: no kernel for " + std::string(dtype_name(W.dtype)));
         }

@@ -17,8 +17,10 @@
 // float step is one shared statement: the same bits. IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
 // TQ2_0 and TQ1_0 have direct AVX-512 kernels besides (below: no int8 copy; the same isum and
 // step), which decode a super-block once for up to 16 tokens (sequences decoded together,
-// --parallel). Prompts: the IQ types' take blocks/gemm_iq16.cpp (x at 16 bits), TQ1_0/TQ2_0's the
-// float gemm.
+// --parallel). CPUs without AVX-512 VNNI (AVX2, FMA, F16C: quant_dot_avx2_available) take direct
+// AVX2 kernels for all nine types (below, as ggml's AVX2 dots; the same isum and step), one token
+// or up to 8 per decoded super-block. Prompts: the IQ types' take blocks/gemm_iq16.cpp (x at 16
+// bits), TQ1_0/TQ2_0's the float gemm.
 #include "dot_kinds.h"
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 
 #include "journey/kernels/half.h"
 #include "iq_grids.h"
+#include "../avx2_lanes.h"
 
 namespace journey {
 namespace {
@@ -515,6 +518,364 @@ bool cpu_iq_direct() {
     return ok;
 }
 
+// ---- AVX2 kernels (AVX2, FMA, F16C: CPUs without AVX-512 VNNI) ------------------------------
+// As ggml's AVX2 ggml_vec_dot_iq*_q8_K / tq*_q8_K, on the same integer sums as isum_portable and
+// the same step(): the same bits. Each sub-block of 32 (ib: elements 32ib .. 32ib + 31) is decoded
+// into three vectors just before its products (the scales and D once per super-block, Head): the
+// weights' magnitudes |q| as unsigned bytes (the grid rows set by index, _mm256_set_epi64x), a
+// vector carrying q's signs, and the int16 scale S of each pair (per 32, or per 16: the low 16
+// bytes the sub-block's first half). Then per token: vpsignb moves q's sign onto x's quants (Q8_K: -127..127, so the negation is exact),
+// vpmaddubsw sums the pairs |q|·(±qx) into int16 (|.| <= 2 · 62 · 127 = 15748: IQ3's largest
+// magnitude 62, IQ2's 43, IQ1's 9; no saturation), vpmaddwd multiplies each pair by its S (<= 31)
+// into 8 int32 lanes (|isum| < 2^26: no overflow). The ternary types take codes c = q + 1 in
+// {0, 1, 2} against x as they are (int16 pair sums <= 2 · 2 · 127, 8 vectors of them and x's
+// Σ of 16 quants (sum16) within int16), Σ q·qx = Σ c·qx - Σ qx; IQ1_S takes its grid's -1, 0, 1
+// with 8S and adds its shift as delta · S · x's Σ of 32 quants (sum32). Integer sums are exact in any
+// grouping, so isum is isum_portable's, and the float step is step(). One row decodes each
+// super-block once for N tokens (8, 4, 2, 1: the N int32 accumulators and a sub-block's three
+// vectors fit AVX2's 16 registers).
+
+// ggml's keven_signs_q2xs: a 7-bit sign index i (iq_signs) as 8 bytes of ±1, for vpsignb.
+struct SignBytes {
+    uint64_t v[128];
+    constexpr SignBytes() : v() {
+        for (uint32_t i = 0; i < 128; ++i)
+            for (int j = 0; j < 8; ++j) v[i] |= uint64_t((iq_signs(i) >> j) & 1 ? 0xff : 0x01) << (8 * j);
+    }
+};
+constexpr SignBytes kSignBytes;
+
+// Sub-block ib of a super-block (elements 32ib .. 32ib + 31), decoded.
+struct Sub {
+    __m256i g;   // magnitudes |q|, unsigned bytes
+    __m256i s;   // bytes with q's signs (vpsignb's operand; 0 only where |q| is 0)
+    __m256i sc;  // S of each int16 pair
+};
+
+// What the sub-blocks of a super-block share: D, and the scales as int32 lanes S · 0x10001 (S in
+// both int16 halves), decoded together: per 16 (IQ2_XS, IQ2_S, IQ1_M) the scale of j = 2ib + half
+// in lane j of A (j < 8) or j - 8 of B; per 32 sub-block ib's in lane ib of A (IQ2_XXS: lane
+// 2 (ib % 4) + 1 of A for ib < 4, else of B).
+struct Head {
+    float D;
+    __m256i A, B;
+    __m128i C;  // IQ1_S: delta · S of sub-block ib in int16 lane ib
+};
+
+// S = 2u + 1 in both int16 halves of each int32 lane u (u < 16).
+JOURNEY_AVX2 inline __m256i scale_pairs(__m256i u) {
+    const __m256i S = _mm256_or_si256(_mm256_add_epi32(u, u), _mm256_set1_epi32(1));
+    return _mm256_or_si256(S, _mm256_slli_epi32(S, 16));
+}
+
+// Lane i of v in every lane.
+JOURNEY_AVX2 inline __m256i lane_of(__m256i v, int i) { return _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(i)); }
+
+JOURNEY_AVX2 inline float half_avx2(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }  // fp16_to_fp32, exactly
+
+// Four 8-byte grid rows, element 8l + j from byte j of row l.
+JOURNEY_AVX2 inline __m256i rows4(const uint64_t* grid, uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
+    return _mm256_set_epi64x(int64_t(grid[i3]), int64_t(grid[i2]), int64_t(grid[i1]), int64_t(grid[i0]));
+}
+
+// Eight 4-byte grid rows (IQ3), element 4k + j from byte j of row k, paired into qwords by the
+// scalar units (vpinsrd would take twice the vector instructions).
+inline int64_t grid_pair(const uint32_t* grid, uint32_t a, uint32_t b) { return int64_t(grid[a] | uint64_t(grid[b]) << 32); }
+JOURNEY_AVX2 inline __m256i rows8(const uint32_t* grid, uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3, uint32_t i4, uint32_t i5,
+                                  uint32_t i6, uint32_t i7) {
+    return _mm256_set_epi64x(grid_pair(grid, i6, i7), grid_pair(grid, i4, i5), grid_pair(grid, i2, i3), grid_pair(grid, i0, i1));
+}
+
+// The signs of 4 groups of 8 from 7-bit indices in bits 0, 7, 14, 21 of v.
+JOURNEY_AVX2 inline __m256i signs7(uint32_t v) {
+    return rows4(kSignBytes.v, v & 127, (v >> 7) & 127, (v >> 14) & 127, (v >> 21) & 127);
+}
+
+// The signs of 32 elements from 32 bits (bit j set: element j negative): byte j takes byte j / 8
+// of v, keeps bit j % 8, and becomes -1 where it is set, else 1.
+JOURNEY_AVX2 inline __m256i signs32(uint32_t v) {
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    const __m256i m = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(int(v)), spread), bit);
+    return _mm256_or_si256(_mm256_cmpeq_epi8(m, bit), _mm256_set1_epi8(1));
+}
+
+// IQ1_M's q = 8 · grid + delta, delta = ±1 per group l of 8 (-1 where bit 4l + 3 of qh is set:
+// byte j of a vector takes byte j / 16 of qh, keeps bit 3 or 7), from signed grid rows g (-1, 0,
+// 1): |q| <= 9, odd.
+JOURNEY_AVX2 inline void iq1m_q(Sub& u, __m256i g, uint32_t qh) {
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+    const int64_t b3 = 0x0808080808080808ll, b7 = int64_t(0x8080808080808080ull);
+    const __m256i bit = _mm256_set_epi64x(b7, b3, b7, b3);
+    const __m256i m = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi16(int16_t(qh)), spread), bit);
+    const __m256i delta = _mm256_or_si256(_mm256_cmpeq_epi8(m, bit), _mm256_set1_epi8(1));
+    const __m256i q = _mm256_add_epi8(_mm256_and_si256(_mm256_slli_epi16(g, 3), _mm256_set1_epi8(char(0xf8))), delta);
+    u.g = _mm256_abs_epi8(q);
+    u.s = q;
+}
+
+// Head's A and B from the values u_j of the scales per 16 (S = 2u + 1), as int32.
+JOURNEY_AVX2 inline void scales16(Head& h, __m256i A, __m256i B) {
+    h.A = scale_pairs(A);
+    h.B = scale_pairs(B);
+}
+
+// The same from 8 bytes of two nibbles (low: the first 16 of sub-block ib, high: the second).
+JOURNEY_AVX2 inline void scales16_nibbles(Head& h, const unsigned char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    const __m128i u = _mm_unpacklo_epi8(_mm_cvtsi64_si128(int64_t(v & 0x0f0f0f0f0f0f0f0full)),
+                                        _mm_cvtsi64_si128(int64_t((v >> 4) & 0x0f0f0f0f0f0f0f0full)));  // u_j
+    scales16(h, _mm256_cvtepu8_epi32(u), _mm256_cvtepu8_epi32(_mm_srli_si128(u, 8)));
+}
+
+// Sub-block ib's scales per 16: vpermd puts S_2ib in the low 16 bytes, S_2ib+1 in the high.
+JOURNEY_AVX2 inline __m256i scale16_of(const Head& h, int ib) {
+    const int j = 2 * (ib % 4);
+    return _mm256_permutevar8x32_epi32(ib < 4 ? h.A : h.B, _mm256_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1));
+}
+
+template <DType T>
+JOURNEY_AVX2 inline Head head_avx2(const unsigned char* b) {
+    Head h;
+    h.A = h.B = _mm256_setzero_si256();
+    h.C = _mm_setzero_si128();
+    if constexpr (T == DType::IQ1_M) {
+        uint64_t sc;  // 4 words: scale fields of 3 bits (j at bit 16 (j / 4) + 3 (j % 4)), the f16 d in the top nibbles
+        std::memcpy(&sc, b + 48, 8);
+        h.D = _cvtsh_ss(uint16_t(((sc >> 12) & 0x000f) | ((sc >> 24) & 0x00f0) | ((sc >> 36) & 0x0f00) | ((sc >> 48) & 0xf000))) * 0.125f;
+        const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 16, 19, 22, 25), seven = _mm256_set1_epi32(7);
+        scales16(h, _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(uint32_t(sc))), shifts), seven),
+                 _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(uint32_t(sc >> 32))), shifts), seven));
+    } else {
+        h.D = half_avx2(b) * (T == DType::IQ3_S ? 1.0f : T == DType::IQ3_XXS ? 0.25f : 0.125f);
+        if constexpr (T == DType::IQ2_XS) scales16_nibbles(h, b + 66);
+        if constexpr (T == DType::IQ2_S) scales16_nibbles(h, b + 74);
+        if constexpr (T == DType::IQ2_XXS) {  // u in bits 28-31 of dword 2ib + 1 from b + 2
+            h.A = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 28));
+            h.B = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 34)), 28));
+        }
+        if constexpr (T == DType::IQ3_XXS)  // u in bits 28-31 of dword ib from b + 66
+            h.A = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 66)), 28));
+        if constexpr (T == DType::IQ3_S)  // u in nibble ib of the dword at b + 106
+            h.A = scale_pairs(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(u32_at(b + 106))), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                               _mm256_set1_epi32(15)));
+        if constexpr (T == DType::IQ1_S) {
+            // word ib from b + 34: u in bits 12-14, the shift's sign in bit 15. Σ q·qx = 8 Σ grid·qx +
+            // delta · Σ qx over the sub-block (x.sum32): A holds 8S, C delta · S
+            const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 34));
+            const __m128i u = _mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7));
+            h.A = _mm256_slli_epi32(scale_pairs(_mm256_cvtepu16_epi32(u)), 3);
+            const __m128i S = _mm_or_si128(_mm_add_epi16(u, u), _mm_set1_epi16(1));
+            h.C = _mm_sign_epi16(S, _mm_or_si128(_mm_srai_epi16(qh, 15), _mm_set1_epi16(1)));
+        }
+    }
+    return h;
+}
+
+// The layouts are unpack()'s.
+template <DType T>
+JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) {
+    Sub u;
+    if constexpr (T == DType::IQ2_XXS) {
+        const unsigned char* p = b + 2 + 8 * ib;
+        const uint32_t aux = u32_at(p + 4);
+        u.g = rows4(kIq2xxsGrid, p[0], p[1], p[2], p[3]);
+        u.s = signs7(aux);
+        u.sc = lane_of(ib < 4 ? h.A : h.B, 2 * (ib % 4) + 1);
+    } else if constexpr (T == DType::IQ2_XS) {
+        uint64_t v;  // 4 entries of 16 bits: the grid index in bits 0-8, the sign index in 9-15
+        std::memcpy(&v, b + 2 + 8 * ib, 8);
+        u.g = rows4(kIq2xsGrid, v & 511, (v >> 16) & 511, (v >> 32) & 511, (v >> 48) & 511);
+        u.s = rows4(kSignBytes.v, (v >> 9) & 127, (v >> 25) & 127, (v >> 41) & 127, (v >> 57) & 127);
+        u.sc = scale16_of(h, ib);
+    } else if constexpr (T == DType::IQ2_S) {
+        const unsigned char* p = b + 2 + 4 * ib;
+        const uint32_t qh = b[66 + ib];
+        u.g = rows4(kIq2sGrid, p[0] | ((qh << 8) & 0x300), p[1] | ((qh << 6) & 0x300), p[2] | ((qh << 4) & 0x300), p[3] | ((qh << 2) & 0x300));
+        u.s = signs32(u32_at(b + 34 + 4 * ib));
+        u.sc = scale16_of(h, ib);
+    } else if constexpr (T == DType::IQ3_XXS) {
+        const unsigned char* p = b + 2 + 8 * ib;
+        const uint32_t aux = u32_at(b + 66 + 4 * ib);
+        u.g = rows8(kIq3xxsGrid, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+        u.s = signs7(aux);
+        u.sc = lane_of(h.A, ib);
+    } else if constexpr (T == DType::IQ3_S) {
+        // 4 elements from entry qs[k] | bit k of qh << 8
+        const unsigned char* p = b + 2 + 8 * ib;
+        const uint32_t qh = b[66 + ib];
+        u.g = rows8(kIq3sGrid, p[0] | ((qh << 8) & 256), p[1] | ((qh << 7) & 256), p[2] | ((qh << 6) & 256), p[3] | ((qh << 5) & 256),
+                    p[4] | ((qh << 4) & 256), p[5] | ((qh << 3) & 256), p[6] | ((qh << 2) & 256), p[7] | ((qh << 1) & 256));
+        u.s = signs32(u32_at(b + 74 + 4 * ib));
+        u.sc = lane_of(h.A, ib);
+    } else if constexpr (T == DType::IQ1_S) {
+        const unsigned char* p = b + 2 + 4 * ib;
+        const uint32_t qh = u16_at(b + 34 + 2 * ib);  // 3 index bits per group of 8, the scale in bits 12-14, the shift's sign in 15
+        const __m256i g = rows4(kIq1sGrid, p[0] | ((qh << 8) & 0x700), p[1] | ((qh << 5) & 0x700), p[2] | ((qh << 2) & 0x700), p[3] | ((qh >> 1) & 0x700));
+        u.g = _mm256_abs_epi8(g);  // the grid's -1, 0, 1 (the shift is Head's C)
+        u.s = g;
+        u.sc = lane_of(h.A, ib);
+    } else if constexpr (T == DType::IQ1_M) {
+        const unsigned char* p = b + 4 * ib;
+        const uint32_t qh = u16_at(b + 32 + 2 * ib);  // per group l of 8, bits 4l ..: 3 index bits, then the shift's sign
+        iq1m_q(u, rows4(kIq1sGrid, p[0] | ((qh << 8) & 0x700), p[1] | ((qh << 4) & 0x700), p[2] | (qh & 0x700), p[3] | ((qh >> 4) & 0x700)), qh);
+        u.sc = scale16_of(h, ib);
+    }
+    return u;
+}
+
+// The ternary codes c = q + 1 of a super-block, 8 vectors of 32 in unpack()'s order.
+struct Codes8 {
+    __m256i c[8];
+    float D;
+};
+
+// Bytes times 3 and times 9, modulo 256 (no 8-bit multiply).
+JOURNEY_AVX2 inline __m256i times3_avx2(__m256i v) { return _mm256_add_epi8(v, _mm256_add_epi8(v, v)); }
+JOURNEY_AVX2 inline __m256i times9_avx2(__m256i v) {
+    return _mm256_add_epi8(_mm256_and_si256(_mm256_slli_epi16(v, 3), _mm256_set1_epi8(char(0xf8))), v);
+}
+
+// The trit code (3t) >> 8 of each byte t: 1 from t = 86, 2 from t = 171 (signed compares on t - 128).
+JOURNEY_AVX2 inline __m256i trit_codes_avx2(__m256i t) {
+    const __m256i s = _mm256_xor_si256(t, _mm256_set1_epi8(char(0x80)));
+    const __m256i ge = _mm256_add_epi8(_mm256_cmpgt_epi8(s, _mm256_set1_epi8(85 - 128)), _mm256_cmpgt_epi8(s, _mm256_set1_epi8(170 - 128)));
+    return _mm256_sub_epi8(_mm256_setzero_si256(), ge);
+}
+
+template <DType T>
+JOURNEY_AVX2 __attribute__((always_inline)) inline void decode_tq_avx2(const unsigned char* b, Codes8& ch) {
+    if constexpr (T == DType::TQ2_0) {
+        // vector 4h + l: bits 2l of qs[32h .. 32h + 31]
+        ch.D = half_avx2(b + 64);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 * h));
+            for (int l = 0; l < 4; ++l) ch.c[4 * h + l] = _mm256_and_si256(_mm256_srli_epi16(v, 2 * l), _mm256_set1_epi8(3));
+        }
+    } else {
+        // TQ1_0 (decode_tq's order): vector n < 5 is trit n of qs[0 .. 31]; then trits 0-1, 2-3 and
+        // 4 of qs[32 .. 47] by halves, and the last 16 bytes trit 4j + n of qh[j]
+        ch.D = half_avx2(b + 52);
+        const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+        const __m256i a3 = times3_avx2(a1), a9 = times9_avx2(a1);
+        ch.c[0] = trit_codes_avx2(a1);
+        ch.c[1] = trit_codes_avx2(a3);
+        ch.c[2] = trit_codes_avx2(a9);
+        ch.c[3] = trit_codes_avx2(times9_avx2(a3));
+        ch.c[4] = trit_codes_avx2(times9_avx2(a9));
+        const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 32)));
+        const __m256i b3 = times3_avx2(b1), b9 = times9_avx2(b1);
+        const __m256i q1 = _mm256_set1_epi32(int(u32_at(b + 48))), q3 = times3_avx2(q1), q9 = times9_avx2(q1);
+        // dword n of each 16-byte half: qh · 3^n
+        const __m256i q = _mm256_blend_epi32(_mm256_blend_epi32(q1, q3, 0x22), _mm256_blend_epi32(q9, times9_avx2(q3), 0x88), 0xCC);
+        ch.c[5] = trit_codes_avx2(_mm256_blend_epi32(b1, b3, 0xF0));
+        ch.c[6] = trit_codes_avx2(_mm256_blend_epi32(b9, times9_avx2(b3), 0xF0));
+        ch.c[7] = trit_codes_avx2(_mm256_blend_epi32(times9_avx2(b9), q, 0xF0));
+    }
+}
+
+// The exact int32 sum of 8 lanes.
+JOURNEY_AVX2 inline int32_t sum8_i32_avx2(__m256i v) {
+    __m128i q = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+    return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1)));
+}
+
+constexpr bool is_tq(DType t) { return t == DType::TQ1_0 || t == DType::TQ2_0; }
+
+// One row against tokens xs[0 .. N-1]: out[t · out_stride] has the bits of isum_portable and step().
+template <DType T, int N>
+JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb,
+                                  const QuantizedActivations* xs, bool ask) {
+    constexpr size_t kBytes = T == DType::IQ2_XXS ? 66 : T == DType::IQ2_XS ? 74 : T == DType::IQ2_S ? 82 : T == DType::IQ3_XXS ? 98
+                            : T == DType::IQ3_S ? 110 : T == DType::IQ1_S ? 50 : T == DType::IQ1_M ? 56 : T == DType::TQ1_0 ? 54 : 66;
+    float acc[N];
+    for (int t = 0; t < N; ++t) acc[t] = 0.0f;
+    for (int64_t k = 0; k < nb; ++k) {
+        const unsigned char* b = row + size_t(k) * kBytes;
+        if (ask) ask_ahead<kBytes>(b);
+        __m256i isum[N];
+        float D;
+        if constexpr (is_tq(T)) {
+            Codes8 ch;
+            decode_tq_avx2<T>(b, ch);
+            D = ch.D;
+            for (int t = 0; t < N; ++t) {
+                const int8_t* qx = xs[t].q.data() + 256 * k;
+                __m256i s16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].sum16.data() + 16 * k)));
+#pragma GCC unroll 8
+                for (int v = 0; v < 8; ++v)
+                    s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(ch.c[v], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qx + 32 * v))));
+                isum[t] = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+            }
+        } else {
+            const Head h = head_avx2<T>(b);
+            D = h.D;
+            for (int t = 0; t < N; ++t) {
+                if constexpr (T == DType::IQ1_S)  // Σ_ib delta · S · Σ32 qx (|.| <= 8 · 15 · 4064)
+                    isum[t] = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xs[t].sum32.data() + 8 * k)), h.C));
+                else
+                    isum[t] = _mm256_setzero_si256();
+            }
+#pragma GCC unroll 8
+            for (int ib = 0; ib < 8; ++ib) {
+                const Sub u = sub_avx2<T>(b, h, ib);
+                for (int t = 0; t < N; ++t) {
+                    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].q.data() + 256 * k + 32 * ib));
+                    const __m256i p = _mm256_maddubs_epi16(u.g, _mm256_sign_epi8(x, u.s));
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(p, u.sc));
+                }
+            }
+        }
+        for (int t = 0; t < N; ++t) acc[t] = step(acc[t], sum8_i32_avx2(isum[t]), D, xs[t].d[size_t(k)]);
+    }
+    for (int t = 0; t < N; ++t) out[t * out_stride] = acc[t];
+}
+
+// Rows r0 .. r1 against T tokens: groups of rows of about 32 KiB (from cache after the first
+// token group, which alone asks ahead), each taken by 8 tokens at a time, then 4, 2, 1. One token:
+// one row after another.
+constexpr size_t kAvx2GroupBytes = 32768;
+
+template <DType T>
+void dot_rows_iq_avx2(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int n_tokens, int64_t r0,
+                      int64_t r1) {
+    const size_t row_bytes = dtype_bytes(T, uint64_t(W.cols));
+    const int64_t nb = W.cols / 256;
+    const int64_t group = std::max<int64_t>(1, int64_t(kAvx2GroupBytes / row_bytes));
+    const auto row = [&](int64_t r) { return reinterpret_cast<const unsigned char*>(W.data + size_t(r) * row_bytes); };
+    for (int64_t g = r0; g < r1; g += group) {
+        const int64_t g1 = std::min(r1, g + group);
+        int t = 0;
+        for (; t + 8 <= n_tokens; t += 8)
+            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 8>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+        for (; t + 4 <= n_tokens; t += 4)
+            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 4>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+        for (; t + 2 <= n_tokens; t += 2)
+            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 2>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+        for (; t < n_tokens; ++t)
+            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 1>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+    }
+}
+
+bool dot_rows_iq_avx2_any(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int n_tokens, int64_t r0,
+                          int64_t r1) {
+    switch (W.dtype) {
+        case DType::IQ2_XXS: dot_rows_iq_avx2<DType::IQ2_XXS>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ2_XS: dot_rows_iq_avx2<DType::IQ2_XS>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ2_S: dot_rows_iq_avx2<DType::IQ2_S>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ3_XXS: dot_rows_iq_avx2<DType::IQ3_XXS>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ3_S: dot_rows_iq_avx2<DType::IQ3_S>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ1_S: dot_rows_iq_avx2<DType::IQ1_S>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::IQ1_M: dot_rows_iq_avx2<DType::IQ1_M>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::TQ1_0: dot_rows_iq_avx2<DType::TQ1_0>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        case DType::TQ2_0: dot_rows_iq_avx2<DType::TQ2_0>(out, out_stride, W, xs, n_tokens, r0, r1); return true;
+        default: return false;
+    }
+}
+
 }  // namespace
 
 bool has_iq_dot(DType t) {
@@ -529,7 +890,9 @@ bool has_iq_direct_dot(DType t) {
     return t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S;
 }
 
-void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast) {
+void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path) {
+    if (path == DotPath::avx2 && dot_rows_iq_avx2_any(out, 0, W, &x, 1, r0, r1)) return;
+    const bool fast = path == DotPath::vnni;
     if (fast && (dot_rows_tq_any(out, 0, W, &x, 1, r0, r1) || (cpu_iq_direct() && dot_rows_direct_any(out, 0, W, &x, 1, r0, r1)))) return;
     const size_t block_bytes = dtype_bytes(W.dtype, 256), row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     const int64_t nb = W.cols / 256;
@@ -548,9 +911,10 @@ void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int
 
 void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                         int64_t r1, bool fast) {
+    if (!fast && quant_dot_avx2_available() && dot_rows_iq_avx2_any(out, out_stride, W, xs, T, r0, r1)) return;  // dot.cpp's AVX2 path
     if (fast && (dot_rows_tq_any(out, out_stride, W, xs, T, r0, r1) || (cpu_iq_direct() && dot_rows_direct_any(out, out_stride, W, xs, T, r0, r1))))
         return;
-    for (int t = 0; t < T; ++t) dot_rows_iq(out + t * out_stride, W, xs[t], r0, r1, fast);
+    for (int t = 0; t < T; ++t) dot_rows_iq(out + t * out_stride, W, xs[t], r0, r1, fast ? DotPath::vnni : DotPath::portable);
 }
 
 }  // namespace journey

@@ -26,14 +26,15 @@ bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const Qu
                        int64_t r1, bool fast);
 
 // The importance-matrix and ternary types (blocks/dot_iq.cpp), x as Q8_K: super-blocks unpacked
-// to int8 with integer scales, one float step per 256.
+// to int8 with integer scales (portable) or decoded into vectors (AVX2, AVX-512), one float step
+// per 256, the same bits on every path.
 bool has_iq_dot(DType t);  // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, TQ1_0, TQ2_0
-void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, bool fast);
+void dot_rows_iq(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path);
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
 bool has_iq_direct_dot(DType t);
 // T tokens (dot_rows_tokens): out[t * out_stride + r] = dot_rows_iq of xs[t], the same bits; on
 // the fast path IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, TQ2_0 and TQ1_0 decode each super-block once for
-// up to 16 tokens.
+// up to 16 tokens, on the AVX2 path (!fast and quant_dot_avx2_available()) all nine types for up to 8.
 void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                         int64_t r1, bool fast);
 

@@ -26,7 +26,7 @@ void matmul_quantized_tokens(float* out, const float* x, const Matrix& W, int T)
     // Q8_0, Q4_0, MXFP4: the tokens interleaved once for the row x token tiles (dot_rows_tokens)
     thread_local PackedTokens t_packed;
     const PackedTokens* packed = nullptr;
-    if ((W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 || W.dtype == DType::MXFP4) && quant_dot_fast_available()) {
+    if (tokens_packed(W.dtype)) {
         pack_tokens(xs, T, W.dtype, t_packed);
         packed = &t_packed;
     }
@@ -183,17 +183,16 @@ void matmul_quantized_many(std::span<const Product> ps) {
     std::vector<size_t>& pack_of = t_pack_of;
     pack_of.assign(ps.size(), SIZE_MAX);
     size_t n_packs = 0;
-    if (quant_dot_fast_available())
-        for (size_t i = 0; i < ps.size(); ++i) {
-            const DType d = ps[i].W->dtype;
-            if (ps[i].T == 1 || (d != DType::Q8_0 && d != DType::Q4_0 && d != DType::MXFP4)) continue;
-            for (size_t j = 0; j < i && pack_of[i] == SIZE_MAX; ++j)
-                if (pack_of[j] != SIZE_MAX && source_of[j] == source_of[i] && ps[j].W->dtype == d) pack_of[i] = pack_of[j];
-            if (pack_of[i] != SIZE_MAX) continue;
-            if (packs.size() <= n_packs) packs.resize(n_packs + 1);
-            pack_tokens(xs + sources[source_of[i]].at, ps[i].T, d, packs[n_packs]);
-            pack_of[i] = n_packs++;
-        }
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const DType d = ps[i].W->dtype;
+        if (ps[i].T == 1 || !tokens_packed(d)) continue;
+        for (size_t j = 0; j < i && pack_of[i] == SIZE_MAX; ++j)
+            if (pack_of[j] != SIZE_MAX && source_of[j] == source_of[i] && ps[j].W->dtype == d) pack_of[i] = pack_of[j];
+        if (pack_of[i] != SIZE_MAX) continue;
+        if (packs.size() <= n_packs) packs.resize(n_packs + 1);
+        pack_tokens(xs + sources[source_of[i]].at, ps[i].T, d, packs[n_packs]);
+        pack_of[i] = n_packs++;
+    }
     // The work: chunks of rows of every product.
     items.clear();
     for (size_t i = 0; i < ps.size(); ++i) {

@@ -2,7 +2,7 @@
 // TQ2_0) and MXFP4 block types: dequantization bit-exact against gguf-py / ggml (rows of
 // llama-quantize's files, and pseudo-random blocks that reach every grid entry: the lattice
 // tables of blocks/iq_grids.cpp checked against gguf-py's own encoding of them), and the one-token
-// dots (x as Q8_K; MXFP4: Q8_0) portable and AVX-512 VNNI bit-identical, both equal to the
+// dots (x as Q8_K; MXFP4: Q8_0) portable, AVX2 and AVX-512 VNNI bit-identical, all equal to the
 // product of the dequantized row with the quantized x up to float rounding. Data:
 // tests/data/README.md, "quant" (iquant_rows.json, scripts/make_iquant_data.py).
 #include <bit>
@@ -339,5 +339,137 @@ TEST_CASE("iquant: tokens decoded together give each token the bits of its one-t
             }
         }
         set_num_threads(1);
+    }
+}
+
+// ---- the AVX2 kernels (CPUs without AVX-512 VNNI; forced on an AVX-512 host too) -------------
+
+namespace {
+
+struct IqAvx2Scope {
+    IqAvx2Scope() { force_avx2_kernels(true); }
+    ~IqAvx2Scope() { force_avx2_kernels(false); }
+};
+
+// Every token of xs against W's rows r0 .. r1 on the AVX2 path, one token at a time (dot_rows)
+// and all together (dot_rows_tokens: each super-block decoded once for 8, 4, 2 or 1 tokens),
+// against the portable one-token dots: the same bits.
+void check_avx2_bits(const Matrix& W, const std::vector<QuantizedActivations>& xs, int64_t r0, int64_t r1) {
+    const int T = int(xs.size());
+    const int64_t rows = W.rows;
+    std::vector<float> port(size_t(T * rows), -1.0f), one(port), many(port);
+    {
+        PortableScope p(true);
+        REQUIRE_FALSE(quant_dot_avx2_available());
+        for (int t = 0; t < T; ++t) dot_rows(port.data() + t * rows, W, xs[size_t(t)], r0, r1);
+    }
+    REQUIRE(quant_dot_avx2_available());
+    for (int t = 0; t < T; ++t) dot_rows(one.data() + t * rows, W, xs[size_t(t)], r0, r1);
+    dot_rows_tokens(many.data(), rows, W, xs.data(), T, r0, r1);
+    CHECK(std::memcmp(one.data(), port.data(), one.size() * 4) == 0);
+    CHECK(std::memcmp(many.data(), port.data(), many.size() * 4) == 0);
+}
+
+std::vector<QuantizedActivations> quantized_tokens(int T, int64_t n, uint32_t seed) {
+    std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
+    for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, seed + uint32_t(t)).data(), n, xs[size_t(t)], 256);
+    return xs;
+}
+
+bool avx2_here() {
+    if (quant_dot_avx2_available()) return true;
+    WARN("no AVX2 + FMA + F16C here: nothing to compare");
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("iquant: dots on AVX2, one token and several, give the portable bits (random rows)", "[iquant][quant_dot][fast][avx2]") {
+    IqAvx2Scope avx2;
+    if (!avx2_here()) return;
+    for (const Fields& L : kTypes) {
+        if (L.t == DType::MXFP4) continue;  // x per 32: test_dot_mxfp4.cpp
+        for (auto [rows, n] : kShapes) {
+            const Rows W = random_rows(L, rows, n, 43);
+            for (int T : {1, 2, 3, 4, 7, 8, 9, 15}) {  // groups of 8, 4, 2 and 1 tokens
+                INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", " << T << " tokens");
+                const auto xs = quantized_tokens(T, n, 47);
+                check_avx2_bits(W.m, xs, 0, rows);
+                if (rows > 2) check_avx2_bits(W.m, xs, 1, rows - 1);
+            }
+        }
+        // more rows than one group of about 32 KiB (dot_rows_iq_avx2's passes), the last partial
+        const int64_t rows = 4 * 32768 / int64_t(dtype_bytes(L.t, 512)) + 3, n = 512;
+        INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
+        const Rows W = random_rows(L, rows, n, 53);
+        check_avx2_bits(W.m, quantized_tokens(11, n, 59), 2, rows);
+    }
+}
+
+// Every grid entry and sign pattern (the sweep's blocks, as the dequantization test reads them),
+// and the rows of llama-quantize's files.
+TEST_CASE("iquant: dots on AVX2 give the portable bits on every grid entry and on llama-quantize's rows", "[iquant][quant_dot][fast][avx2]") {
+    IqAvx2Scope avx2;
+    if (!avx2_here()) return;
+    for (const auto& s : data()["sweeps"]) {
+        const std::string type = s["type"];
+        const DType t = dtype_named(type);
+        if (t == DType::MXFP4) continue;
+        int d_at = -1;
+        for (const Fields& f : kTypes)
+            if (f.t == t) d_at = f.d_at;
+        const int64_t blocks = s["blocks"].get<int64_t>() / 4 * 4, n = 1024;  // rows of 4 super-blocks
+        INFO(type << ": " << blocks << " sweep blocks");
+        REQUIRE(blocks >= 4);
+        const auto raw = sweep_blocks(t, d_at, blocks, s["seed"].get<uint64_t>());
+        const Matrix W{t, reinterpret_cast<const std::byte*>(raw.data()), blocks / 4, n, Layout::Linear};
+        check_avx2_bits(W, quantized_tokens(5, n, 61), 0, W.rows);
+    }
+    std::set<std::string> types;
+    for (const auto& row : data()["rows"]) {
+        const std::string type = row["type"];
+        const DType t = dtype_named(type);
+        if (t == DType::MXFP4) continue;
+        INFO(row["file"].get<std::string>() << " " << row["tensor"].get<std::string>() << " " << type);
+        const auto bytes = from_hex(row["blocks_hex"]);
+        const auto n = int64_t(row["row0"].size());
+        REQUIRE(bytes.size() == dtype_bytes(t, uint64_t(n)));
+        const Matrix W{t, reinterpret_cast<const std::byte*>(bytes.data()), 1, n, Layout::Linear};
+        check_avx2_bits(W, quantized_tokens(3, n, 67), 0, 1);
+        types.insert(type);
+    }
+    CHECK(types.size() == 9);
+}
+
+// The integer sums at their extremes: blocks of one byte repeated (0xff: the largest grid index,
+// scale and ternary code 3 where it can be stored; 0x80, 0x7f, 0x55), against x's quants all
+// ±127 with one sign or alternating in pairs, so that every vpmaddubsw pair is as large as it
+// gets with one sign: no int16 saturation, no int32 overflow.
+TEST_CASE("iquant: dots on AVX2 at the extreme quants and scales give the portable bits", "[iquant][quant_dot][fast][avx2]") {
+    IqAvx2Scope avx2;
+    if (!avx2_here()) return;
+    const int64_t rows = 3, n = 512;
+    for (const Fields& L : kTypes) {
+        if (L.t == DType::MXFP4) continue;
+        for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u, 0x00u})
+        for (int pattern = 0; pattern < 3; ++pattern) {
+            INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << pattern);
+            const size_t block_bytes = dtype_bytes(L.t, 256);
+            std::vector<unsigned char> bytes(dtype_bytes(L.t, uint64_t(n)) * rows, fill);
+            for (size_t b = 0; b < bytes.size() / block_bytes; ++b)
+                if (L.d_at >= 0) {
+                    const uint16_t h = fp32_to_fp16(b % 2 ? 1.0f / 64 : -1.0f / 192);
+                    std::memcpy(bytes.data() + b * block_bytes + L.d_at, &h, 2);
+                }
+            const Matrix W{L.t, reinterpret_cast<const std::byte*>(bytes.data()), rows, n, Layout::Linear};
+            std::vector<float> x(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) x[size_t(i)] = pattern == 0 ? 1.0f : pattern == 1 ? -1.0f : (i / 2 % 2 ? 1.0f : -1.0f);
+            std::vector<QuantizedActivations> xs(2);
+            quantize_activations(x.data(), n, xs[0], 256);
+            for (int64_t i = 0; i < n; ++i) REQUIRE(std::abs(int(xs[0].q[size_t(i)])) == 127);
+            for (float& v : x) v = -v;
+            quantize_activations(x.data(), n, xs[1], 256);
+            check_avx2_bits(W, xs, 0, rows);
+        }
     }
 }

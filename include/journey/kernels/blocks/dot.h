@@ -82,23 +82,31 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations& out, 
 // when the CPU has it and the portable kernels are not forced (see gemv.h).
 void dot_rows(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
 // Several tokens' activations (block 32) interleaved for the Q8_0, Q4_0 and MXFP4 row x token tiles of
-// dot_rows_tokens: tokens in tiles of 4 (the last of 1..4), and within a tile, per pair of
-// blocks, each token's 64 quants, its 16 biases for the weight type and its 16 lane scales (192
-// bytes), so that a tile's activations come from one stream through one pointer.
+// dot_rows_tokens, so that a tile's activations come from one stream through one pointer. For
+// the AVX-512 VNNI kernels: tokens in tiles of 8 (the last of 1..8), and within a tile, per pair
+// of blocks, each token's 64 quants, its 16 biases for the weight type and its 16 lane scales
+// (192 bytes). For the AVX2 kernels (`avx2`, when VNNI does not run): tiles of 4 (the last 1..3,
+// 5 tokens as 3 and 2), per block the tile's n tokens' 32 quants, then their n scales d in 32
+// bytes (dot.cpp).
 struct PackedTokens {
     DType w = DType::Q8_0;  // whose biases (Q4_0's, or Q8_0's: Q8_0 and MXFP4)
     int T = 0;
     int64_t pairs = 0;        // block pairs a token
+    bool avx2 = false;        // the AVX2 kernels' layout
     LineVector<std::byte> bytes;
 };
 void pack_tokens(const QuantizedActivations* xs, int T, DType w, PackedTokens& out);
+// Whether dot_rows_tokens reads W's tokens as pack_tokens lays them out (Q8_0, Q4_0 and MXFP4 on
+// the AVX-512 VNNI or AVX2 kernels), so that a caller packs them once for all its row ranges.
+bool tokens_packed(DType w);
 
 // The same for T tokens: out[t * out_stride + r] = dot_rows of xs[t], the same bits; Q8_0,
-// Q4_0 and MXFP4 in tiles of 4 rows x 8 tokens (each weight pair unpacked once for the tile's tokens, each
-// token's activations loaded once for its rows; `packed`: xs as pack_tokens made them for W's
-// type, else packed here), Q6_K and Q4_K regrouped 16 rows (pack_rows16) unpack each weight
-// block once for up to four tokens (sequences decoded together, prompts of Q4_K and MXFP4,
-// experts' token groups); IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S decode each super-block once
+// Q4_0 and MXFP4 in tiles of 4 rows x 8 tokens on AVX-512 VNNI, of 2 rows x 4 tokens (4 x 2,
+// 3 x 3, 4 x 1 for the last tokens) on AVX2 (each weight block unpacked once for the tile's
+// tokens, each token's activations loaded once for its rows; `packed`: xs as pack_tokens made
+// them for W's type and these kernels, else packed here), Q6_K and Q4_K regrouped 16 rows
+// (pack_rows16) unpack each weight block once for up to four tokens (sequences decoded together,
+// prompts of Q4_K and MXFP4, experts' token groups); IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S decode each super-block once
 // for up to 16.
 void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                      int64_t r1, const PackedTokens* packed = nullptr);
