@@ -94,7 +94,10 @@ TEST_CASE("quantize --imatrix: llama-quantize's files byte for byte", "[imatrix]
 TEST_CASE("quantize: the types that need an importance matrix are refused without one", "[imatrix]") {
     for (const char* type : {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M", "Q2_K_S"}) {
         INFO("type " << type);
-        const fs::path out = temp_dir() / "refused.gguf";
+        // A name of its own, removed first: temp_dir() is shared by the whole suite, and another
+        // test writes a "refused.gguf" of its own there.
+        const fs::path out = temp_dir() / "needs-imatrix.gguf";
+        fs::remove(out);
         const RunResult r = run_journey({"quantize", base_f32().string(), out.string(), type});
         CHECK(r.exit_code != 0);
         CHECK(r.err.find("requires an importance matrix") != std::string::npos);
