@@ -172,6 +172,7 @@ bool has_unpacked_dot(DType t) {
 
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path) {
     if (path == DotPath::vnni && has_direct_dot(W.dtype)) return dot_rows_direct(out, W, x, r0, r1);
+    if (path == DotPath::avx2 && has_direct_dot(W.dtype)) return dot_rows_direct_avx2(out, 0, W, &x, 1, r0, r1);
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     thread_local UnpackedRow u;
     for (int64_t r = r0; r < r1; ++r) {
