@@ -2,6 +2,8 @@
 // Q2_K, Q3_K, IQ4_NL, IQ4_XS): each row is first unpacked, block by block, into int8 quants with
 // per-lane integer scales and float multipliers; then the lanes run the arithmetic stated in
 // blocks/dot.h (the "unpacked" form), portably, with AVX2 or with AVX-512 VNNI, the same bits.
+// Q2_K, Q3_K, IQ4_XS and IQ4_NL on AVX2 and VNNI skip the copy: blocks/dot_direct.cpp decodes
+// them straight into the same lanes.
 #include "dot_kinds.h"
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // Rows of every block type but Q8_0/Q4_0 (test_dot.cpp) · quantized activations
-// (blocks/dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI kernels against the portable ones (same bits), both against a double
-// reference on the dequantized rows, and the threaded product on 1 and 2 threads.
+// (blocks/dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI and AVX2 kernels against the portable ones (same bits), both
+// against a double reference on the dequantized rows, and the threaded product on 1 and 2 threads.
 #include <algorithm>
 #include <utility>
 #include <cmath>
