@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The lattice, ternary and IQ4_XS dot kernels alone, journey beside llama.cpp's ggml_vec_dot_*_q8_K: one
+# The lattice, ternary, IQ4_XS, Q2_K, Q3_K and IQ4_NL dot kernels alone, journey beside llama.cpp's ggml_vec_dot_*: one
 # core, 512 super-blocks in cache (64 rows of 2048), ns per super-block of 256 (minimum of 30 repetitions), taking
 # turns ROUNDS times. Less at the mercy of a shared host than whole-model runs.
 #   scripts/bench_iq_dot.sh LLAMA_CPP_DIR [BUILD=build] [ROUNDS=3] [N=2048] [portable]

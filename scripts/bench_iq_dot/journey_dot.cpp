@@ -1,4 +1,4 @@
-// journey's one-token and 8-token lattice, ternary and IQ4_XS dots (dot_rows, dot_rows_tokens), one core,
+// journey's one-token and 8-token lattice, ternary, IQ4_XS, Q2_K, Q3_K and IQ4_NL dots (dot_rows, dot_rows_tokens), one core,
 // 512 super-blocks in cache (64 rows of 2048, or N inputs a row), pseudo-random blocks: ns per
 // super-block, the minimum of 30 repetitions. `journey_dot N portable`: the portable loops.
 // Built and run by scripts/bench_iq_dot.sh beside ggml_dot.cpp (llama.cpp's vec_dot, same rows).
@@ -33,9 +33,11 @@ int main(int argc, char** argv) {
     const bool portable = argc > 2 && std::string(argv[2]) == "portable";  // the portable loops (the definition) instead
     force_portable_kernels(portable);
     std::mt19937 rng(1);
-    for (DType t : {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::TQ2_0, DType::TQ1_0, DType::IQ1_S, DType::IQ1_M, DType::IQ4_XS}) {
-        const size_t d_at = t == DType::TQ2_0 ? 64 : t == DType::TQ1_0 ? 52 : 0;  // the f16 d
-        const size_t rb = dtype_bytes(t, n), bb = dtype_bytes(t, 256);
+    for (DType t : {DType::IQ2_XXS, DType::IQ2_XS, DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::TQ2_0, DType::TQ1_0, DType::IQ1_S, DType::IQ1_M,
+                    DType::IQ4_XS, DType::Q2_K, DType::Q3_K, DType::IQ4_NL}) {
+        // the f16 d (Q2_K: and dmin at 82), per super-block (IQ4_NL: per block of 32)
+        const size_t d_at = t == DType::TQ2_0 ? 64 : t == DType::TQ1_0 ? 52 : t == DType::Q2_K ? 80 : t == DType::Q3_K ? 108 : 0;
+        const size_t rb = dtype_bytes(t, n), bb = dtype_bytes(t, dtype_block(t));
         std::vector<unsigned char> w(rb * rows);
         for (auto& b : w) b = static_cast<unsigned char>(rng() & 255);
         for (size_t k = 0; k < w.size() / bb; ++k) {
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
                 for (int j = 0; j < 4; ++j) w[k * bb + 49 + 2 * j] = static_cast<unsigned char>((w[k * bb + 49 + 2 * j] & 0x0f) | (((v >> (4 * j)) & 0xf) << 4));
             } else {
                 std::memcpy(&w[k * bb + d_at], &h, 2);
+                if (t == DType::Q2_K) std::memcpy(&w[k * bb + 82], &h, 2);
             }
         }
         const Matrix W{t, reinterpret_cast<const std::byte*>(w.data()), rows, n, Layout::Linear};

@@ -692,6 +692,12 @@ void dot_rows_tokens(float* out, int64_t out_stride, const Matrix& W, const Quan
             if (fits && has_iq_dot(W.dtype)) return dot_rows_iq_tokens(out, out_stride, W, xs, T, r0, r1, quant_dot_fast_available());
             if (fits && dot_rows_k_tokens(out, out_stride, W, xs, T, r0, r1, quant_dot_fast_available())) return;
         }
+        // Q2_K, Q3_K, IQ4_XS, IQ4_NL on AVX2: each super-block decoded once for up to 4 tokens.
+        if (has_direct_dot(W.dtype) && quant_dot_avx2_available() && W.layout == Layout::Linear && r0 >= 0 && r1 <= W.rows) {
+            bool fits = true;
+            for (int t = 0; t < T; ++t) fits = fits && xs[t].n == W.cols && xs[t].block == kQK;
+            if (fits) return dot_rows_direct_avx2(out, out_stride, W, xs, T, r0, r1);
+        }
         // One token at a time over groups of rows of about 64 KiB: the group comes from memory
         // for the first token and from L2 for the others (each row's dot is the same on its own).
         const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));

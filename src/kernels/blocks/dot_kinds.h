@@ -41,9 +41,14 @@ void dot_rows_iq_tokens(float* out, int64_t out_stride, const Matrix& W, const Q
 // The other block types (blocks/dot_unpacked.cpp): rows unpacked to int8 and lane scales first.
 bool has_unpacked_dot(DType t);  // Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path);
-// Q2_K, Q3_K, IQ4_XS, IQ4_NL (blocks/dot_direct.cpp): AVX-512 VNNI only, decoded straight into
-// registers; the bits of dot_rows_unpacked (which calls it on the fast path).
+// Q2_K, Q3_K, IQ4_XS, IQ4_NL (blocks/dot_direct.cpp): decoded straight into registers; the bits
+// of dot_rows_unpacked (which calls them on the fast and the AVX2 path). AVX-512 VNNI:
 bool has_direct_dot(DType t);
 void dot_rows_direct(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1);
+// AVX2 (quant_dot_avx2_available()), T tokens (xs in blocks of 32, W Linear, rows within it):
+// out[t * out_stride + r] = dot_rows_unpacked of xs[t], each super-block (IQ4_NL: block pair)
+// decoded once for up to 4 tokens.
+void dot_rows_direct_avx2(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
+                          int64_t r1);
 
 }  // namespace journey

@@ -2,6 +2,8 @@
 // Q2_K, Q3_K, IQ4_NL, IQ4_XS): each row is first unpacked, block by block, into int8 quants with
 // per-lane integer scales and float multipliers; then the lanes run the arithmetic stated in
 // blocks/dot.h (the "unpacked" form), portably, with AVX2 or with AVX-512 VNNI, the same bits.
+// Q2_K, Q3_K, IQ4_XS and IQ4_NL on AVX2 and VNNI skip the copy: blocks/dot_direct.cpp decodes
+// them straight into the same lanes.
 #include "dot_kinds.h"
 
 #include <cmath>
@@ -172,6 +174,7 @@ bool has_unpacked_dot(DType t) {
 
 void dot_rows_unpacked(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path) {
     if (path == DotPath::vnni && has_direct_dot(W.dtype)) return dot_rows_direct(out, W, x, r0, r1);
+    if (path == DotPath::avx2 && has_direct_dot(W.dtype)) return dot_rows_direct_avx2(out, 0, W, &x, 1, r0, r1);
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     thread_local UnpackedRow u;
     for (int64_t r = r0; r < r1; ++r) {

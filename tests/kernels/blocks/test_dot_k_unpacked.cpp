@@ -1,15 +1,18 @@
 // Rows of every block type but Q8_0/Q4_0 (test_dot.cpp) · quantized activations
-// (blocks/dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI kernels against the portable ones (same bits), both against a double
-// reference on the dequantized rows, and the threaded product on 1 and 2 threads.
+// (blocks/dot.h: Q8_K for Q4_K, Q5_K, Q6_K, else Q8_0): the VNNI and AVX2 kernels against the portable ones (same bits), both
+// against a double reference on the dequantized rows, and the threaded product on 1 and 2 threads.
 #include <algorithm>
 #include <utility>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "journey/formats/gguf_reader.h"
 #include "journey/kernels/gemv.h"
 #include "journey/kernels/kernels.h"
 #include "journey/kernels/half.h"
@@ -329,4 +332,129 @@ TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token 
             CHECK(std::memcmp(got.data(), port.data(), got.size() * 4) == 0);
         }
     }
+}
+
+// ---- Q2_K, Q3_K, IQ4_XS, IQ4_NL's direct AVX2 dots (blocks/dot_direct.cpp) -------------------
+
+namespace {
+
+// The four types' entries of kTypes.
+std::vector<BlockFields> direct_types() {
+    std::vector<BlockFields> out;
+    for (const BlockFields& L : kTypes)
+        if (L.t == DType::Q2_K || L.t == DType::Q3_K || L.t == DType::IQ4_XS || L.t == DType::IQ4_NL) out.push_back(L);
+    REQUIRE(out.size() == 4);
+    return out;
+}
+
+std::vector<QuantizedActivations> quantized_tokens32(int T, int64_t n, uint32_t seed) {
+    std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
+    for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, seed + uint32_t(t)).data(), n, xs[size_t(t)], 32);
+    return xs;
+}
+
+// Every token of xs against W's rows r0 .. r1 on the AVX2 path, one token at a time (dot_rows)
+// and all together (dot_rows_tokens: each super-block decoded once for 4, 2 or 1 tokens),
+// against the portable one-token dots: the same bits; rows outside r0 .. r1 untouched.
+void check_direct_avx2(const Matrix& W, const std::vector<QuantizedActivations>& xs, int64_t r0, int64_t r1) {
+    const int T = int(xs.size());
+    const int64_t rows = W.rows;
+    std::vector<float> port(size_t(T * rows), -1.0f), one(port), many(port);
+    {
+        PortableScope p(true);
+        REQUIRE_FALSE(quant_dot_avx2_available());
+        for (int t = 0; t < T; ++t) dot_rows(port.data() + t * rows, W, xs[size_t(t)], r0, r1);
+    }
+    REQUIRE(quant_dot_avx2_available());
+    for (int t = 0; t < T; ++t) dot_rows(one.data() + t * rows, W, xs[size_t(t)], r0, r1);
+    dot_rows_tokens(many.data(), rows, W, xs.data(), T, r0, r1);
+    CHECK(std::memcmp(one.data(), port.data(), one.size() * 4) == 0);
+    CHECK(std::memcmp(many.data(), port.data(), many.size() * 4) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("dot_rows and dot_rows_tokens, Q2_K, Q3_K, IQ4_XS, IQ4_NL on AVX2: the portable bits (random rows)",
+          "[quant][quant_dot][fast][avx2]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    for (const BlockFields& L : direct_types()) {
+        auto shapes = kShapes;
+        if (L.t == DType::IQ4_NL) shapes.insert(shapes.end(), {{3, 96}, {5, 160}, {2, 224}, {4, 288}});  // odd block counts
+        for (auto [rows, n] : shapes) {
+            const KRows W = random_k_rows(L, rows, n, 71);
+            for (int T : {1, 2, 3, 4, 5, 6, 7, 9}) {  // groups of 4, 2 and 1 tokens
+                INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", " << T << " tokens");
+                const auto xs = quantized_tokens32(T, n, 73);
+                check_direct_avx2(W.m, xs, 0, rows);
+                if (rows > 2) check_direct_avx2(W.m, xs, 1, rows - 1);
+            }
+        }
+        // more rows than one group of about 32 KiB (several tokens' passes), the last partial
+        const int64_t n = 512, rows = 4 * 32768 / int64_t(dtype_bytes(L.t, uint64_t(n))) + 3;
+        INFO(dtype_name(L.t) << ": " << rows << " rows of " << n);
+        const KRows W = random_k_rows(L, rows, n, 79);
+        check_direct_avx2(W.m, quantized_tokens32(7, n, 83), 2, rows);
+    }
+}
+
+// Bytes of one value repeated (0xff: every quant, scale and min at its largest; 0x80, 0x7f, 0x55,
+// 0x00) with scales of either sign, against x's quants all ±127 of one sign or alternating in
+// pairs, and the same x negated as a second token: no int16 saturation, no int32 overflow.
+TEST_CASE("dot_rows and dot_rows_tokens, Q2_K, Q3_K, IQ4_XS, IQ4_NL on AVX2 at the extreme quants and scales: the portable bits",
+          "[quant][quant_dot][fast][avx2]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    const int64_t rows = 3, n = 512;
+    for (const BlockFields& L : direct_types())
+    for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u, 0x00u})
+    for (int pattern = 0; pattern < 3; ++pattern) {
+        INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << pattern);
+        const size_t row_bytes = dtype_bytes(L.t, uint64_t(n)), block_bytes = dtype_bytes(L.t, dtype_block(L.t));
+        std::vector<std::byte> bytes(row_bytes * rows, std::byte(fill));
+        for (size_t b = 0; b < bytes.size() / block_bytes; ++b)
+            for (size_t at : L.halves) {
+                const uint16_t h = fp32_to_fp16(b % 2 ? kMaxScale : -kMaxScale / 3);
+                std::memcpy(bytes.data() + b * block_bytes + at, &h, 2);
+            }
+        const Matrix W{L.t, bytes.data(), rows, n, Layout::Linear};
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) x[size_t(i)] = pattern == 0 ? 1.0f : pattern == 1 ? -1.0f : (i / 2 % 2 ? 1.0f : -1.0f);
+        std::vector<QuantizedActivations> xs(2);
+        quantize_activations(x.data(), n, xs[0], 32);
+        for (int64_t i = 0; i < n; ++i) REQUIRE(std::abs(int(xs[0].q[size_t(i)])) == 127);
+        for (float& v : x) v = -v;
+        quantize_activations(x.data(), n, xs[1], 32);
+        check_direct_avx2(W, xs, 0, rows);
+    }
+}
+
+// Every tensor of these types in llama-quantize's files (tests/data/quant: the fixture's
+// tinyllama-Q2_K, -Q3_K_M, -IQ4_XS, -IQ4_NL), whole.
+TEST_CASE("dot_rows and dot_rows_tokens, Q2_K, Q3_K, IQ4_XS, IQ4_NL on AVX2: the portable bits on llama-quantize's tensors",
+          "[quant][quant_dot][fast][avx2]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    std::set<DType> seen;
+    for (const char* name : {"Q2_K", "Q3_K_M", "IQ4_XS", "IQ4_NL"}) {
+        const ModelFile f = read_gguf(std::string(JOURNEY_TEST_DATA) + "/quant/tinyllama-" + name + ".gguf");
+        for (const auto& [tensor, t] : f.tensors) {
+            const bool direct = t.dtype == DType::Q2_K || t.dtype == DType::Q3_K || t.dtype == DType::IQ4_XS || t.dtype == DType::IQ4_NL;
+            if (!direct || t.shape.size() != 2) continue;
+            INFO(name << " " << tensor << " (" << dtype_name(t.dtype) << ", " << t.shape[0] << " x " << t.shape[1] << ")");
+            const Matrix W{t.dtype, t.data, t.shape[0], t.shape[1], Layout::Linear};
+            check_direct_avx2(W, quantized_tokens32(5, W.cols, 89), 0, W.rows);
+            seen.insert(t.dtype);
+        }
+    }
+    CHECK(seen.size() == 4);
 }
