@@ -338,10 +338,10 @@ TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token 
 
 namespace {
 
-// The four types' entries of kTypes.
+// The four types' entries of kBlockTypes.
 std::vector<BlockFields> direct_types() {
     std::vector<BlockFields> out;
-    for (const BlockFields& L : kTypes)
+    for (const BlockFields& L : kBlockTypes)
         if (L.t == DType::Q2_K || L.t == DType::Q3_K || L.t == DType::IQ4_XS || L.t == DType::IQ4_NL) out.push_back(L);
     REQUIRE(out.size() == 4);
     return out;
@@ -349,7 +349,7 @@ std::vector<BlockFields> direct_types() {
 
 std::vector<QuantizedActivations> quantized_tokens32(int T, int64_t n, uint32_t seed) {
     std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
-    for (int t = 0; t < T; ++t) quantize_activations(random_activations(n, seed + uint32_t(t)).data(), n, xs[size_t(t)], 32);
+    for (int t = 0; t < T; ++t) quantize_activations(random_k_activations(n, seed + uint32_t(t)).data(), n, xs[size_t(t)], 32);
     return xs;
 }
 
@@ -382,7 +382,7 @@ TEST_CASE("dot_rows and dot_rows_tokens, Q2_K, Q3_K, IQ4_XS, IQ4_NL on AVX2: the
         return;
     }
     for (const BlockFields& L : direct_types()) {
-        auto shapes = kShapes;
+        auto shapes = kKShapes;
         if (L.t == DType::IQ4_NL) shapes.insert(shapes.end(), {{3, 96}, {5, 160}, {2, 224}, {4, 288}});  // odd block counts
         for (auto [rows, n] : shapes) {
             const KRows W = random_k_rows(L, rows, n, 71);
