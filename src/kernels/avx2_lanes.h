@@ -74,11 +74,14 @@ using avx512::prefetch_l2;
 // The several-token kernels' weights: a block of rows is read by every token tile in turn, the
 // first from memory, the others from L1 or L2; memory would sit idle through the others. So the
 // next block (the bytes just past this one) is asked for into L2 while this one is read, paced
-// over all its token tiles' steps: each pass of a chain reports the weight bytes it reads (`read`), one
-// line is asked for every 64 x tiles of them, so the next block's lines have all been asked for
-// when this block's last tile ends. (Before 7 Dec only the first token tile asked, 32 KiB on, at
-// the rate it read, and the other tiles ran with memory idle: Llama 3.2 1B F16 --parallel 8 at
-// 22.3 tok/s against llama.cpp's 29.0.)
+// over all its token tiles: each pass of a chain (or of a block's lo or hi) reports the weight
+// bytes it will read (`read`), and a line is asked for every 64 x tiles of them, so the next
+// block's lines have all been asked for when this block's last tile ends. Until 7 Dec only the
+// first token tile asked (32 KiB on, a line a step, the cursor in memory: a load and a store a
+// step), and the other tiles ran with memory idle: Llama 3.2 1B F16 --parallel 16, 2 threads,
+// journey bench -n 16 on the loaded host, 22.8 and 21.5 tok/s before, 25.3 and 23.8 after;
+// --parallel 4 14.9, 15.7 before, 17.8, 17.7 after. The next block two blocks on was no better,
+// the current block (no lead) slower; prefetcht2 or prefetchnta in place of prefetcht1 alike.
 struct Ahead {
     const std::byte* p;    // the next line to ask for
     const std::byte* end;  // the end of the next block

@@ -452,7 +452,7 @@ constexpr int64_t kDotChunkAvx2 = 32, kDotBlockRowsAvx2 = 12;
 // `ahead`: the next block of rows, asked for into L2 as this one is read (avx2_lanes.h).
 template <DType D, int N>
 JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t nb,
-                                 int64_t n_rows, avx2::Ahead& ask) {
+                                 int64_t n_rows, avx2::Ahead& ahead) {
     constexpr int R = kDotRowsAvx2<N>;
     const int64_t tiles = n_rows / R, alone = n_rows % R;
     DotChainsAvx2<R, N> c[kDotBlockRowsAvx2 / R];
@@ -467,9 +467,9 @@ JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte
                 for (auto& z : r) z = _mm256_setzero_ps();
     for (int64_t b0 = 0; b0 < nb; b0 += kDotChunkAvx2) {
         const int64_t b1 = std::min(nb, b0 + kDotChunkAvx2);
-        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ask);
+        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ahead);
         for (int64_t k = 0; k < alone; ++k)
-            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ask);
+            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ahead);
     }
     for (int64_t k = 0; k < tiles; ++k)
         for (int r = 0; r < R; ++r)
