@@ -71,25 +71,36 @@ inline int token_tile(int T, int t0) {
 using avx512::prefetch;
 using avx512::prefetch_l2;
 
-// The several-token kernels' weights, read from memory by the first token tile of each block of
-// rows: a cursor kAhead bytes on in the stream, a block's share of which is asked for into L2 a
-// few lines at each step (at least as many as the step reads), ahead of the tiles. The tiles
-// read a block's rows side by side, each row's lines out of order: asking for the lines
-// kStreamAheadL2 on in each row instead, as the one-token rows do, a 2-token product of GPT-2's
-// 77 MB F16 head took 15-17 ms on one thread (one token: 6.3-7), with the cursor 16 to 32 KiB
-// on 7.6-8.9; 48 KiB and more was slower at 8192 inputs a row. Asking at exactly the rate the
-// step reads (each line once the stream enters it) was faster still on one thread but slower
-// on two (GPT-2 small's F16 products, 16 tokens: 76.6 against 68.4 ms).
-constexpr size_t kAhead = 32768;
+// The several-token kernels' weights: a block of rows is read by every token tile in turn, the
+// first from memory, the others from L1 or L2; memory would sit idle through the others. So the
+// next block (the bytes just past this one) is asked for into L2 while this one is read, paced
+// over all its token tiles: each pass of a chain (or of a block's lo or hi) reports the weight
+// bytes it will read (`read`), and a line is asked for every 64 x tiles of them, so the next
+// block's lines have all been asked for when this block's last tile ends. Until 7 Dec only the
+// first token tile asked (32 KiB on, a line a step, the cursor in memory: a load and a store a
+// step), and the other tiles ran with memory idle: Llama 3.2 1B F16 --parallel 16, 2 threads,
+// journey bench -n 16 on the loaded host, 22.8 and 21.5 tok/s before, 25.3 and 23.8 after;
+// --parallel 4 14.9, 15.7 before, 17.8, 17.7 after. The next block two blocks on was no better,
+// the current block (no lead) slower; prefetcht2 or prefetchnta in place of prefetcht1 alike.
 struct Ahead {
     const std::byte* p;    // the next line to ask for
-    const std::byte* end;  // the end of the block's share
-    // The rows [begin, begin + bytes) being read: their share kAhead bytes on.
-    Ahead(const std::byte* begin, size_t bytes) : p(begin + kAhead), end(begin + kAhead + bytes) {}
-    void ask(int lines) {
-        for (int k = 0; k < lines && p < end; ++k, p += 64) prefetch_l2(p);  // past the matrix: a no-op
+    const std::byte* end;  // the end of the next block
+    size_t credit = 0;     // bytes read since the last line asked for
+    size_t quantum;        // bytes read a line asked for: 64 x token tiles
+    // The block [begin, begin + bytes), read by `tiles` token tiles: asks for the next block.
+    Ahead(const std::byte* begin, size_t bytes, int tiles) : p(begin + bytes), end(begin + 2 * bytes), quantum(64 * size_t(tiles)) {}
+    void read(size_t bytes) {
+        credit += bytes;
+        for (; credit >= quantum && p < end; credit -= quantum, p += 64) prefetch_l2(p);  // past the matrix: a no-op
     }
 };
+
+// The token tiles avx2::token_tile makes of T tokens.
+inline int token_tiles(int T) {
+    int k = 0;
+    for (int t = 0; t < T; t += token_tile(T, t)) ++k;
+    return k;
+}
 
 }  // namespace avx2
 }  // namespace journey

@@ -454,20 +454,19 @@ void pack_x_avx2(const float* x, int64_t n_in, int T, LineVector<float>& out) {
 template <int R, int N>
 using ChainsAvx2 = __m256[8][R][N];
 
-// Inputs i0 .. i1 (whole 64s) into the chains, one chain at a time, each in order; `ahead` (the
-// first token tile: the rows from memory) asks for the weights further on at each step. The
+// Inputs i0 .. i1 (whole 64s) into the chains, one chain at a time, each in order; each chain
+// tells `ahead` the weight bytes it reads (it asks for the next block's lines in turn). The
 // empty asm keeps each token's x a register for the R rows (GCC folds its load into each fma
 // otherwise: 15 loads for 12 fmas at 3 x 4).
 template <DType D, int R, int N>
 JOURNEY_AVX2 inline void chunk_avx2(ChainsAvx2<R, N>& c, const float* xp, const std::byte* rows, size_t stride, int64_t i0, int64_t i1,
-                                    avx2::Ahead* ahead) {
-    constexpr int lines = (R * int(esize(D)) + 7) / 8;  // at least the lines a step reads
+                                    avx2::Ahead& ahead) {
     for (int s = 0; s < 8; ++s) {
+        ahead.read(size_t(R) * 8 * esize(D) * size_t((i1 - i0) / 64));
         __m256 a[R][N];
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < N; ++t) a[r][t] = c[s][r][t];
         for (int64_t i = i0 + 8 * s; i < i1; i += 64) {
-            if (ahead) ahead->ask(lines);
             __m256 w[R];
             for (int r = 0; r < R; ++r) w[r] = avx2::load8<D>(rows + r * stride + static_cast<size_t>(i) * esize(D));
             const float* xg = xp + i * N;  // group i / 8
@@ -515,8 +514,8 @@ constexpr int64_t kChunkAvx2 = 1024;
 template <int N>
 constexpr int kTileRowsAvx2 = N == 1 ? 6 : N == 2 ? 4 : N == 3 ? 3 : 2;
 
-// Rows a block: every token tile takes a block's rows (the first from memory, the others from
-// L1 or L2) before the next block's. A token tile takes them kSubRowsAvx2<N> at a time (a
+// Rows a block: every token tile takes a block's rows (the first from L2, asked for during the
+// block before, or memory; the others from L1 or L2) before the next block's. A token tile takes them kSubRowsAvx2<N> at a time (a
 // multiple of its tiles' rows) a chunk at a time, so that the sub-block's chunk of rows, the
 // token tile's chunk of x and the sub-block's sums (kept in memory between chunks) stay in L1.
 // GPT-2 small's and 4 of Llama 3.2 1B's layers' F16 products in turn, 2 threads, medians of 3
@@ -530,11 +529,11 @@ constexpr int64_t kSubRowsAvx2 = N == 2 ? 8 : 6;
 
 // A sub-block of n_rows rows (at most kSubRowsAvx2<N>) against one token tile of N tokens:
 // kChunkAvx2 inputs at a time, each taken by the sub-block's tiles of kTileRowsAvx2<N> rows in
-// turn (the last n_rows % R rows alone). `ahead` (the block's first token tile): the weights'
-// stream kAhead bytes on is asked for into L2 (avx2_lanes.h).
+// turn (the last n_rows % R rows alone). `ahead`: the next block's rows, asked for into L2 as
+// this block is read (avx2_lanes.h).
 template <DType D, int N>
 JOURNEY_AVX2 void linear_sub_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
-                                  int64_t n_rows, bool ahead) {
+                                  int64_t n_rows, avx2::Ahead& ahead) {
     constexpr int R = kTileRowsAvx2<N>;
     static_assert(kSubRowsAvx2<N> % R == 0 && kBlockRowsAvx2 % kSubRowsAvx2<N> % R == 0);  // a whole block: no rows alone
     const int64_t tiles = n_rows / R, alone = n_rows % R, whole = n_in / 64 * 64;
@@ -548,12 +547,11 @@ JOURNEY_AVX2 void linear_sub_avx2(float* y, int64_t y_stride, const float* xp, c
         for (auto& v : c1[k])
             for (auto& r : v)
                 for (auto& z : r) z = _mm256_setzero_ps();
-    avx2::Ahead a(rows, static_cast<size_t>(n_rows) * stride);
     for (int64_t i0 = 0; i0 < whole; i0 += kChunkAvx2) {
         const int64_t i1 = std::min(whole, i0 + kChunkAvx2);
-        for (int64_t k = 0; k < tiles; ++k) chunk_avx2<D, R, N>(c[k], xp, rows + k * R * stride, stride, i0, i1, ahead ? &a : nullptr);
+        for (int64_t k = 0; k < tiles; ++k) chunk_avx2<D, R, N>(c[k], xp, rows + k * R * stride, stride, i0, i1, ahead);
         for (int64_t k = 0; k < alone; ++k)
-            chunk_avx2<D, 1, N>(c1[k], xp, rows + (tiles * R + k) * stride, stride, i0, i1, ahead ? &a : nullptr);
+            chunk_avx2<D, 1, N>(c1[k], xp, rows + (tiles * R + k) * stride, stride, i0, i1, ahead);
     }
     for (int64_t k = 0; k < tiles; ++k) finish_avx2<D, R, N>(c[k], y + k * R, y_stride, xp, rows + k * R * stride, stride, whole, n_in);
     for (int64_t k = 0; k < alone; ++k)
@@ -563,31 +561,33 @@ JOURNEY_AVX2 void linear_sub_avx2(float* y, int64_t y_stride, const float* xp, c
 // A block of n_rows rows (at most kBlockRowsAvx2) against one token tile, a sub-block at a time.
 template <DType D, int N>
 JOURNEY_AVX2 void linear_block_avx2(float* y, int64_t y_stride, const float* xp, const std::byte* rows, size_t stride, int64_t n_in,
-                                    int64_t n_rows, bool ahead) {
+                                    int64_t n_rows, avx2::Ahead& ahead) {
     for (int64_t r = 0; r < n_rows; r += kSubRowsAvx2<N>)
         linear_sub_avx2<D, N>(y + r, y_stride, xp, rows + r * stride, stride, n_in, std::min(kSubRowsAvx2<N>, n_rows - r), ahead);
 }
 
 // Rows o0 .. o1 against T tokens (x packed by pack_x_avx2), kBlockRowsAvx2 rows at a time against
-// every token tile: the rows come from memory for the first (which asks ahead) and from L2 for
-// the others.
+// every token tile: the rows come from L2 (asked for while the block before was read) or from
+// memory for the first, from L1 or L2 for the others.
 template <DType D>
 JOURNEY_AVX2 void linear_tokens_avx2(float* y, const float* xp, const std::byte* w, int64_t n_in, int64_t n_out, int T, int64_t o0,
                                      int64_t o1) {
     const size_t stride = static_cast<size_t>(n_in) * esize(D);
     const int64_t G = x_groups_avx2(n_in);
+    const int tiles = avx2::token_tiles(T);
     for (int64_t o = o0; o < o1; o += kBlockRowsAvx2) {
         const int64_t n_rows = std::min(kBlockRowsAvx2, o1 - o);
         const std::byte* rows = w + static_cast<size_t>(o) * stride;
+        avx2::Ahead ahead(rows, static_cast<size_t>(n_rows) * stride, tiles);
         for (int t = 0, n; t < T; t += n) {
             n = avx2::token_tile(T, t);
             float* yt = y + t * n_out + o;
             const float* xt = xp + t * G * 8;
             switch (n) {
-                case 1: linear_block_avx2<D, 1>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
-                case 2: linear_block_avx2<D, 2>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
-                case 3: linear_block_avx2<D, 3>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
-                default: linear_block_avx2<D, 4>(yt, n_out, xt, rows, stride, n_in, n_rows, t == 0); break;
+                case 1: linear_block_avx2<D, 1>(yt, n_out, xt, rows, stride, n_in, n_rows, ahead); break;
+                case 2: linear_block_avx2<D, 2>(yt, n_out, xt, rows, stride, n_in, n_rows, ahead); break;
+                case 3: linear_block_avx2<D, 3>(yt, n_out, xt, rows, stride, n_in, n_rows, ahead); break;
+                default: linear_block_avx2<D, 4>(yt, n_out, xt, rows, stride, n_in, n_rows, ahead); break;
             }
         }
     }

@@ -395,16 +395,16 @@ template <int R, int N>
 using DotChainsAvx2 = __m256[2][R][N];  // [lo, hi][row][token]
 
 // Blocks b0 .. b1 (b0 even) of R rows (`rows`, row_bytes apart) against the packed tile `xt` of N
-// tokens, into c: lo's blocks in order, then hi's. `ahead` (the first token tile: the rows from
-// memory) asks for the weights further on at each step (avx2_lanes.h).
+// tokens, into c: lo's blocks in order, then hi's. Each of lo and hi tells `ahead` the weight
+// bytes it reads (it asks for the next block of rows in turn, avx2_lanes.h).
 template <DType D, int R, int N>
 JOURNEY_AVX2 inline void dot_chunk_avx2(DotChainsAvx2<R, N>& c, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t b0,
-                                        int64_t b1, avx2::Ahead* ahead) {
+                                        int64_t b1, avx2::Ahead& ahead) {
     constexpr int64_t bb = kBlockBytes<D>;
-    constexpr int lines = int((R * bb + 63) / 64);  // at least the lines a step reads
     constexpr size_t xb = tile_block_bytes(N);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int h = 0; h < 2; ++h) {
+        ahead.read(size_t(R) * bb * size_t((b1 - b0 - h + 1) / 2));
         __m256 acc[R][N];
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < N; ++t) acc[r][t] = c[h][r][t];
@@ -413,7 +413,6 @@ JOURNEY_AVX2 inline void dot_chunk_avx2(DotChainsAvx2<R, N>& c, const std::byte*
             const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(xq + N * 32));
             __m256i w[R], aw[R];
             alignas(32) float scale[R][8];
-            if (ahead) ahead->ask(lines);
             for (int r = 0; r < R; ++r) {
                 const std::byte* blk = rows + size_t(r) * row_bytes + b * bb;
                 w[r] = block_i8_avx2<D>(blk);
@@ -450,11 +449,10 @@ constexpr int64_t kDotChunkAvx2 = 32, kDotBlockRowsAvx2 = 12;
 // A block of n_rows rows (at most kDotBlockRowsAvx2) against the packed tile xt of N tokens:
 // kDotChunkAvx2 blocks at a time, each taken by the block's tiles of kDotRowsAvx2<N> rows in turn
 // (the last n_rows % R rows alone), so that the tokens' chunk stays in L1 for the block's rows.
-// `ahead` (the block's first token tile): the weights' stream kAhead bytes on is asked for into
-// L2 (avx2_lanes.h).
+// `ahead`: the next block of rows, asked for into L2 as this one is read (avx2_lanes.h).
 template <DType D, int N>
 JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte* rows, size_t row_bytes, const std::byte* xt, int64_t nb,
-                                 int64_t n_rows, bool ahead) {
+                                 int64_t n_rows, avx2::Ahead& ahead) {
     constexpr int R = kDotRowsAvx2<N>;
     const int64_t tiles = n_rows / R, alone = n_rows % R;
     DotChainsAvx2<R, N> c[kDotBlockRowsAvx2 / R];
@@ -467,13 +465,11 @@ JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte
         for (auto& h : c1[k])
             for (auto& r : h)
                 for (auto& z : r) z = _mm256_setzero_ps();
-    avx2::Ahead a(rows, size_t(n_rows) * row_bytes);
-    avx2::Ahead* ask = ahead ? &a : nullptr;
     for (int64_t b0 = 0; b0 < nb; b0 += kDotChunkAvx2) {
         const int64_t b1 = std::min(nb, b0 + kDotChunkAvx2);
-        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ask);
+        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ahead);
         for (int64_t k = 0; k < alone; ++k)
-            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ask);
+            dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ahead);
     }
     for (int64_t k = 0; k < tiles; ++k)
         for (int r = 0; r < R; ++r)
@@ -483,24 +479,26 @@ JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte
 }
 
 // Rows r0 .. r1 against every token (p: pack_tokens' AVX2 layout), kDotBlockRowsAvx2 rows at a
-// time against every token tile: the rows come from memory for the first (which asks ahead) and
-// from L1 or L2 for the others.
+// time against every token tile: the rows come from L2 (asked for while the block before was
+// read) or memory for the first, from L1 or L2 for the others.
 template <DType D>
 JOURNEY_AVX2 void dot_rows_tokens_avx2(float* out, int64_t out_stride, const Matrix& W, const PackedTokens& p, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     const int64_t nb = W.cols / kQK;
+    const int tiles = avx2::token_tiles(p.T);
     for (int64_t o = r0; o < r1; o += kDotBlockRowsAvx2) {
         const int64_t n_rows = std::min(kDotBlockRowsAvx2, r1 - o);
         const std::byte* rows = W.data + size_t(o) * row_bytes;
+        avx2::Ahead ahead(rows, size_t(n_rows) * row_bytes, tiles);
         const std::byte* xt = p.bytes.data();
         for (int t = 0, n; t < p.T; t += n, xt += size_t(nb) * tile_block_bytes(n)) {
             n = avx2::token_tile(p.T, t);
             float* ot = out + t * out_stride + o;
             switch (n) {
-                case 1: dot_block_avx2<D, 1>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
-                case 2: dot_block_avx2<D, 2>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
-                case 3: dot_block_avx2<D, 3>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
-                default: dot_block_avx2<D, 4>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, t == 0); break;
+                case 1: dot_block_avx2<D, 1>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
+                case 2: dot_block_avx2<D, 2>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
+                case 3: dot_block_avx2<D, 3>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
+                default: dot_block_avx2<D, 4>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
             }
         }
     }
