@@ -30,15 +30,20 @@ struct Spawned {
 
 // Runs journey with args in a child of this process, its stdin from in_path (when feed_stdin),
 // stdout and stderr into out_path and err_path, and waits for it.
+// The resource limits a test may set for the journey it runs (hostile3: RLIMIT_FSIZE).
+constexpr __rlimit_resource kPassedLimits[] = {RLIMIT_FSIZE, RLIMIT_NOFILE, RLIMIT_CORE, RLIMIT_STACK};
+
 // env, when given, is the child's whole environment and cwd its working directory (the test
-// process's, sent to the launcher below).
+// process's, sent to the launcher below), limits its resource limits.
 Spawned spawn_and_wait(const std::vector<std::string>& args, const std::string& in_path, const std::string& out_path,
                        const std::string& err_path, bool feed_stdin, long limit_mib, long cpu_seconds,
-                       std::vector<std::string>* env = nullptr, const std::string& cwd = "") {
+                       std::vector<std::string>* env = nullptr, const std::string& cwd = "", const rlimit* limits = nullptr) {
     std::fflush(nullptr);  // or the child would flush a copy of our buffered output
     pid_t pid = fork();
     if (pid == 0) {
         if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(127);
+        if (limits)
+            for (size_t i = 0; i < std::size(kPassedLimits); ++i) setrlimit(kPassedLimits[i], &limits[i]);
         if (env) {
             clearenv();
             for (auto& e : *env) putenv(e.data());
@@ -151,7 +156,9 @@ struct Launcher {
             std::vector<std::string> env(m);
             for (auto& e : env)
                 if (!get(in, e)) return;
-            const Spawned s = spawn_and_wait(args, in_path, out_path, err_path, nums[0] != 0, long(nums[1]), long(nums[2]), &env, cwd);
+            rlimit limits[std::size(kPassedLimits)];
+            if (!read_all(in, limits, sizeof limits)) return;
+            const Spawned s = spawn_and_wait(args, in_path, out_path, err_path, nums[0] != 0, long(nums[1]), long(nums[2]), &env, cwd, limits);
             const int64_t answer[2] = {s.status, s.max_rss_kib};
             if (!write_all(out, answer, sizeof answer)) return;
         }
@@ -165,13 +172,16 @@ struct Launcher {
         for (const auto& a : args) ok = ok && put(to, a);
         const int64_t nums[3] = {feed_stdin ? 1 : 0, limit_mib, cpu_seconds};
         ok = ok && put(to, in_path) && put(to, out_path) && put(to, err_path) && write_all(to, nums, sizeof nums);
-        // The test's working directory and environment now, not the launcher's from before main.
+        // The test's working directory, environment and limits now, not the launcher's from before main.
         std::error_code ec;
         const std::string cwd = std::filesystem::current_path(ec).string();
         uint64_t m = 0;
         while (environ[m]) ++m;
         ok = ok && put(to, cwd) && write_all(to, &m, 8);
         for (uint64_t i = 0; i < m; ++i) ok = ok && put(to, environ[i]);
+        rlimit limits[std::size(kPassedLimits)];
+        for (size_t i = 0; i < std::size(kPassedLimits); ++i) getrlimit(kPassedLimits[i], &limits[i]);
+        ok = ok && write_all(to, limits, sizeof limits);
         int64_t answer[2];
         if (!ok || !read_all(from, answer, sizeof answer)) return std::nullopt;
         return Spawned{int(answer[0]), long(answer[1])};
