@@ -119,6 +119,7 @@ bool get(int fd, std::string& s) {
 
 struct Launcher {
     int to = -1, from = -1;  // our ends: requests out, answers in
+    pid_t pid = -1;
     std::mutex m;
     Launcher() {
         int req[2], ans[2];
@@ -139,6 +140,15 @@ struct Launcher {
             return;
         }
         to = req[1], from = ans[0];
+        this->pid = pid;
+    }
+    // At the test process's exit: the launcher sees the end of its requests and ends; waited for,
+    // so that its CPU time and its children's count in ours (scripts/test.sh reports them).
+    ~Launcher() {
+        if (to < 0) return;
+        ::close(to), ::close(from);
+        int status = 0;
+        waitpid(pid, &status, 0);
     }
     // Until the test process closes its end (at its exit, however it ends).
     static void serve(int in, int out) {
