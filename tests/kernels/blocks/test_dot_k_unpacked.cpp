@@ -265,6 +265,28 @@ TEST_CASE("dot_rows, K-quants and every other block type: AVX2 and portable kern
     }
 }
 
+namespace {
+
+// Extreme rows: every byte `fill`, each block's f16 scales (L.halves) +kMaxScale or -kMaxScale/3
+// by block parity; and x all +1 (pattern 0), all -1 (1) or alternating in pairs (2).
+std::vector<std::byte> extreme_rows(const BlockFields& L, unsigned char fill, int64_t rows, int64_t n) {
+    const size_t row_bytes = dtype_bytes(L.t, uint64_t(n)), block_bytes = dtype_bytes(L.t, dtype_block(L.t));
+    std::vector<std::byte> bytes(row_bytes * size_t(rows), std::byte(fill));
+    for (size_t b = 0; b < bytes.size() / block_bytes; ++b)
+        for (size_t at : L.halves) {
+            const uint16_t h = fp32_to_fp16(b % 2 ? kMaxScale : -kMaxScale / 3);
+            std::memcpy(bytes.data() + b * block_bytes + at, &h, 2);
+        }
+    return bytes;
+}
+std::vector<float> extreme_x(int pattern, int64_t n) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = pattern == 0 ? 1.0f : pattern == 1 ? -1.0f : (i / 2 % 2 ? 1.0f : -1.0f);
+    return x;
+}
+
+}  // namespace
+
 // The integer sums at their extremes: every quant, scale and min at its largest (bytes 0xff) or
 // at the sign boundaries (0x80, 0x7f: Q6_K's int8 scales -128 and 127, IQ4's -127), against x
 // whose quants are all ±127 with one sign or alternating in pairs, so that every product of a
@@ -282,16 +304,9 @@ TEST_CASE("dot_rows, block types at their extreme quants and scales: AVX2 and po
     for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u})
     for (int xs = 0; xs < 3; ++xs) {
         INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << xs);
-        const size_t row_bytes = dtype_bytes(L.t, uint64_t(n)), block_bytes = dtype_bytes(L.t, dtype_block(L.t));
-        std::vector<std::byte> bytes(row_bytes * rows, std::byte(fill));
-        for (size_t b = 0; b < bytes.size() / block_bytes; ++b)
-            for (size_t at : L.halves) {
-                const uint16_t h = fp32_to_fp16(b % 2 ? kMaxScale : -kMaxScale / 3);
-                std::memcpy(bytes.data() + b * block_bytes + at, &h, 2);
-            }
+        const std::vector<std::byte> bytes = extreme_rows(L, fill, rows, n);
         const Matrix W{L.t, bytes.data(), rows, n, Layout::Linear};
-        std::vector<float> x(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) x[size_t(i)] = xs == 0 ? 1.0f : xs == 1 ? -1.0f : (i / 2 % 2 ? 1.0f : -1.0f);
+        std::vector<float> x = extreme_x(xs, n);
         QuantizedActivations xq;
         quantize_activations(x.data(), n, xq, activation_block(L.t));
         for (int64_t i = 0; i < n; ++i) REQUIRE(std::abs(int(xq.q[size_t(i)])) == 127);
@@ -416,16 +431,9 @@ TEST_CASE("dot_rows and dot_rows_tokens, Q2_K, Q3_K, IQ4_XS, IQ4_NL on AVX2 at t
     for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u, 0x00u})
     for (int pattern = 0; pattern < 3; ++pattern) {
         INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << pattern);
-        const size_t row_bytes = dtype_bytes(L.t, uint64_t(n)), block_bytes = dtype_bytes(L.t, dtype_block(L.t));
-        std::vector<std::byte> bytes(row_bytes * rows, std::byte(fill));
-        for (size_t b = 0; b < bytes.size() / block_bytes; ++b)
-            for (size_t at : L.halves) {
-                const uint16_t h = fp32_to_fp16(b % 2 ? kMaxScale : -kMaxScale / 3);
-                std::memcpy(bytes.data() + b * block_bytes + at, &h, 2);
-            }
+        const std::vector<std::byte> bytes = extreme_rows(L, fill, rows, n);
         const Matrix W{L.t, bytes.data(), rows, n, Layout::Linear};
-        std::vector<float> x(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) x[size_t(i)] = pattern == 0 ? 1.0f : pattern == 1 ? -1.0f : (i / 2 % 2 ? 1.0f : -1.0f);
+        std::vector<float> x = extreme_x(pattern, n);
         std::vector<QuantizedActivations> xs(2);
         quantize_activations(x.data(), n, xs[0], 32);
         for (int64_t i = 0; i < n; ++i) REQUIRE(std::abs(int(xs[0].q[size_t(i)])) == 127);
