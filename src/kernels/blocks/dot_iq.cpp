@@ -573,6 +573,11 @@ JOURNEY_AVX2 inline __m256i lane_of(__m256i v, int i) { return _mm256_permutevar
 
 JOURNEY_AVX2 inline float half_avx2(const unsigned char* p) { return _cvtsh_ss(u16_at(p)); }  // fp16_to_fp32, exactly
 
+// vpshufb of v by a 32-byte table.
+JOURNEY_AVX2 inline __m256i pick(__m256i v, const uint8_t* table) {
+    return _mm256_shuffle_epi8(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(table)));
+}
+
 // Four 8-byte grid rows, element 8l + j from byte j of row l.
 JOURNEY_AVX2 inline __m256i rows4(const uint64_t* grid, uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
     return _mm256_set_epi64x(int64_t(grid[i3]), int64_t(grid[i2]), int64_t(grid[i1]), int64_t(grid[i0]));
@@ -785,12 +790,82 @@ JOURNEY_AVX2 inline int32_t sum8_i32_avx2(__m256i v) {
 
 constexpr bool is_tq(DType t) { return t == DType::TQ1_0 || t == DType::TQ2_0; }
 
+// IQ2_XXS, one row against N tokens. Per super-block, the 32 sign bytes (iq_signs of the 7-bit
+// indices: the index and its parity in bit 7) and the 8 scales are computed together in vectors
+// (no table of signs); per sub-block one vpshufb spreads its 4 sign bytes over its 32 elements
+// and one picks its scale. The grid rows stay loads (rows4).
+struct Iq2xxsPicks {
+    alignas(32) uint8_t sign[4][32];   // dword pos of a 16-byte lane: byte 4pos + i/8 (both lanes: i/16 picks bytes 2, 3)
+    alignas(32) uint8_t scale[4][32];  // byte 4pos into every int16 (high byte zero)
+    alignas(16) uint8_t parity[16];    // parity of a nibble, in bit 7
+    constexpr Iq2xxsPicks() : sign(), scale(), parity() {
+        for (int pos = 0; pos < 4; ++pos)
+            for (int i = 0; i < 32; ++i) {
+                sign[pos][i] = uint8_t(4 * pos + 2 * (i / 16) + (i % 16) / 8);
+                scale[pos][i] = i % 2 == 0 ? uint8_t(4 * pos) : uint8_t(0x80);
+            }
+        for (int n = 0; n < 16; ++n) parity[n] = uint8_t((((n >> 0) ^ (n >> 1) ^ (n >> 2) ^ (n >> 3)) & 1) << 7);
+    }
+};
+constexpr Iq2xxsPicks kIq2xxsPicks;
+
+template <int N>
+JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb, const QuantizedActivations* xs,
+                                      bool ask) {
+    constexpr size_t kBytes = 66;
+    __m128 acc[N];
+    for (int t = 0; t < N; ++t) acc[t] = _mm_setzero_ps();
+    const __m256i m7 = _mm256_set1_epi32(0x7f), nib = _mm256_set1_epi8(0x0f), one8 = _mm256_set1_epi8(1);
+    const __m256i bits = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+    const __m256i par = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq2xxsPicks.parity)));
+    for (int64_t k = 0; k < nb; ++k) {
+        const unsigned char* b = row + size_t(k) * kBytes;
+        if (ask) ask_ahead<kBytes>(b);
+        // aux of sub-block ib (the odd dwords from b + 2) in dword 2 (ib % 4) + ib / 4: lanes [0 4 1 5], [2 6 3 7]
+        const __m256i A = _mm256_blend_epi32(_mm256_srli_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 32),
+                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 34)), 0xAA);
+        __m256i f = _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(A, m7), _mm256_and_si256(_mm256_slli_epi32(A, 1), _mm256_slli_epi32(m7, 8))),
+                                    _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(A, 2), _mm256_slli_epi32(m7, 16)),
+                                                    _mm256_and_si256(_mm256_slli_epi32(A, 3), _mm256_slli_epi32(m7, 24))));
+        f = _mm256_or_si256(f, _mm256_xor_si256(_mm256_shuffle_epi8(par, _mm256_and_si256(f, nib)),
+                                                _mm256_shuffle_epi8(par, _mm256_and_si256(_mm256_srli_epi16(f, 4), nib))));
+        const __m256i u = _mm256_srli_epi32(A, 28);
+        const __m256i S = _mm256_or_si256(_mm256_add_epi32(u, u), _mm256_set1_epi32(1));
+        const __m256i sgn[2] = {_mm256_permute4x64_epi64(f, 0x44), _mm256_permute4x64_epi64(f, 0xEE)};
+        const __m256i scl[2] = {_mm256_permute4x64_epi64(S, 0x44), _mm256_permute4x64_epi64(S, 0xEE)};
+        __m256i isum[N];
+        for (int t = 0; t < N; ++t) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int ib = 0; ib < 8; ++ib) {
+            const int lane = (ib / 2) % 2, pos = 2 * (ib % 2) + ib / 4;
+            const uint32_t gi = u32_at(b + 2 + 8 * ib);
+            const __m256i g = rows4(kIq2xxsGrid, gi & 255, (gi >> 8) & 255, (gi >> 16) & 255, gi >> 24);
+            const __m256i sp = _mm256_and_si256(pick(sgn[lane], kIq2xxsPicks.sign[pos]), bits);
+            const __m256i s = _mm256_or_si256(_mm256_cmpeq_epi8(sp, bits), one8);
+            const __m256i sc = pick(scl[lane], kIq2xxsPicks.scale[pos]);
+            for (int t = 0; t < N; ++t) {
+                const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].q.data() + 256 * k + 32 * ib));
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(g, _mm256_sign_epi8(x, s)), sc));
+            }
+        }
+        const float D = half_avx2(b) * 0.125f;
+        for (int t = 0; t < N; ++t) {  // step(): float(isum) and one fma, in the vector unit
+            __m128i q = _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
+            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
+            acc[t] = _mm_fmadd_ss(_mm_cvtepi32_ps(q), _mm_set_ss(D * xs[t].d[size_t(k)]), acc[t]);
+        }
+    }
+    for (int t = 0; t < N; ++t) out[t * out_stride] = _mm_cvtss_f32(acc[t]);
+}
+
 // One row against tokens xs[0 .. N-1]: out[t · out_stride] has the bits of isum_portable and step().
 template <DType T, int N>
 JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb,
                                   const QuantizedActivations* xs, bool ask) {
     constexpr size_t kBytes = T == DType::IQ2_XXS ? 66 : T == DType::IQ2_XS ? 74 : T == DType::IQ2_S ? 82 : T == DType::IQ3_XXS ? 98
                             : T == DType::IQ3_S ? 110 : T == DType::IQ1_S ? 50 : T == DType::IQ1_M ? 56 : T == DType::TQ1_0 ? 54 : 66;
+    if constexpr (T == DType::IQ2_XXS) return dot_row_iq2xxs_avx2<N>(out, out_stride, row, nb, xs, ask);
     float acc[N];
     for (int t = 0; t < N; ++t) acc[t] = 0.0f;
     for (int64_t k = 0; k < nb; ++k) {
