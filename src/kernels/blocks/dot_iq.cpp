@@ -834,6 +834,7 @@ JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsi
         const __m256i sgn[2] = {_mm256_permute4x64_epi64(f, 0x44), _mm256_permute4x64_epi64(f, 0xEE)};
         const __m256i scl[2] = {_mm256_permute4x64_epi64(S, 0x44), _mm256_permute4x64_epi64(S, 0xEE)};
         __m256i isum[N];
+#pragma GCC unroll 8
         for (int t = 0; t < N; ++t) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
         for (int ib = 0; ib < 8; ++ib) {
@@ -859,6 +860,53 @@ JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsi
     for (int t = 0; t < N; ++t) out[t * out_stride] = _mm_cvtss_f32(acc[t]);
 }
 
+// IQ3_S, one row against N tokens. The 9-bit grid indices of a super-block (qs | bit k of qh << 8)
+// are made 16 at a time in vectors (the high bit by a compare against 1 << k) and stored, then
+// read back two at a time by the scalar units to address the grid: no shifts and masks per index.
+template <int N>
+JOURNEY_AVX2 void dot_row_iq3s_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb, const QuantizedActivations* xs,
+                                    bool ask) {
+    constexpr size_t kBytes = 110;
+    __m128 acc[N];
+    for (int t = 0; t < N; ++t) acc[t] = _mm_setzero_ps();
+    const __m256i bit16 = _mm256_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, -32768);
+    const __m256i high = _mm256_set1_epi16(256);
+    alignas(32) uint16_t idx[64];
+    for (int64_t k = 0; k < nb; ++k) {
+        const unsigned char* b = row + size_t(k) * kBytes;
+        if (ask) ask_ahead<kBytes>(b);
+        for (int j = 0; j < 4; ++j) {  // sub-blocks 2j, 2j + 1: index 16j + i takes bit i of qh[2j] | qh[2j + 1] << 8
+            const __m256i lo = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * j)));
+            const __m256i h = _mm256_and_si256(_mm256_set1_epi16(short(u16_at(b + 66 + 2 * j))), bit16);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(idx + 16 * j), _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi16(h, bit16), high)));
+        }
+        const __m256i A = scale_pairs(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(u32_at(b + 106))), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                                                       _mm256_set1_epi32(15)));
+        __m256i isum[N];
+#pragma GCC unroll 8
+        for (int t = 0; t < N; ++t) isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint16_t* i8 = idx + 8 * ib;
+            const __m256i g = rows8(kIq3sGrid, i8[0], i8[1], i8[2], i8[3], i8[4], i8[5], i8[6], i8[7]);
+            const __m256i s = signs32(u32_at(b + 74 + 4 * ib));
+            const __m256i sc = lane_of(A, ib);
+            for (int t = 0; t < N; ++t) {
+                const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].q.data() + 256 * k + 32 * ib));
+                isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(g, _mm256_sign_epi8(x, s)), sc));
+            }
+        }
+        const float D = half_avx2(b);
+        for (int t = 0; t < N; ++t) {  // step(): float(isum) and one fma, in the vector unit
+            __m128i q = _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
+            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
+            acc[t] = _mm_fmadd_ss(_mm_cvtepi32_ps(q), _mm_set_ss(D * xs[t].d[size_t(k)]), acc[t]);
+        }
+    }
+    for (int t = 0; t < N; ++t) out[t * out_stride] = _mm_cvtss_f32(acc[t]);
+}
+
 // One row against tokens xs[0 .. N-1]: out[t · out_stride] has the bits of isum_portable and step().
 template <DType T, int N>
 JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb,
@@ -866,6 +914,7 @@ JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned
     constexpr size_t kBytes = T == DType::IQ2_XXS ? 66 : T == DType::IQ2_XS ? 74 : T == DType::IQ2_S ? 82 : T == DType::IQ3_XXS ? 98
                             : T == DType::IQ3_S ? 110 : T == DType::IQ1_S ? 50 : T == DType::IQ1_M ? 56 : T == DType::TQ1_0 ? 54 : 66;
     if constexpr (T == DType::IQ2_XXS) return dot_row_iq2xxs_avx2<N>(out, out_stride, row, nb, xs, ask);
+    if constexpr (T == DType::IQ3_S) return dot_row_iq3s_avx2<N>(out, out_stride, row, nb, xs, ask);
     float acc[N];
     for (int t = 0; t < N; ++t) acc[t] = 0.0f;
     for (int64_t k = 0; k < nb; ++k) {
