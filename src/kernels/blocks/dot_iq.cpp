@@ -839,11 +839,16 @@ JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsi
 #pragma GCC unroll 8
         for (int ib = 0; ib < 8; ++ib) {
             const int lane = (ib / 2) % 2, pos = 2 * (ib % 2) + ib / 4;
-            const uint32_t gi = u32_at(b + 2 + 8 * ib);
-            const __m256i g = rows4(kIq2xxsGrid, gi & 255, (gi >> 8) & 255, (gi >> 16) & 255, gi >> 24);
+const unsigned char* gp = b + 2 + 8 * ib;  // grid rows 0, 1 in the low half, 2, 3 in the high (vmovq, vmovhps)
+            const auto row2 = [&](int l) {
+                const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kIq2xxsGrid + gp[l]));
+                return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(a), reinterpret_cast<const double*>(kIq2xxsGrid + gp[l + 1])));
+            };
+            const __m256i g = _mm256_inserti128_si256(_mm256_castsi128_si256(row2(0)), row2(2), 1);
             const __m256i sp = _mm256_and_si256(pick(sgn[lane], kIq2xxsPicks.sign[pos]), bits);
             const __m256i s = _mm256_or_si256(_mm256_cmpeq_epi8(sp, bits), one8);
             const __m256i sc = pick(scl[lane], kIq2xxsPicks.scale[pos]);
+#pragma GCC unroll 8
             for (int t = 0; t < N; ++t) {
                 const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].q.data() + 256 * k + 32 * ib));
                 isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(g, _mm256_sign_epi8(x, s)), sc));
@@ -888,9 +893,14 @@ JOURNEY_AVX2 void dot_row_iq3s_avx2(float* out, int64_t out_stride, const unsign
 #pragma GCC unroll 8
         for (int ib = 0; ib < 8; ++ib) {
             const uint16_t* i8 = idx + 8 * ib;
-            const __m256i g = rows8(kIq3sGrid, i8[0], i8[1], i8[2], i8[3], i8[4], i8[5], i8[6], i8[7]);
+const __m128i lo = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(int(kIq3sGrid[i8[0]])), int(kIq3sGrid[i8[1]]), 1),
+                                                                int(kIq3sGrid[i8[2]]), 2), int(kIq3sGrid[i8[3]]), 3);
+            const __m128i hi = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(int(kIq3sGrid[i8[4]])), int(kIq3sGrid[i8[5]]), 1),
+                                                                int(kIq3sGrid[i8[6]]), 2), int(kIq3sGrid[i8[7]]), 3);
+            const __m256i g = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
             const __m256i s = signs32(u32_at(b + 74 + 4 * ib));
             const __m256i sc = lane_of(A, ib);
+#pragma GCC unroll 8
             for (int t = 0; t < N; ++t) {
                 const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs[t].q.data() + 256 * k + 32 * ib));
                 isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(g, _mm256_sign_epi8(x, s)), sc));
