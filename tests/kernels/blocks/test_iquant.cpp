@@ -473,3 +473,51 @@ TEST_CASE("iquant: dots on AVX2 at the extreme quants and scales give the portab
         }
     }
 }
+
+// IQ2_XXS's and IQ3_S's own AVX2 kernels take their fields apart in vectors by position: IQ2_XXS
+// the 7-bit sign index of group l of sub-block ib (its parity by a nibble table) and the scale
+// of ib, IQ3_S the 9-bit grid index (its high bit from qh) of entry j of ib and the scale nibble
+// of ib. Here every value of each field sits at every position somewhere (super-block k puts
+// value k + position there), the other bytes random, against the portable dots on 1 .. 17 tokens
+// (the decoded super-block shared by 8, 4, 2 and 1 of them) and on an odd number of rows.
+TEST_CASE("iquant: IQ2_XXS and IQ3_S on AVX2 give the portable bits with every field value at every position", "[iquant][quant_dot][fast][avx2]") {
+    IqAvx2Scope avx2;
+    if (!avx2_here()) return;
+    std::mt19937 rng(71);
+    for (DType t : {DType::IQ2_XXS, DType::IQ3_S}) {
+        const bool iq2 = t == DType::IQ2_XXS;
+        const int64_t blocks = iq2 ? 128 : 512, n = 768;  // every sign index / every grid index, rows of 3 super-blocks
+        const int64_t rows = blocks / 3 + 1;  // odd (43, 171); the last super-blocks repeat the first
+        const size_t bb = dtype_bytes(t, 256);
+        std::vector<unsigned char> bytes(bb * size_t(rows * 3));
+        for (auto& v : bytes) v = static_cast<unsigned char>(rng());
+        for (size_t k = 0; k < size_t(rows * 3); ++k) {
+            unsigned char* b = bytes.data() + k * bb;
+            const uint16_t h = fp32_to_fp16(k % 2 ? 1.0f / 128 : -1.0f / 320);
+            std::memcpy(b, &h, 2);
+            for (uint32_t ib = 0; ib < 8; ++ib) {
+                const uint32_t u = uint32_t(k + ib) % 16;  // the scale field
+                if (iq2) {
+                    uint32_t aux = u << 28;
+                    for (uint32_t l = 0; l < 4; ++l) aux |= (uint32_t(k + 4 * ib + l) % 128) << (7 * l);
+                    std::memcpy(b + 2 + 8 * ib + 4, &aux, 4);
+                } else {
+                    unsigned char qh = 0;
+                    for (uint32_t j = 0; j < 8; ++j) {
+                        const uint32_t index = uint32_t(k + 8 * ib + j) % 512;
+                        b[2 + 8 * ib + j] = static_cast<unsigned char>(index & 255);
+                        qh = static_cast<unsigned char>(qh | ((index >> 8) << j));
+                    }
+                    b[66 + ib] = qh;
+                    b[106 + ib / 2] = static_cast<unsigned char>((b[106 + ib / 2] & (ib % 2 ? 0x0f : 0xf0)) | (u << (4 * (ib % 2))));
+                }
+            }
+        }
+        const Matrix W{t, reinterpret_cast<const std::byte*>(bytes.data()), rows, n, Layout::Linear};
+        for (int T = 1; T <= 17; ++T) {
+            INFO(dtype_name(t) << ": " << rows << " rows of " << n << ", " << T << " tokens");
+            check_avx2_bits(W, quantized_tokens(T, n, 73 + uint32_t(T)), 0, rows);
+            check_avx2_bits(W, quantized_tokens(T, n, 97 + uint32_t(T)), 1, rows - 1);
+        }
+    }
+}
