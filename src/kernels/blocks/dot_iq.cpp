@@ -533,7 +533,14 @@ bool cpu_iq_direct() {
 // with 8S and adds its shift as delta · S · x's Σ of 32 quants (sum32). Integer sums are exact in any
 // grouping, so isum is isum_portable's, and the float step is step(). One row decodes each
 // super-block once for N tokens (8, 4, 2, 1: the N int32 accumulators and a sub-block's three
-// vectors fit AVX2's 16 registers).
+// vectors fit AVX2's 16 registers). IQ2_XXS and IQ3_S have their own row functions (their sign
+// indices and grid indices taken apart a super-block at a time in vectors), which make a
+// super-block's step with cvtdq2ps and vfmadd231ss in the vector unit: the same two roundings.
+// (7 Dec, one core, rows in cache, journey's old and new kernels and ggml_vec_dot taking turns
+// in one process: IQ2_XXS one token 33.3 -> 24.7 ns a super-block, ggml 31.5; IQ3_S 55.5 -> 37.3,
+// ggml 44.6. Gathers (vpgatherdd, vpgatherdq) ran at half the speed of scalar loads and inserts
+// on Zen 3, and every way of putting 4 or 8 rows into a vector tried — vmovq/vpinsrq, vpbroadcast
+// and vpblendd, pairs made by the scalar units — came within 5% of the others.)
 
 // ggml's keven_signs_q2xs: a 7-bit sign index i (iq_signs) as 8 bytes of ±1, for vpsignb.
 struct SignBytes {
@@ -554,8 +561,8 @@ struct Sub {
 
 // What the sub-blocks of a super-block share: D, and the scales as int32 lanes S · 0x10001 (S in
 // both int16 halves), decoded together: per 16 (IQ2_XS, IQ2_S, IQ1_M) the scale of j = 2ib + half
-// in lane j of A (j < 8) or j - 8 of B; per 32 sub-block ib's in lane ib of A (IQ2_XXS: lane
-// 2 (ib % 4) + 1 of A for ib < 4, else of B).
+// in lane j of A (j < 8) or j - 8 of B; per 32 sub-block ib's in lane ib of A. (IQ2_XXS and
+// IQ3_S have kernels of their own: dot_row_iq2xxs_avx2, dot_row_iq3s_avx2.)
 struct Head {
     float D;
     __m256i A, B;
@@ -657,15 +664,8 @@ JOURNEY_AVX2 inline Head head_avx2(const unsigned char* b) {
         h.D = half_avx2(b) * (T == DType::IQ3_S ? 1.0f : T == DType::IQ3_XXS ? 0.25f : 0.125f);
         if constexpr (T == DType::IQ2_XS) scales16_nibbles(h, b + 66);
         if constexpr (T == DType::IQ2_S) scales16_nibbles(h, b + 74);
-        if constexpr (T == DType::IQ2_XXS) {  // u in bits 28-31 of dword 2ib + 1 from b + 2
-            h.A = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2)), 28));
-            h.B = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 34)), 28));
-        }
         if constexpr (T == DType::IQ3_XXS)  // u in bits 28-31 of dword ib from b + 66
             h.A = scale_pairs(_mm256_srli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 66)), 28));
-        if constexpr (T == DType::IQ3_S)  // u in nibble ib of the dword at b + 106
-            h.A = scale_pairs(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(u32_at(b + 106))), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-                                               _mm256_set1_epi32(15)));
         if constexpr (T == DType::IQ1_S) {
             // word ib from b + 34: u in bits 12-14, the shift's sign in bit 15. Σ q·qx = 8 Σ grid·qx +
             // delta · Σ qx over the sub-block (x.sum32): A holds 8S, C delta · S
@@ -683,13 +683,7 @@ JOURNEY_AVX2 inline Head head_avx2(const unsigned char* b) {
 template <DType T>
 JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) {
     Sub u;
-    if constexpr (T == DType::IQ2_XXS) {
-        const unsigned char* p = b + 2 + 8 * ib;
-        const uint32_t aux = u32_at(p + 4);
-        u.g = rows4(kIq2xxsGrid, p[0], p[1], p[2], p[3]);
-        u.s = signs7(aux);
-        u.sc = lane_of(ib < 4 ? h.A : h.B, 2 * (ib % 4) + 1);
-    } else if constexpr (T == DType::IQ2_XS) {
+    if constexpr (T == DType::IQ2_XS) {
         uint64_t v;  // 4 entries of 16 bits: the grid index in bits 0-8, the sign index in 9-15
         std::memcpy(&v, b + 2 + 8 * ib, 8);
         u.g = rows4(kIq2xsGrid, v & 511, (v >> 16) & 511, (v >> 32) & 511, (v >> 48) & 511);
@@ -706,14 +700,6 @@ JOURNEY_AVX2 inline Sub sub_avx2(const unsigned char* b, const Head& h, int ib) 
         const uint32_t aux = u32_at(b + 66 + 4 * ib);
         u.g = rows8(kIq3xxsGrid, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
         u.s = signs7(aux);
-        u.sc = lane_of(h.A, ib);
-    } else if constexpr (T == DType::IQ3_S) {
-        // 4 elements from entry qs[k] | bit k of qh << 8
-        const unsigned char* p = b + 2 + 8 * ib;
-        const uint32_t qh = b[66 + ib];
-        u.g = rows8(kIq3sGrid, p[0] | ((qh << 8) & 256), p[1] | ((qh << 7) & 256), p[2] | ((qh << 6) & 256), p[3] | ((qh << 5) & 256),
-                    p[4] | ((qh << 4) & 256), p[5] | ((qh << 3) & 256), p[6] | ((qh << 2) & 256), p[7] | ((qh << 1) & 256));
-        u.s = signs32(u32_at(b + 74 + 4 * ib));
         u.sc = lane_of(h.A, ib);
     } else if constexpr (T == DType::IQ1_S) {
         const unsigned char* p = b + 2 + 4 * ib;
@@ -893,7 +879,7 @@ JOURNEY_AVX2 void dot_row_iq3s_avx2(float* out, int64_t out_stride, const unsign
 #pragma GCC unroll 8
         for (int ib = 0; ib < 8; ++ib) {
             const uint16_t* i8 = idx + 8 * ib;
-const __m128i lo = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(int(kIq3sGrid[i8[0]])), int(kIq3sGrid[i8[1]]), 1),
+            const __m128i lo = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(int(kIq3sGrid[i8[0]])), int(kIq3sGrid[i8[1]]), 1),
                                                                 int(kIq3sGrid[i8[2]]), 2), int(kIq3sGrid[i8[3]]), 3);
             const __m128i hi = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128(int(kIq3sGrid[i8[4]])), int(kIq3sGrid[i8[5]]), 1),
                                                                 int(kIq3sGrid[i8[6]]), 2), int(kIq3sGrid[i8[7]]), 3);
