@@ -825,7 +825,7 @@ JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsi
 #pragma GCC unroll 8
         for (int ib = 0; ib < 8; ++ib) {
             const int lane = (ib / 2) % 2, pos = 2 * (ib % 2) + ib / 4;
-const unsigned char* gp = b + 2 + 8 * ib;  // grid rows 0, 1 in the low half, 2, 3 in the high (vmovq, vmovhps)
+            const unsigned char* gp = b + 2 + 8 * ib;  // grid rows 0, 1 in the low half, 2, 3 in the high (vmovq, vmovhps)
             const auto row2 = [&](int l) {
                 const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kIq2xxsGrid + gp[l]));
                 return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(a), reinterpret_cast<const double*>(kIq2xxsGrid + gp[l + 1])));
@@ -853,7 +853,9 @@ const unsigned char* gp = b + 2 + 8 * ib;  // grid rows 0, 1 in the low half, 2,
 
 // IQ3_S, one row against N tokens. The 9-bit grid indices of a super-block (qs | bit k of qh << 8)
 // are made 16 at a time in vectors (the high bit by a compare against 1 << k) and stored, then
-// read back two at a time by the scalar units to address the grid: no shifts and masks per index.
+// read back one by one by the scalar units to address the grid: no shifts and masks per index.
+// The grid rows go in by vmovd/vpinsrd/vinserti128 (GCC's form of rows8's qword pairs took more
+// shuffles).
 template <int N>
 JOURNEY_AVX2 void dot_row_iq3s_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb, const QuantizedActivations* xs,
                                     bool ask) {
@@ -909,8 +911,6 @@ JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned
                                   const QuantizedActivations* xs, bool ask) {
     constexpr size_t kBytes = T == DType::IQ2_XXS ? 66 : T == DType::IQ2_XS ? 74 : T == DType::IQ2_S ? 82 : T == DType::IQ3_XXS ? 98
                             : T == DType::IQ3_S ? 110 : T == DType::IQ1_S ? 50 : T == DType::IQ1_M ? 56 : T == DType::TQ1_0 ? 54 : 66;
-    if constexpr (T == DType::IQ2_XXS) return dot_row_iq2xxs_avx2<N>(out, out_stride, row, nb, xs, ask);
-    if constexpr (T == DType::IQ3_S) return dot_row_iq3s_avx2<N>(out, out_stride, row, nb, xs, ask);
     float acc[N];
     for (int t = 0; t < N; ++t) acc[t] = 0.0f;
     for (int64_t k = 0; k < nb; ++k) {
@@ -954,6 +954,17 @@ JOURNEY_AVX2 void dot_row_iq_avx2(float* out, int64_t out_stride, const unsigned
     for (int t = 0; t < N; ++t) out[t * out_stride] = acc[t];
 }
 
+// IQ2_XXS's and IQ3_S's own row functions, the others' shared one.
+template <DType T, int N>
+JOURNEY_AVX2 void row_iq_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb, const QuantizedActivations* xs, bool ask) {
+    if constexpr (T == DType::IQ2_XXS)
+        dot_row_iq2xxs_avx2<N>(out, out_stride, row, nb, xs, ask);
+    else if constexpr (T == DType::IQ3_S)
+        dot_row_iq3s_avx2<N>(out, out_stride, row, nb, xs, ask);
+    else
+        dot_row_iq_avx2<T, N>(out, out_stride, row, nb, xs, ask);
+}
+
 // Rows r0 .. r1 against T tokens: groups of rows of about 32 KiB (from cache after the first
 // token group, which alone asks ahead), each taken by 8 tokens at a time, then 4, 2, 1. One token:
 // one row after another.
@@ -970,13 +981,13 @@ void dot_rows_iq_avx2(float* out, int64_t out_stride, const Matrix& W, const Qua
         const int64_t g1 = std::min(r1, g + group);
         int t = 0;
         for (; t + 8 <= n_tokens; t += 8)
-            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 8>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+            for (int64_t r = g; r < g1; ++r) row_iq_avx2<T, 8>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
         for (; t + 4 <= n_tokens; t += 4)
-            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 4>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+            for (int64_t r = g; r < g1; ++r) row_iq_avx2<T, 4>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
         for (; t + 2 <= n_tokens; t += 2)
-            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 2>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+            for (int64_t r = g; r < g1; ++r) row_iq_avx2<T, 2>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
         for (; t < n_tokens; ++t)
-            for (int64_t r = g; r < g1; ++r) dot_row_iq_avx2<T, 1>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
+            for (int64_t r = g; r < g1; ++r) row_iq_avx2<T, 1>(out + t * out_stride + r, out_stride, row(r), nb, xs + t, t == 0);
     }
 }
 
