@@ -308,10 +308,11 @@ JOURNEY_VNNI void tile_fast(const int32_t* panel, const float* dw, const int16_t
 // AVX2 (CPUs without AVX-512 VNNI's vpdpwssd): vpmaddwd gives each int32 lane w0 x0 + w1 x1
 // exactly (|w| <= 4064, |x| <= 32767: no overflow), vpaddd adds it modulo 2^32 as vpdpwssd does,
 // so the register again holds the exact sum: the same bits. 16 registers of 8 lanes: a pass is
-// up to 4 tokens x 16 rows (8 sums), the panel's 64 rows in four passes over the super-block
-// (its x, 512 bytes a token, stays in L1). IQ4_XS GPT-2 small pp128 (journey bench -p 128
-// -n 0 -t 1, CPU time, AMD EPYC without AVX-512, 7 Dec): 11.9 tok/s on the portable tile (its
-// int64 scalar loop), 220-318 on this one.
+// 6 tokens x 16 rows (12 sums, the 2 weight vectors, x's pair broadcast and the product: all 16
+// ymm, written in assembly: GCC 12 kept 7 of the 12 sums of the same intrinsics on the stack),
+// over one super-block's 16-row strip of the panel (8 KiB, in L1) for every token of the prompt
+// before the next strip; a tail of 1-5 tokens takes sb_avx2 (up to 4 tokens a pass in
+// registers).
 template <int NT>
 JOURNEY_AVX2 void sb_avx2(const int32_t* P, const int32_t* X, int64_t ldx, int32_t* isum) {
     __m256i acc[NT][2];
@@ -329,28 +330,80 @@ JOURNEY_AVX2 void sb_avx2(const int32_t* P, const int32_t* X, int64_t ldx, int32
         for (int h = 0; h < 2; ++h) _mm256_store_si256(reinterpret_cast<__m256i*>(isum + t * 16 + 8 * h), acc[t][h]);
 }
 
+// One token's pair of x (the address x) against the strip's two weight vectors (ymm12, ymm13),
+// into sums ymm<a0>, ymm<a1>; ymm14 holds the broadcast, ymm15 the product.
+#define JOURNEY_IQ16_TOK(x, a0, a1)                                                     \
+    "vpbroadcastd " x ", %%ymm14\n\t"                                                   \
+    "vpmaddwd %%ymm14, %%ymm12, %%ymm15\n\tvpaddd %%ymm15, %%ymm" #a0 ", %%ymm" #a0 "\n\t" \
+    "vpmaddwd %%ymm14, %%ymm13, %%ymm15\n\tvpaddd %%ymm15, %%ymm" #a1 ", %%ymm" #a1 "\n\t"
+// One input pair (weights at byte offset pw of P, x at byte offset px) for the 6 tokens: x0 + i ld
+// for tokens 0-2, x3 + i ld for 3-5.
+#define JOURNEY_IQ16_PAIR(pw, px)                                                                                       \
+    "vmovdqa " pw "(%[P]), %%ymm12\n\tvmovdqa " pw "+32(%[P]), %%ymm13\n\t" JOURNEY_IQ16_TOK(px "(%[x0])", 0, 1)       \
+        JOURNEY_IQ16_TOK(px "(%[x0],%[ld],1)", 2, 3) JOURNEY_IQ16_TOK(px "(%[x0],%[ld],2)", 4, 5)                      \
+            JOURNEY_IQ16_TOK(px "(%[x3])", 6, 7) JOURNEY_IQ16_TOK(px "(%[x3],%[ld],1)", 8, 9)                           \
+                JOURNEY_IQ16_TOK(px "(%[x3],%[ld],2)", 10, 11)
+
+// 6 tokens x 16 rows of one super-block: isum[t · 16 + row], as sb_avx2<6> would give them.
+JOURNEY_AVX2 void sb_avx2_6(const int32_t* P, const int32_t* X, int64_t ldx, int32_t* isum) {
+    const int32_t* x0 = X;
+    const int32_t* x3 = X + 3 * ldx;
+    const int32_t* end = P + kPairs * kRows;
+    const int64_t ld = ldx * 4;  // bytes from one token's x to the next
+    static_assert(kPairs % 2 == 0 && kRows == 64);
+    asm volatile(
+        "vpxor %%xmm0, %%xmm0, %%xmm0\n\tvpxor %%xmm1, %%xmm1, %%xmm1\n\tvpxor %%xmm2, %%xmm2, %%xmm2\n\t"
+        "vpxor %%xmm3, %%xmm3, %%xmm3\n\tvpxor %%xmm4, %%xmm4, %%xmm4\n\tvpxor %%xmm5, %%xmm5, %%xmm5\n\t"
+        "vpxor %%xmm6, %%xmm6, %%xmm6\n\tvpxor %%xmm7, %%xmm7, %%xmm7\n\tvpxor %%xmm8, %%xmm8, %%xmm8\n\t"
+        "vpxor %%xmm9, %%xmm9, %%xmm9\n\tvpxor %%xmm10, %%xmm10, %%xmm10\n\tvpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+        "1:\n\t"  // two input pairs an iteration: P's rows are kRows = 64 int32 (256 bytes) apart
+        JOURNEY_IQ16_PAIR("0", "0") JOURNEY_IQ16_PAIR("256", "4")
+        "add $512, %[P]\n\tadd $8, %[x0]\n\tadd $8, %[x3]\n\tcmp %[end], %[P]\n\tjne 1b\n\t"
+        "vmovdqa %%ymm0, (%[isum])\n\tvmovdqa %%ymm1, 32(%[isum])\n\tvmovdqa %%ymm2, 64(%[isum])\n\t"
+        "vmovdqa %%ymm3, 96(%[isum])\n\tvmovdqa %%ymm4, 128(%[isum])\n\tvmovdqa %%ymm5, 160(%[isum])\n\t"
+        "vmovdqa %%ymm6, 192(%[isum])\n\tvmovdqa %%ymm7, 224(%[isum])\n\tvmovdqa %%ymm8, 256(%[isum])\n\t"
+        "vmovdqa %%ymm9, 288(%[isum])\n\tvmovdqa %%ymm10, 320(%[isum])\n\tvmovdqa %%ymm11, 352(%[isum])\n\t"
+        : [P] "+r"(P), [x0] "+r"(x0), [x3] "+r"(x3)
+        : [ld] "r"(ld), [end] "r"(end), [isum] "r"(isum)
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+          "xmm14", "xmm15", "memory", "cc");
+}
+#undef JOURNEY_IQ16_PAIR
+#undef JOURNEY_IQ16_TOK
+
+// Tokens 0 .. NT - 1 (NT <= 6) of super-block k against a 16-row strip (P its weights, dwk its
+// d_w): the sums, then step() for each (token, row): fma(float(isum), d_w · d_x, s).
+template <int NT>
+JOURNEY_AVX2 void strip_avx2(const int32_t* P, const float* dwk, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
+                             int64_t k, float* sums) {
+    alignas(32) int32_t isum[6 * 16];
+    const auto* X = reinterpret_cast<const int32_t*>(q + k * 256);
+    if constexpr (NT == 6) sb_avx2_6(P, X, n_in / 2, isum);
+    else {
+        sb_avx2<std::min(NT, 4)>(P, X, n_in / 2, isum);
+        if constexpr (NT > 4) sb_avx2<NT - 4>(P, X + 4 * (n_in / 2), n_in / 2, isum + 4 * 16);
+    }
+    for (int t = 0; t < NT; ++t) {
+        const __m256 sx = _mm256_set1_ps(dx[t * nk + k]);
+        for (int h = 0; h < 2; ++h) {
+            float* s = sums + t * kRows + 8 * h;
+            const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(dwk + 8 * h), sx);
+            const __m256 f = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum + t * 16 + 8 * h)));
+            _mm256_storeu_ps(s, _mm256_fmadd_ps(f, scale, _mm256_loadu_ps(s)));
+        }
+    }
+}
+
+// Tokens 0 .. NT - 1 against super-blocks k0 .. k1 of the panel: per super-block (in order, so
+// each sum takes its steps in k's order) and strip of 16 rows. (The strip's weights, 8 KiB, come
+// from L2 for each 6 tokens, their x from L1; the other order, every token per strip, read x
+// from L2 and L3 and was 10-15% slower.)
 template <int NT>
 JOURNEY_AVX2 void tile_avx2(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
                             int64_t k0, int64_t k1, float* sums) {
-    alignas(32) int32_t isum[NT * 16];
     for (int64_t k = k0; k < k1; ++k)
-        for (int j = 0; j < kRows / 16; ++j) {
-            const int32_t* P = panel + (k - k0) * kPairs * kRows + 16 * j;
-            const auto* X = reinterpret_cast<const int32_t*>(q + k * 256);
-            // at most 4 tokens a pass: 8 sums, each vpmaddwd's product in a register of its own
-            // before vpaddd (12 sums and those spilled to the stack)
-            sb_avx2<std::min(NT, 4)>(P, X, n_in / 2, isum);
-            if constexpr (NT > 4) sb_avx2<NT - 4>(P, X + 4 * (n_in / 2), n_in / 2, isum + 4 * 16);
-            for (int t = 0; t < NT; ++t) {
-                const __m256 sx = _mm256_set1_ps(dx[t * nk + k]);
-                for (int h = 0; h < 2; ++h) {  // step(): fma(float(isum), d_w · d_x, s)
-                    float* s = sums + t * kRows + 16 * j + 8 * h;
-                    const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(dw + (k - k0) * kRows + 16 * j + 8 * h), sx);
-                    const __m256 f = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum + t * 16 + 8 * h)));
-                    _mm256_storeu_ps(s, _mm256_fmadd_ps(f, scale, _mm256_loadu_ps(s)));
-                }
-            }
-        }
+        for (int j = 0; j < kRows / 16; ++j)
+            strip_avx2<NT>(panel + (k - k0) * kPairs * kRows + 16 * j, dw + (k - k0) * kRows + 16 * j, q, dx, n_in, nk, k, sums + 16 * j);
 }
 
 void tile_avx2_any(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
