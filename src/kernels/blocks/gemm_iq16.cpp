@@ -184,6 +184,30 @@ void iq1_m(const unsigned char* b, int16_t* w, float& dw) {
     }
 }
 
+// The ternary types: d · t, t in {-1, 0, 1} (dequantize.cpp's layouts).
+void tq2_0(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b + 64);
+    for (int j = 0; j < 64; j += 32)
+        for (int l = 0; l < 4; ++l)
+            for (int m = 0; m < 32; ++m) *w++ = int16_t(((b[j + m] >> (2 * l)) & 3) - 1);
+}
+
+// TQ1_0's trit n of a byte of base-3 digits: ggml's ((uint8_t)(q · 3^n) · 3) >> 8, minus 1.
+inline int16_t trit16(uint8_t q, int n) {
+    static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    return int16_t(((uint8_t(q * kPow3[n]) * 3) >> 8) - 1);
+}
+
+void tq1_0(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b + 52);
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 32; ++m) *w++ = trit16(b[m], n);
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 16; ++m) *w++ = trit16(b[32 + m], n);
+    for (int n = 0; n < 4; ++n)
+        for (int j = 0; j < 4; ++j) *w++ = trit16(b[48 + j], n);
+}
+
 // The one float statement of both kernels: a super-block's exact sum into the running total.
 inline float step(float acc, int32_t isum, float d_w, float d_x) { return std::fma(float(isum), d_w * d_x, acc); }
 
@@ -439,7 +463,9 @@ bool has_iq16(DType t) {
         case DType::IQ3_S:
         case DType::IQ4_XS:
         case DType::IQ1_S:
-        case DType::IQ1_M: return true;
+        case DType::IQ1_M:
+        case DType::TQ1_0:
+        case DType::TQ2_0: return true;
         default: return false;
     }
 }
@@ -454,6 +480,8 @@ int iq16_max_weight(DType t) {
         case DType::IQ4_XS: return 32 * 127;
         case DType::IQ1_S:
         case DType::IQ1_M: return 15 * 9;
+        case DType::TQ1_0:
+        case DType::TQ2_0: return 1;
         default: throw std::logic_error("iq16: not an importance-matrix type");
     }
 }
@@ -469,6 +497,8 @@ void iq16_decode(DType t, const std::byte* block, int16_t w[256], float& d_w) {
         case DType::IQ4_XS: return iq4_xs(b, w, d_w);
         case DType::IQ1_S: return iq1_s(b, w, d_w);
         case DType::IQ1_M: return iq1_m(b, w, d_w);
+        case DType::TQ1_0: return tq1_0(b, w, d_w);
+        case DType::TQ2_0: return tq2_0(b, w, d_w);
         default: throw std::logic_error("iq16: not an importance-matrix type");
     }
 }
