@@ -184,7 +184,8 @@ void iq1_m(const unsigned char* b, int16_t* w, float& dw) {
     }
 }
 
-// The ternary types: d · t, t in {-1, 0, 1} (dequantize.cpp's layouts).
+// The ternary types: d · t, t in {-1, 0, 1} (dequantize.cpp's layouts; TQ2_0's unused code 3
+// gives t = 2, as ggml's dequantization does).
 void tq2_0(const unsigned char* b, int16_t* w, float& dw) {
     dw = fp16_to_fp32(b + 64);
     for (int j = 0; j < 64; j += 32)
@@ -208,13 +209,79 @@ void tq1_0(const unsigned char* b, int16_t* w, float& dw) {
         for (int j = 0; j < 4; ++j) *w++ = trit16(b[48 + j], n);
 }
 
+// AVX2 decoders of the types of the 1B bench files (IQ2_XXS, IQ3_S, IQ4_XS, TQ2_0): the same
+// integers as the ones above (tests: iq16_decode_avx2 against iq16_decode), 8 or 16 at a time.
+// put8 as 8 int16 lanes: the grid bytes widened, times S, negated where the sign bit is set
+// ((v ^ m) - m with m all ones there).
+JOURNEY_AVX2 inline void put8_avx2(int16_t* w, uint64_t grid, uint8_t signs, int S) {
+    const __m128i bits = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m128i v = _mm_mullo_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(grid))), _mm_set1_epi16(int16_t(S)));
+    const __m128i m = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(signs), bits), bits);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(w), _mm_sub_epi16(_mm_xor_si128(v, m), m));
+}
+
+JOURNEY_AVX2 void iq2_xxs_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.125f;
+    for (int ib = 0; ib < 8; ++ib) {
+        const unsigned char* q = b + 2 + 8 * ib;
+        const uint32_t aux = u32_at(q + 4);
+        const int S = 2 * int(aux >> 28) + 1;
+        for (int l = 0; l < 4; ++l, w += 8) put8_avx2(w, kIq2xxsGrid[q[l]], iq_signs((aux >> (7 * l)) & 127), S);
+    }
+}
+
+JOURNEY_AVX2 void iq3_s_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    const unsigned char* qh = b + 66;
+    const unsigned char* signs = b + 74;
+    const unsigned char* scales = b + 106;
+    for (int ib = 0; ib < 8; ++ib, qs += 8, signs += 4) {
+        const int S = 1 + 2 * ((scales[ib / 2] >> (4 * (ib % 2))) & 0xf);
+        for (int l = 0; l < 4; ++l, w += 8) {
+            const uint64_t g0 = kIq3sGrid[qs[2 * l] | ((qh[ib] << (8 - 2 * l)) & 256)];
+            const uint64_t g1 = kIq3sGrid[qs[2 * l + 1] | ((qh[ib] << (7 - 2 * l)) & 256)];
+            put8_avx2(w, g0 | (g1 << 32), signs[l], S);  // put4's two halves: signs' low, high nibble
+        }
+    }
+}
+
+JOURNEY_AVX2 void iq4_xs_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b);
+    const uint16_t scales_h = u16_at(b + 2);
+    const unsigned char* scales_l = b + 4;
+    const unsigned char* qs = b + 8;
+    const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)), low = _mm_set1_epi8(0x0f);
+    for (int ib = 0; ib < 8; ++ib, w += 32, qs += 16) {
+        const int S = (((scales_l[ib / 2] >> 4 * (ib % 2)) & 0x0f) | (((scales_h >> 2 * ib) & 3) << 4)) - 32;
+        const __m256i s = _mm256_set1_epi16(int16_t(S));
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+        const __m128i lo = _mm_shuffle_epi8(values, _mm_and_si128(q, low)), hi = _mm_shuffle_epi8(values, _mm_and_si128(_mm_srli_epi16(q, 4), low));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(w), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(lo), s));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + 16), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(hi), s));
+    }
+}
+
+JOURNEY_AVX2 void tq2_0_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b + 64);
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    for (int j = 0; j < 64; j += 32) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j));
+        for (int l = 0; l < 4; ++l, w += 32) {
+            const __m256i t = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 2 * l), three), one);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(w), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(t)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + 16), _mm256_cvtepi8_epi16(_mm256_extracti128_si256(t, 1)));
+        }
+    }
+}
+
 // The one float statement of both kernels: a super-block's exact sum into the running total.
 inline float step(float acc, int32_t isum, float d_w, float d_x) { return std::fma(float(isum), d_w * d_x, acc); }
 
 // Rows r0 .. r0 + 63 (those past n_out: zeros), super-blocks k0 .. k1 of W, into
 // panel[(k - k0) · kPairs + pair][row] (two int16 of inputs 2 pair, 2 pair + 1 in one int32)
 // and dw[(k - k0) · kRows + row].
-void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* panel, float* dw) {
+void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* panel, float* dw, bool avx2) {
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols)), block_bytes = dtype_bytes(W.dtype, 256);
     alignas(64) int16_t w[256];
     for (int r = 0; r < kRows; ++r) {
@@ -226,7 +293,8 @@ void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* 
                 for (int p = 0; p < kPairs; ++p) P[p * kRows] = 0;
                 continue;
             }
-            iq16_decode(W.dtype, W.data + size_t(r0 + r) * row_bytes + size_t(k) * block_bytes, w, d);
+            const std::byte* block = W.data + size_t(r0 + r) * row_bytes + size_t(k) * block_bytes;
+            if (!avx2 || !iq16_decode_avx2(W.dtype, block, w, d)) iq16_decode(W.dtype, block, w, d);
             for (int p = 0; p < kPairs; ++p) {
                 int32_t v;
                 std::memcpy(&v, w + 2 * p, 4);
@@ -480,8 +548,8 @@ int iq16_max_weight(DType t) {
         case DType::IQ4_XS: return 32 * 127;
         case DType::IQ1_S:
         case DType::IQ1_M: return 15 * 9;
-        case DType::TQ1_0:
-        case DType::TQ2_0: return 1;
+        case DType::TQ1_0: return 1;
+        case DType::TQ2_0: return 2;  // its 2-bit code 3 (never written by a quantizer) decodes to 2
         default: throw std::logic_error("iq16: not an importance-matrix type");
     }
 }
@@ -500,6 +568,17 @@ void iq16_decode(DType t, const std::byte* block, int16_t w[256], float& d_w) {
         case DType::TQ1_0: return tq1_0(b, w, d_w);
         case DType::TQ2_0: return tq2_0(b, w, d_w);
         default: throw std::logic_error("iq16: not an importance-matrix type");
+    }
+}
+
+bool iq16_decode_avx2(DType t, const std::byte* block, int16_t w[256], float& d_w) {
+    const auto* b = reinterpret_cast<const unsigned char*>(block);
+    switch (t) {
+        case DType::IQ2_XXS: iq2_xxs_avx2(b, w, d_w); return true;
+        case DType::IQ3_S: iq3_s_avx2(b, w, d_w); return true;
+        case DType::IQ4_XS: iq4_xs_avx2(b, w, d_w); return true;
+        case DType::TQ2_0: tq2_0_avx2(b, w, d_w); return true;
+        default: return false;
     }
 }
 
@@ -557,7 +636,7 @@ void matmul_iq16(float* out, const float* x, const Matrix& W, int T, bool fast) 
             std::fill(sums, sums + size_t(T) * kRows, 0.0f);
             for (int64_t k0 = 0; k0 < nk; k0 += kChunk) {
                 const int64_t k1 = std::min(nk, k0 + kChunk);
-                decode_panel(W, r0, k0, k1, panel, dw);
+                decode_panel(W, r0, k0, k1, panel, dw, avx2_kernels());
                 for (int t0 = 0; t0 < T; t0 += kTokens) {
                     const int nt = std::min(kTokens, T - t0);
                     const int16_t* qt = q + size_t(t0) * size_t(n_in);

@@ -24,6 +24,10 @@ int iq16_max_weight(DType t);
 // d_w · w[i] == the dequantized value exactly (tests check against dequantize_row).
 void iq16_decode(DType t, const std::byte* block, int16_t w[256], float& d_w);
 
+// The same integers and d_w by the AVX2 decoder of type t, where there is one (IQ2_XXS, IQ3_S,
+// IQ4_XS, TQ2_0; false otherwise, w untouched). The caller checks the CPU (avx2_kernels()).
+bool iq16_decode_avx2(DType t, const std::byte* block, int16_t w[256], float& d_w);
+
 // One token's x[n] (n a multiple of 256) as q[n] (int16) and one scale per 256 (d_x[n / 256]),
 // q = round(x / d_x), chosen so that Σ_i |w_i q_i| < 2^31 for any super-block of type t
 // (gemm_iq16.cpp proves it), so one int32 per super-block holds the exact sum.
