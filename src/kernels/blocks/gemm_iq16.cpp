@@ -1,5 +1,5 @@
-// Prompts of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S and IQ1_M: x at 16 bits
-// against the weights' own integers, AVX-512 VNNI vpdpwssd (32 products an instruction, twice
+// Prompts of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M, TQ1_0 and TQ2_0: x at
+// 16 bits against the weights' own integers, AVX-512 VNNI vpdpwssd (32 products an instruction, twice
 // the float fma's 16), the sums exact (header: blocks/gemm_iq16.h).
 //
 // Weights. Each super-block of 256 is d_w · w_i exactly, w_i an integer (dequantize.cpp's
@@ -9,7 +9,9 @@
 //   IQ3_XXS: d (0.5 + u) 0.5 · grid · sign = d/4 · (2u + 1) grid sign, |w| <= 31 · 62 = 1922;
 //   IQ3_S: d (1 + 2s) · grid · sign, |w| <= 31 · 15 = 465 (its grid's magnitudes are 1 .. 15);
 //   IQ4_XS: d (ls - 32) · kIq4Values, |w| <= 32 · 127 = 4064;
-//   IQ1_S / IQ1_M: d (2s + 1) (grid ± 1/8) = d/8 · (2s + 1)(8 grid ± 1), |w| <= 15 · 9 = 135.
+//   IQ1_S / IQ1_M: d (2s + 1) (grid ± 1/8) = d/8 · (2s + 1)(8 grid ± 1), |w| <= 15 · 9 = 135;
+//   TQ1_0: d · t, t in {-1, 0, 1}, |w| <= 1; TQ2_0: d (q - 1), q a 2-bit code, |w| <= 2 (code 3,
+//       which no quantizer writes, decodes to 2 as in ggml).
 // All fit int16 with the sub-block scale folded in, so one int32 sum per (row, token,
 // super-block) needs no reduction per sub-block. (IQ4_NL has a float d per 32: not here.)
 //
@@ -18,7 +20,8 @@
 // W the type's largest |w| (iq16_max_weight), q then clamped to ±32767. The int32 bound: the
 // first term makes |q_i| <= 32767 (int16); with the second, Σ|q_i| <= Σ|x_i| / d_x (1 + 2^-22)
 // + 256 · 0.5 <= (0.98 L - 128)(1 + 1e-4) + 128 < L (Σ|x| is a float sum of 256 terms, off by
-// under 256 · 2^-24 relatively; L >= 528,000 for every type), so |Σ_i w_i q_i| <= W Σ|q_i| <
+// under 256 · 2^-24 relatively; L >= 528,000 for every type; for TQ1_0/TQ2_0 the first term
+// decides: Σ|q_i| <= 256 · 32767 < 2^23), so |Σ_i w_i q_i| <= W Σ|q_i| <
 // W L <= 2^31 - 1. vpdpwssd adds modulo 2^32; the exact total fits int32, so whatever the
 // order and any wrap on the way, the register holds the exact sum. d_x is then at most 1/32767
 // of amax (15 bits) and on rare flat super-blocks of IQ4_XS (amax / mean|x| under 16) a little
@@ -33,7 +36,19 @@
 // ([pair][row][2]); then every token of the prompt runs over them, 6 tokens x 64 rows at a time
 // in 24 zmm accumulators, one vpdpwssd per 16 rows, token and input pair (the pair of x
 // broadcast). Each super-block decoded once for the whole prompt. Without VNNI: the same panels
-// under an AVX2 tile (vpmaddwd + vpaddd, the same exact sums: tile_avx2), else the portable one.
+// under an AVX2 tile (vpmaddwd + vpaddd, the same exact sums: tile_avx2; 6 tokens x 16 rows a
+// pass in 12 ymm sums, in assembly), else the portable one; the panels of IQ2_XXS, IQ3_S, IQ4_XS
+// and TQ2_0 decoded by AVX2 decoders there (the same integers).
+//
+// AVX2 host (AMD EPYC Zen 3, 2 vCPUs), Llama 3.2 1B shape pp512 -t 2 (journey bench -p 512 -n 0
+// -t 2 -r 2, before/after alternating, 7 Dec 21:35-22:05 UTC, load 6.7-11): IQ4_XS 56.1, 51.4 ->
+// 65.1, 70.3 tok/s (the 6-token tile; the old one ran 4 + 2 tokens, weights loaded twice, and
+// with 12 sums GCC spilled); TQ2_0 61.3, 62.4 -> 71.7, 78.3 (integers instead of the float
+// panels); IQ3_S 60.7 -> 79.2 and IQ2_XXS 60.5 -> 71.6 (tile and AVX2 decoders; the scalar
+// decoders took 10% of the prompt). The tile alone (rows in L1/L2, one core) makes ~22-24 int16
+// products per TSC cycle (2.45 GHz) against ~30 for the same instructions on fixed registers;
+// a token-outer order, pre-broadcast x, software prefetch and a strip-contiguous panel gave
+// nothing more.
 #include "journey/kernels/blocks/gemm_iq16.h"
 
 #include <algorithm>

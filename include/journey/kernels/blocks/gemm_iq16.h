@@ -14,7 +14,8 @@
 
 namespace journey {
 
-// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M (not IQ4_NL: a float scale per 32).
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M, TQ1_0, TQ2_0 (not IQ4_NL: a
+// float scale per 32).
 bool has_iq16(DType t);
 
 // The largest |w_i| a super-block of type t can decode to (the int32 bound below uses it).
