@@ -19,8 +19,8 @@
 // step), which decode a super-block once for up to 16 tokens (sequences decoded together,
 // --parallel). CPUs without AVX-512 VNNI (AVX2, FMA, F16C: quant_dot_avx2_available) take direct
 // AVX2 kernels for all nine types (below, as ggml's AVX2 dots; the same isum and step), one token
-// or up to 8 per decoded super-block. Prompts: the IQ types' take blocks/gemm_iq16.cpp (x at 16
-// bits), TQ1_0/TQ2_0's the float gemm.
+// or up to 8 per decoded super-block. Prompts: the IQ types' and TQ1_0/TQ2_0's take
+// blocks/gemm_iq16.cpp (x at 16 bits).
 #include "dot_kinds.h"
 
 #include <algorithm>

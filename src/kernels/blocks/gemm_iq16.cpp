@@ -1,5 +1,5 @@
-// Prompts of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S and IQ1_M: x at 16 bits
-// against the weights' own integers, AVX-512 VNNI vpdpwssd (32 products an instruction, twice
+// Prompts of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M, TQ1_0 and TQ2_0: x at
+// 16 bits against the weights' own integers, AVX-512 VNNI vpdpwssd (32 products an instruction, twice
 // the float fma's 16), the sums exact (header: blocks/gemm_iq16.h).
 //
 // Weights. Each super-block of 256 is d_w · w_i exactly, w_i an integer (dequantize.cpp's
@@ -9,7 +9,9 @@
 //   IQ3_XXS: d (0.5 + u) 0.5 · grid · sign = d/4 · (2u + 1) grid sign, |w| <= 31 · 62 = 1922;
 //   IQ3_S: d (1 + 2s) · grid · sign, |w| <= 31 · 15 = 465 (its grid's magnitudes are 1 .. 15);
 //   IQ4_XS: d (ls - 32) · kIq4Values, |w| <= 32 · 127 = 4064;
-//   IQ1_S / IQ1_M: d (2s + 1) (grid ± 1/8) = d/8 · (2s + 1)(8 grid ± 1), |w| <= 15 · 9 = 135.
+//   IQ1_S / IQ1_M: d (2s + 1) (grid ± 1/8) = d/8 · (2s + 1)(8 grid ± 1), |w| <= 15 · 9 = 135;
+//   TQ1_0: d · t, t in {-1, 0, 1}, |w| <= 1; TQ2_0: d (q - 1), q a 2-bit code, |w| <= 2 (code 3,
+//       which no quantizer writes, decodes to 2 as in ggml).
 // All fit int16 with the sub-block scale folded in, so one int32 sum per (row, token,
 // super-block) needs no reduction per sub-block. (IQ4_NL has a float d per 32: not here.)
 //
@@ -18,7 +20,8 @@
 // W the type's largest |w| (iq16_max_weight), q then clamped to ±32767. The int32 bound: the
 // first term makes |q_i| <= 32767 (int16); with the second, Σ|q_i| <= Σ|x_i| / d_x (1 + 2^-22)
 // + 256 · 0.5 <= (0.98 L - 128)(1 + 1e-4) + 128 < L (Σ|x| is a float sum of 256 terms, off by
-// under 256 · 2^-24 relatively; L >= 528,000 for every type), so |Σ_i w_i q_i| <= W Σ|q_i| <
+// under 256 · 2^-24 relatively; L >= 528,000 for every type; for TQ1_0/TQ2_0 the first term
+// decides: Σ|q_i| <= 256 · 32767 < 2^23), so |Σ_i w_i q_i| <= W Σ|q_i| <
 // W L <= 2^31 - 1. vpdpwssd adds modulo 2^32; the exact total fits int32, so whatever the
 // order and any wrap on the way, the register holds the exact sum. d_x is then at most 1/32767
 // of amax (15 bits) and on rare flat super-blocks of IQ4_XS (amax / mean|x| under 16) a little
@@ -33,7 +36,19 @@
 // ([pair][row][2]); then every token of the prompt runs over them, 6 tokens x 64 rows at a time
 // in 24 zmm accumulators, one vpdpwssd per 16 rows, token and input pair (the pair of x
 // broadcast). Each super-block decoded once for the whole prompt. Without VNNI: the same panels
-// under an AVX2 tile (vpmaddwd + vpaddd, the same exact sums: tile_avx2), else the portable one.
+// under an AVX2 tile (vpmaddwd + vpaddd, the same exact sums: tile_avx2; 6 tokens x 16 rows a
+// pass in 12 ymm sums, in assembly), else the portable one; the panels of IQ2_XXS, IQ3_S, IQ4_XS
+// and TQ2_0 decoded by AVX2 decoders there (the same integers).
+//
+// AVX2 host (AMD EPYC Zen 3, 2 vCPUs), Llama 3.2 1B shape pp512 -t 2 (journey bench -p 512 -n 0
+// -t 2 -r 2, before/after alternating, 7 Dec 21:35-22:05 UTC, load 6.7-11): IQ4_XS 56.1, 51.4 ->
+// 65.1, 70.3 tok/s (the 6-token tile; the old one ran 4 + 2 tokens, weights loaded twice, and
+// with 12 sums GCC spilled); TQ2_0 61.3, 62.4 -> 71.7, 78.3 (integers instead of the float
+// panels); IQ3_S 60.7 -> 79.2 and IQ2_XXS 60.5 -> 71.6 (tile and AVX2 decoders; the scalar
+// decoders took 10% of the prompt). The tile alone (rows in L1/L2, one core) makes ~22-24 int16
+// products per TSC cycle (2.45 GHz) against ~30 for the same instructions on fixed registers;
+// a token-outer order, pre-broadcast x, software prefetch and a strip-contiguous panel gave
+// nothing more.
 #include "journey/kernels/blocks/gemm_iq16.h"
 
 #include <algorithm>
@@ -184,13 +199,104 @@ void iq1_m(const unsigned char* b, int16_t* w, float& dw) {
     }
 }
 
+// The ternary types: d · t, t in {-1, 0, 1} (dequantize.cpp's layouts; TQ2_0's unused code 3
+// gives t = 2, as ggml's dequantization does).
+void tq2_0(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b + 64);
+    for (int j = 0; j < 64; j += 32)
+        for (int l = 0; l < 4; ++l)
+            for (int m = 0; m < 32; ++m) *w++ = int16_t(((b[j + m] >> (2 * l)) & 3) - 1);
+}
+
+// TQ1_0's trit n of a byte of base-3 digits: ggml's ((uint8_t)(q · 3^n) · 3) >> 8, minus 1.
+inline int16_t trit16(uint8_t q, int n) {
+    static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    return int16_t(((uint8_t(q * kPow3[n]) * 3) >> 8) - 1);
+}
+
+void tq1_0(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b + 52);
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 32; ++m) *w++ = trit16(b[m], n);
+    for (int n = 0; n < 5; ++n)
+        for (int m = 0; m < 16; ++m) *w++ = trit16(b[32 + m], n);
+    for (int n = 0; n < 4; ++n)
+        for (int j = 0; j < 4; ++j) *w++ = trit16(b[48 + j], n);
+}
+
+// AVX2 decoders of the types of the 1B bench files (IQ2_XXS, IQ3_S, IQ4_XS, TQ2_0): the same
+// integers as the ones above (tests: iq16_decode_avx2 against iq16_decode), 8 or 16 at a time.
+// put8 as 8 int16 lanes: the grid bytes widened, times S, negated where the sign bit is set
+// ((v ^ m) - m with m all ones there).
+JOURNEY_AVX2 inline void put8_avx2(int16_t* w, uint64_t grid, uint8_t signs, int S) {
+    const __m128i bits = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m128i v = _mm_mullo_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(grid))), _mm_set1_epi16(int16_t(S)));
+    const __m128i m = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(signs), bits), bits);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(w), _mm_sub_epi16(_mm_xor_si128(v, m), m));
+}
+
+JOURNEY_AVX2 void iq2_xxs_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b) * 0.125f;
+    for (int ib = 0; ib < 8; ++ib) {
+        const unsigned char* q = b + 2 + 8 * ib;
+        const uint32_t aux = u32_at(q + 4);
+        const int S = 2 * int(aux >> 28) + 1;
+        for (int l = 0; l < 4; ++l, w += 8) put8_avx2(w, kIq2xxsGrid[q[l]], iq_signs((aux >> (7 * l)) & 127), S);
+    }
+}
+
+JOURNEY_AVX2 void iq3_s_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b);
+    const unsigned char* qs = b + 2;
+    const unsigned char* qh = b + 66;
+    const unsigned char* signs = b + 74;
+    const unsigned char* scales = b + 106;
+    for (int ib = 0; ib < 8; ++ib, qs += 8, signs += 4) {
+        const int S = 1 + 2 * ((scales[ib / 2] >> (4 * (ib % 2))) & 0xf);
+        for (int l = 0; l < 4; ++l, w += 8) {
+            const uint64_t g0 = kIq3sGrid[qs[2 * l] | ((qh[ib] << (8 - 2 * l)) & 256)];
+            const uint64_t g1 = kIq3sGrid[qs[2 * l + 1] | ((qh[ib] << (7 - 2 * l)) & 256)];
+            put8_avx2(w, g0 | (g1 << 32), signs[l], S);  // put4's two halves: signs' low, high nibble
+        }
+    }
+}
+
+JOURNEY_AVX2 void iq4_xs_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b);
+    const uint16_t scales_h = u16_at(b + 2);
+    const unsigned char* scales_l = b + 4;
+    const unsigned char* qs = b + 8;
+    const __m128i values = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Values)), low = _mm_set1_epi8(0x0f);
+    for (int ib = 0; ib < 8; ++ib, w += 32, qs += 16) {
+        const int S = (((scales_l[ib / 2] >> 4 * (ib % 2)) & 0x0f) | (((scales_h >> 2 * ib) & 3) << 4)) - 32;
+        const __m256i s = _mm256_set1_epi16(int16_t(S));
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+        const __m128i lo = _mm_shuffle_epi8(values, _mm_and_si128(q, low)), hi = _mm_shuffle_epi8(values, _mm_and_si128(_mm_srli_epi16(q, 4), low));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(w), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(lo), s));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + 16), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(hi), s));
+    }
+}
+
+JOURNEY_AVX2 void tq2_0_avx2(const unsigned char* b, int16_t* w, float& dw) {
+    dw = fp16_to_fp32(b + 64);
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    for (int j = 0; j < 64; j += 32) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j));
+        for (int l = 0; l < 4; ++l, w += 32) {
+            const __m256i t = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 2 * l), three), one);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(w), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(t)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(w + 16), _mm256_cvtepi8_epi16(_mm256_extracti128_si256(t, 1)));
+        }
+    }
+}
+
 // The one float statement of both kernels: a super-block's exact sum into the running total.
 inline float step(float acc, int32_t isum, float d_w, float d_x) { return std::fma(float(isum), d_w * d_x, acc); }
 
 // Rows r0 .. r0 + 63 (those past n_out: zeros), super-blocks k0 .. k1 of W, into
 // panel[(k - k0) · kPairs + pair][row] (two int16 of inputs 2 pair, 2 pair + 1 in one int32)
 // and dw[(k - k0) · kRows + row].
-void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* panel, float* dw) {
+void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* panel, float* dw, bool avx2) {
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols)), block_bytes = dtype_bytes(W.dtype, 256);
     alignas(64) int16_t w[256];
     for (int r = 0; r < kRows; ++r) {
@@ -202,7 +308,8 @@ void decode_panel(const Matrix& W, int64_t r0, int64_t k0, int64_t k1, int32_t* 
                 for (int p = 0; p < kPairs; ++p) P[p * kRows] = 0;
                 continue;
             }
-            iq16_decode(W.dtype, W.data + size_t(r0 + r) * row_bytes + size_t(k) * block_bytes, w, d);
+            const std::byte* block = W.data + size_t(r0 + r) * row_bytes + size_t(k) * block_bytes;
+            if (!avx2 || !iq16_decode_avx2(W.dtype, block, w, d)) iq16_decode(W.dtype, block, w, d);
             for (int p = 0; p < kPairs; ++p) {
                 int32_t v;
                 std::memcpy(&v, w + 2 * p, 4);
@@ -308,10 +415,11 @@ JOURNEY_VNNI void tile_fast(const int32_t* panel, const float* dw, const int16_t
 // AVX2 (CPUs without AVX-512 VNNI's vpdpwssd): vpmaddwd gives each int32 lane w0 x0 + w1 x1
 // exactly (|w| <= 4064, |x| <= 32767: no overflow), vpaddd adds it modulo 2^32 as vpdpwssd does,
 // so the register again holds the exact sum: the same bits. 16 registers of 8 lanes: a pass is
-// up to 4 tokens x 16 rows (8 sums), the panel's 64 rows in four passes over the super-block
-// (its x, 512 bytes a token, stays in L1). IQ4_XS GPT-2 small pp128 (journey bench -p 128
-// -n 0 -t 1, CPU time, AMD EPYC without AVX-512, 7 Dec): 11.9 tok/s on the portable tile (its
-// int64 scalar loop), 220-318 on this one.
+// 6 tokens x 16 rows (12 sums, the 2 weight vectors, x's pair broadcast and the product: all 16
+// ymm, written in assembly: GCC 12 kept 7 of the 12 sums of the same intrinsics on the stack),
+// over one super-block's 16-row strip of the panel (8 KiB, in L1) for every token of the prompt
+// before the next strip; a tail of 1-5 tokens takes sb_avx2 (up to 4 tokens a pass in
+// registers).
 template <int NT>
 JOURNEY_AVX2 void sb_avx2(const int32_t* P, const int32_t* X, int64_t ldx, int32_t* isum) {
     __m256i acc[NT][2];
@@ -329,28 +437,80 @@ JOURNEY_AVX2 void sb_avx2(const int32_t* P, const int32_t* X, int64_t ldx, int32
         for (int h = 0; h < 2; ++h) _mm256_store_si256(reinterpret_cast<__m256i*>(isum + t * 16 + 8 * h), acc[t][h]);
 }
 
+// One token's pair of x (the address x) against the strip's two weight vectors (ymm12, ymm13),
+// into sums ymm<a0>, ymm<a1>; ymm14 holds the broadcast, ymm15 the product.
+#define JOURNEY_IQ16_TOK(x, a0, a1)                                                     \
+    "vpbroadcastd " x ", %%ymm14\n\t"                                                   \
+    "vpmaddwd %%ymm14, %%ymm12, %%ymm15\n\tvpaddd %%ymm15, %%ymm" #a0 ", %%ymm" #a0 "\n\t" \
+    "vpmaddwd %%ymm14, %%ymm13, %%ymm15\n\tvpaddd %%ymm15, %%ymm" #a1 ", %%ymm" #a1 "\n\t"
+// One input pair (weights at byte offset pw of P, x at byte offset px) for the 6 tokens: x0 + i ld
+// for tokens 0-2, x3 + i ld for 3-5.
+#define JOURNEY_IQ16_PAIR(pw, px)                                                                                       \
+    "vmovdqa " pw "(%[P]), %%ymm12\n\tvmovdqa " pw "+32(%[P]), %%ymm13\n\t" JOURNEY_IQ16_TOK(px "(%[x0])", 0, 1)       \
+        JOURNEY_IQ16_TOK(px "(%[x0],%[ld],1)", 2, 3) JOURNEY_IQ16_TOK(px "(%[x0],%[ld],2)", 4, 5)                      \
+            JOURNEY_IQ16_TOK(px "(%[x3])", 6, 7) JOURNEY_IQ16_TOK(px "(%[x3],%[ld],1)", 8, 9)                           \
+                JOURNEY_IQ16_TOK(px "(%[x3],%[ld],2)", 10, 11)
+
+// 6 tokens x 16 rows of one super-block: isum[t · 16 + row], as sb_avx2<6> would give them.
+JOURNEY_AVX2 void sb_avx2_6(const int32_t* P, const int32_t* X, int64_t ldx, int32_t* isum) {
+    const int32_t* x0 = X;
+    const int32_t* x3 = X + 3 * ldx;
+    const int32_t* end = P + kPairs * kRows;
+    const int64_t ld = ldx * 4;  // bytes from one token's x to the next
+    static_assert(kPairs % 2 == 0 && kRows == 64);
+    asm volatile(
+        "vpxor %%xmm0, %%xmm0, %%xmm0\n\tvpxor %%xmm1, %%xmm1, %%xmm1\n\tvpxor %%xmm2, %%xmm2, %%xmm2\n\t"
+        "vpxor %%xmm3, %%xmm3, %%xmm3\n\tvpxor %%xmm4, %%xmm4, %%xmm4\n\tvpxor %%xmm5, %%xmm5, %%xmm5\n\t"
+        "vpxor %%xmm6, %%xmm6, %%xmm6\n\tvpxor %%xmm7, %%xmm7, %%xmm7\n\tvpxor %%xmm8, %%xmm8, %%xmm8\n\t"
+        "vpxor %%xmm9, %%xmm9, %%xmm9\n\tvpxor %%xmm10, %%xmm10, %%xmm10\n\tvpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+        "1:\n\t"  // two input pairs an iteration: P's rows are kRows = 64 int32 (256 bytes) apart
+        JOURNEY_IQ16_PAIR("0", "0") JOURNEY_IQ16_PAIR("256", "4")
+        "add $512, %[P]\n\tadd $8, %[x0]\n\tadd $8, %[x3]\n\tcmp %[end], %[P]\n\tjne 1b\n\t"
+        "vmovdqa %%ymm0, (%[isum])\n\tvmovdqa %%ymm1, 32(%[isum])\n\tvmovdqa %%ymm2, 64(%[isum])\n\t"
+        "vmovdqa %%ymm3, 96(%[isum])\n\tvmovdqa %%ymm4, 128(%[isum])\n\tvmovdqa %%ymm5, 160(%[isum])\n\t"
+        "vmovdqa %%ymm6, 192(%[isum])\n\tvmovdqa %%ymm7, 224(%[isum])\n\tvmovdqa %%ymm8, 256(%[isum])\n\t"
+        "vmovdqa %%ymm9, 288(%[isum])\n\tvmovdqa %%ymm10, 320(%[isum])\n\tvmovdqa %%ymm11, 352(%[isum])\n\t"
+        : [P] "+r"(P), [x0] "+r"(x0), [x3] "+r"(x3)
+        : [ld] "r"(ld), [end] "r"(end), [isum] "r"(isum)
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+          "xmm14", "xmm15", "memory", "cc");
+}
+#undef JOURNEY_IQ16_PAIR
+#undef JOURNEY_IQ16_TOK
+
+// Tokens 0 .. NT - 1 (NT <= 6) of super-block k against a 16-row strip (P its weights, dwk its
+// d_w): the sums, then step() for each (token, row): fma(float(isum), d_w · d_x, s).
+template <int NT>
+JOURNEY_AVX2 void strip_avx2(const int32_t* P, const float* dwk, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
+                             int64_t k, float* sums) {
+    alignas(32) int32_t isum[6 * 16];
+    const auto* X = reinterpret_cast<const int32_t*>(q + k * 256);
+    if constexpr (NT == 6) sb_avx2_6(P, X, n_in / 2, isum);
+    else {
+        sb_avx2<std::min(NT, 4)>(P, X, n_in / 2, isum);
+        if constexpr (NT > 4) sb_avx2<NT - 4>(P, X + 4 * (n_in / 2), n_in / 2, isum + 4 * 16);
+    }
+    for (int t = 0; t < NT; ++t) {
+        const __m256 sx = _mm256_set1_ps(dx[t * nk + k]);
+        for (int h = 0; h < 2; ++h) {
+            float* s = sums + t * kRows + 8 * h;
+            const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(dwk + 8 * h), sx);
+            const __m256 f = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum + t * 16 + 8 * h)));
+            _mm256_storeu_ps(s, _mm256_fmadd_ps(f, scale, _mm256_loadu_ps(s)));
+        }
+    }
+}
+
+// Tokens 0 .. NT - 1 against super-blocks k0 .. k1 of the panel: per super-block (in order, so
+// each sum takes its steps in k's order) and strip of 16 rows. (The strip's weights, 8 KiB, come
+// from L2 for each 6 tokens, their x from L1; the other order, every token per strip, read x
+// from L2 and L3 and was 10-15% slower.)
 template <int NT>
 JOURNEY_AVX2 void tile_avx2(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
                             int64_t k0, int64_t k1, float* sums) {
-    alignas(32) int32_t isum[NT * 16];
     for (int64_t k = k0; k < k1; ++k)
-        for (int j = 0; j < kRows / 16; ++j) {
-            const int32_t* P = panel + (k - k0) * kPairs * kRows + 16 * j;
-            const auto* X = reinterpret_cast<const int32_t*>(q + k * 256);
-            // at most 4 tokens a pass: 8 sums, each vpmaddwd's product in a register of its own
-            // before vpaddd (12 sums and those spilled to the stack)
-            sb_avx2<std::min(NT, 4)>(P, X, n_in / 2, isum);
-            if constexpr (NT > 4) sb_avx2<NT - 4>(P, X + 4 * (n_in / 2), n_in / 2, isum + 4 * 16);
-            for (int t = 0; t < NT; ++t) {
-                const __m256 sx = _mm256_set1_ps(dx[t * nk + k]);
-                for (int h = 0; h < 2; ++h) {  // step(): fma(float(isum), d_w · d_x, s)
-                    float* s = sums + t * kRows + 16 * j + 8 * h;
-                    const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(dw + (k - k0) * kRows + 16 * j + 8 * h), sx);
-                    const __m256 f = _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(isum + t * 16 + 8 * h)));
-                    _mm256_storeu_ps(s, _mm256_fmadd_ps(f, scale, _mm256_loadu_ps(s)));
-                }
-            }
-        }
+        for (int j = 0; j < kRows / 16; ++j)
+            strip_avx2<NT>(panel + (k - k0) * kPairs * kRows + 16 * j, dw + (k - k0) * kRows + 16 * j, q, dx, n_in, nk, k, sums + 16 * j);
 }
 
 void tile_avx2_any(const int32_t* panel, const float* dw, const int16_t* q, const float* dx, int64_t n_in, int64_t nk,
@@ -386,7 +546,9 @@ bool has_iq16(DType t) {
         case DType::IQ3_S:
         case DType::IQ4_XS:
         case DType::IQ1_S:
-        case DType::IQ1_M: return true;
+        case DType::IQ1_M:
+        case DType::TQ1_0:
+        case DType::TQ2_0: return true;
         default: return false;
     }
 }
@@ -401,6 +563,8 @@ int iq16_max_weight(DType t) {
         case DType::IQ4_XS: return 32 * 127;
         case DType::IQ1_S:
         case DType::IQ1_M: return 15 * 9;
+        case DType::TQ1_0: return 1;
+        case DType::TQ2_0: return 2;  // its 2-bit code 3 (never written by a quantizer) decodes to 2
         default: throw std::logic_error("iq16: not an importance-matrix type");
     }
 }
@@ -416,7 +580,20 @@ void iq16_decode(DType t, const std::byte* block, int16_t w[256], float& d_w) {
         case DType::IQ4_XS: return iq4_xs(b, w, d_w);
         case DType::IQ1_S: return iq1_s(b, w, d_w);
         case DType::IQ1_M: return iq1_m(b, w, d_w);
+        case DType::TQ1_0: return tq1_0(b, w, d_w);
+        case DType::TQ2_0: return tq2_0(b, w, d_w);
         default: throw std::logic_error("iq16: not an importance-matrix type");
+    }
+}
+
+bool iq16_decode_avx2(DType t, const std::byte* block, int16_t w[256], float& d_w) {
+    const auto* b = reinterpret_cast<const unsigned char*>(block);
+    switch (t) {
+        case DType::IQ2_XXS: iq2_xxs_avx2(b, w, d_w); return true;
+        case DType::IQ3_S: iq3_s_avx2(b, w, d_w); return true;
+        case DType::IQ4_XS: iq4_xs_avx2(b, w, d_w); return true;
+        case DType::TQ2_0: tq2_0_avx2(b, w, d_w); return true;
+        default: return false;
     }
 }
 
@@ -474,7 +651,7 @@ void matmul_iq16(float* out, const float* x, const Matrix& W, int T, bool fast) 
             std::fill(sums, sums + size_t(T) * kRows, 0.0f);
             for (int64_t k0 = 0; k0 < nk; k0 += kChunk) {
                 const int64_t k1 = std::min(nk, k0 + kChunk);
-                decode_panel(W, r0, k0, k1, panel, dw);
+                decode_panel(W, r0, k0, k1, panel, dw, avx2_kernels());
                 for (int t0 = 0; t0 < T; t0 += kTokens) {
                     const int nt = std::min(kTokens, T - t0);
                     const int16_t* qt = q + size_t(t0) * size_t(n_in);

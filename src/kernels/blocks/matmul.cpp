@@ -93,7 +93,7 @@ void matmul_quantized(float* out, const float* x, const Matrix& W, int T, bool p
         return matmul_quantized_tokens(out, x, W, T);
     }
     if (has_iq16(W.dtype)) {
-        // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M prompts: x rounded to 16
+        // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M, TQ1_0, TQ2_0 prompts: x rounded to 16
         // bits per super-block against the weights' own integers, exact int32 sums (VNNI
         // vpdpwssd), one float step per super-block (blocks/gemm_iq16.cpp). Every prompt of
         // these types, whatever T (also T = 1 with prompt_kernels), so that a row has the same

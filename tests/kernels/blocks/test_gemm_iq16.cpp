@@ -4,11 +4,14 @@
 // inside int32 (also on weights at their largest against flat x); the product equals an int64
 // reference of the same integers with the same float step, bit for bit, on the AVX-512 VNNI and
 // the portable kernel, whatever T, the split of the tokens and the thread count; and it lies
-// within x's 16-bit rounding of the exact product of the dequantized weights.
+// within x's 16-bit rounding of the exact product of the dequantized weights. The AVX2 tile (6
+// tokens x 16 rows in assembly, 1-5 token tails) and the AVX2 decoders give the portable bits for
+// every token count 1-17, partial panels and weights and x at their extremes.
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -31,7 +34,8 @@ struct Type {
     int d_at;  // the f16 d's offset (-1: IQ1_M spreads it over its scale words)
 };
 const std::vector<Type> kIq16Types = {{DType::IQ2_XXS, 0}, {DType::IQ2_XS, 0}, {DType::IQ2_S, 0}, {DType::IQ3_XXS, 0},
-                                  {DType::IQ3_S, 0},   {DType::IQ4_XS, 0}, {DType::IQ1_S, 0}, {DType::IQ1_M, -1}};
+                                  {DType::IQ3_S, 0},   {DType::IQ4_XS, 0}, {DType::IQ1_S, 0}, {DType::IQ1_M, -1},
+                                  {DType::TQ1_0, 52},  {DType::TQ2_0, 64}};
 
 // Random blocks (every index, sign and scale reachable) with small f16 d of either sign.
 std::vector<unsigned char> random_rows(const Type& L, int64_t rows, int64_t n, uint32_t seed) {
@@ -213,6 +217,89 @@ TEST_CASE("iq16: AVX-512 VNNI, AVX2 and portable give the int64 reference's bits
                 }
                 CHECK(std::abs(want[size_t(t * rows + r)] - exact) <= 2e-4 * mag);
             }
+    }
+    set_num_threads(threads_before);
+}
+
+TEST_CASE("iq16: the AVX2 decoders give the portable decoder's integers and d_w", "[iquant][iq16][avx2]") {
+    const bool cpu_avx2 = [] {
+        Iq16Avx2Scope a(true);
+        return std::string_view(kernel_isa()) == "avx2";
+    }();
+    if (!cpu_avx2) SUCCEED("no AVX2 on this CPU");
+    else
+        for (const Type& L : kIq16Types) {
+            INFO(dtype_name(L.t));
+            const size_t bb = dtype_bytes(L.t, 256);
+            auto bytes = random_rows(L, 512, 256, 21);
+            // and two blocks of all ones and all zeros (every index, sign and scale at its end)
+            bytes.insert(bytes.end(), bb, 0xff);
+            bytes.insert(bytes.end(), bb, 0x00);
+            int checked = 0;
+            for (size_t b = 0; b < bytes.size() / bb; ++b) {
+                const auto* blk = reinterpret_cast<const std::byte*>(bytes.data() + b * bb);
+                int16_t want[256], got[256];
+                std::fill(got, got + 256, int16_t(-12345));
+                float dw_want = 0.0f, dw_got = -1.0f;
+                iq16_decode(L.t, blk, want, dw_want);
+                if (!iq16_decode_avx2(L.t, blk, got, dw_got)) break;
+                ++checked;
+                if (std::memcmp(want, got, sizeof want) != 0 || std::memcmp(&dw_want, &dw_got, 4) != 0) FAIL("block " << b << " differs");
+            }
+            const bool has = L.t == DType::IQ2_XXS || L.t == DType::IQ3_S || L.t == DType::IQ4_XS || L.t == DType::TQ2_0;
+            CHECK(checked == (has ? int(bytes.size() / bb) : 0));
+        }
+}
+
+TEST_CASE("iq16: the AVX2 tile gives the portable bits for 1-17 tokens, partial panels and extreme values", "[iquant][iq16][avx2]") {
+    const bool cpu_avx2 = [] {
+        Iq16Avx2Scope a(true);
+        return std::string_view(kernel_isa()) == "avx2";
+    }();
+    if (!cpu_avx2) {
+        SUCCEED("no AVX2 on this CPU");
+        return;
+    }
+    const int threads_before = num_threads();
+    set_num_threads(1);
+    const auto run = [](const Matrix& M, const std::vector<float>& x, int T, int mode) {
+        Iq16Avx2Scope a(mode == 1);
+        PortableScope p(mode == 2);
+        std::vector<float> out(size_t(M.rows) * size_t(T), -3.0f);
+        matmul_iq16(out.data(), x.data(), M, T, false);
+        return out;
+    };
+    for (const Type& L : kIq16Types) {
+        INFO(dtype_name(L.t));
+        for (int64_t rows : {int64_t{5}, int64_t{83}}) {  // under a panel; a panel and 19 rows
+            const int64_t n = 512;
+            const auto bytes = random_rows(L, rows, n, uint32_t(31 + rows));
+            const Matrix M{L.t, reinterpret_cast<const std::byte*>(bytes.data()), rows, n, Layout::Linear};
+            const auto x = random_x(n, 17, 13);
+            for (int T = 1; T <= 17; ++T) {
+                INFO(rows << " rows, T " << T);
+                const auto avx2 = run(M, x, T, 1), portable = run(M, x, T, 2);
+                CHECK(std::memcmp(avx2.data(), portable.data(), avx2.size() * 4) == 0);
+                if (T == 17) CHECK(avx2 == reference(L.t, bytes, rows, n, x, T));
+            }
+        }
+    }
+    // IQ4_XS weights at their largest (w = -32 · -127 = 4064 everywhere, d of either sign) against
+    // x at full scale: flat, and alternating ±amax (each token's super-block sum at the int32 bound)
+    const int64_t rows = 21, n = 512;
+    std::vector<unsigned char> W(dtype_bytes(DType::IQ4_XS, uint64_t(n)) * rows, 0);
+    for (size_t b = 0; b < W.size() / 136; ++b) {
+        const uint16_t h = fp32_to_fp16(b % 3 == 0 ? -1.0f / 512 : 1.0f / 1024);
+        std::memcpy(W.data() + 136 * b, &h, 2);
+    }
+    const Matrix M{DType::IQ4_XS, reinterpret_cast<const std::byte*>(W.data()), rows, n, Layout::Linear};
+    std::vector<float> x(size_t(n) * 17);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = (i / size_t(n)) % 2 ? 3e4f : (i % 2 ? -1e-3f : 1e-3f) * float(1 + i % 7);
+    for (int T = 1; T <= 17; ++T) {
+        INFO("extreme, T " << T);
+        const auto avx2 = run(M, x, T, 1), portable = run(M, x, T, 2);
+        CHECK(std::memcmp(avx2.data(), portable.data(), avx2.size() * 4) == 0);
+        CHECK(avx2 == reference(DType::IQ4_XS, W, rows, n, x, T));
     }
     set_num_threads(threads_before);
 }

@@ -14,7 +14,8 @@
 
 namespace journey {
 
-// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M (not IQ4_NL: a float scale per 32).
+// IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_XS, IQ1_S, IQ1_M, TQ1_0, TQ2_0 (not IQ4_NL: a
+// float scale per 32).
 bool has_iq16(DType t);
 
 // The largest |w_i| a super-block of type t can decode to (the int32 bound below uses it).
@@ -23,6 +24,10 @@ int iq16_max_weight(DType t);
 // One super-block of 256 (the type's block bytes) as integers: w[i] and the float d_w with
 // d_w · w[i] == the dequantized value exactly (tests check against dequantize_row).
 void iq16_decode(DType t, const std::byte* block, int16_t w[256], float& d_w);
+
+// The same integers and d_w by the AVX2 decoder of type t, where there is one (IQ2_XXS, IQ3_S,
+// IQ4_XS, TQ2_0; false otherwise, w untouched). The caller checks the CPU (avx2_kernels()).
+bool iq16_decode_avx2(DType t, const std::byte* block, int16_t w[256], float& d_w);
 
 // One token's x[n] (n a multiple of 256) as q[n] (int16) and one scale per 256 (d_x[n / 256]),
 // q = round(x / d_x), chosen so that Σ_i |w_i q_i| < 2^31 for any super-block of type t
