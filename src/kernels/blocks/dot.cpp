@@ -383,7 +383,7 @@ JOURNEY_AVX2 void dot_rows_avx2(float* out, const Matrix& W, const QuantizedActi
 // (d_w · d_x) (the product of the same two floats) into its chain, so every output has the bits
 // of dot_rows_avx2 on that token alone.
 //
-// The tokens come packed (pack_tokens, `avx2`): in tiles of avx2::token_tile's counts, per block
+// The tokens come packed (pack_tokens, `avx2`): in tiles of dot_token_tile's counts, per block
 // the tile's n tokens' 32 quants side by side, then their n scales d_x (8 floats, the rest 0):
 // n · 32 + 32 bytes a block. Each row's d_w times the tile's d_x is one multiplication, stored;
 // a (row, token) pair then takes its product as a broadcast load rather than a multiplication.
@@ -473,6 +473,9 @@ JOURNEY_AVX2 inline void dot_chunk8_avx2(DotChainsAvx2<1, 8>& c, const std::byte
 // the R rows' w and |w| in 16 registers. Q8_0 in L1 (12 rows of 768 or 2048 inputs, one thread):
 // 2 x 4 0.93-0.98 ns a block and token (34 MACs a ns; the instructions alone, in registers:
 // 0.6), 3 x 3 1.04-1.14, 4 x 2 1.12-1.19, 4 x 1 1.36-1.47; the dots of one token at a time 1.9.
+// 1 x 8 (the row's block decoded once for 8 tokens, its scales' product all 8 lanes): 2048
+// inputs from memory, 8 alternating runs, 8 tokens 0.96-1.27 against 2 x 4's 1.03-1.30, 16
+// tokens 0.93-1.21 against 0.98-1.27 (docs/speed.md, "AVX2 several-token tiles").
 template <int N>
 constexpr int kDotRowsAvx2 = N == 1 ? 4 : N == 2 ? 4 : N == 3 ? 3 : N == 8 ? 1 : 2;
 
