@@ -162,8 +162,8 @@ TEST_CASE("matmul_tokens: row x token tiles give the portable bits of each token
 // tiles (F32, F16, BF16: each row's eight chains taken one at a time over chunks of 1024
 // inputs, blocks of 12 rows) and dot_rows_tokens' (Q8_0, Q4_0, MXFP4: lo's blocks, then hi's,
 // over chunks of 32 blocks). Every row of every token has the bits of the one-token kernels
-// (AVX2 and portable alike) on that token alone, for T = 1 .. 16 (token tiles of 1 .. 4, and 5
-// as 3 + 2), row counts that leave tiles and single rows at a block's end (29 = 12 + 12 + 5
+// (AVX2 and portable alike) on that token alone, for T = 1 .. 21 (token tiles of 1 .. 4, and 5
+// as 3 + 2; the quantized kernels' tiles of 8 tokens, one, two, and two then 5), row counts that leave tiles and single rows at a block's end (29 = 12 + 12 + 5
 // rows; 7), row ranges that start inside the matrix, inputs that end in a second chunk and
 // inside a step (1100 = 1024 + 64 + 12; 40) or after an odd number of blocks in a second chunk
 // (1056 = 33 blocks; 32), and Q8_0 weights of -128 (|w| = 128, vpmaddubsw's largest unsigned
@@ -183,7 +183,7 @@ TEST_CASE("gemv_tokens and dot_rows_tokens on the AVX2 kernels: each token the b
             for (size_t b = 0; b < bytes.size() / 34; b += 3) bytes[b * 34 + 2 + b % 32] = char(0x80);
         const Matrix W{k.t, reinterpret_cast<const std::byte*>(bytes.data()), n_out, k.n_in, Layout::Linear};
         const bool quantized = dtype_block(k.t) > 1;
-        const int T_max = 16;
+        const int T_max = 21;
         std::vector<float> x(size_t(T_max * k.n_in)), portable(size_t(T_max * n_out)), avx2(size_t(T_max * n_out));
         for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.05f * float(i)) * (1.0f + 0.2f * float(i % 5)) - 0.1f;
         set_num_threads(1);

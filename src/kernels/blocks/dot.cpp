@@ -383,7 +383,7 @@ JOURNEY_AVX2 void dot_rows_avx2(float* out, const Matrix& W, const QuantizedActi
 // (d_w · d_x) (the product of the same two floats) into its chain, so every output has the bits
 // of dot_rows_avx2 on that token alone.
 //
-// The tokens come packed (pack_tokens, `avx2`): in tiles of avx2::token_tile's counts, per block
+// The tokens come packed (pack_tokens, `avx2`): in tiles of dot_token_tile's counts, per block
 // the tile's n tokens' 32 quants side by side, then their n scales d_x (8 floats, the rest 0):
 // n · 32 + 32 bytes a block. Each row's d_w times the tile's d_x is one multiplication, stored;
 // a (row, token) pair then takes its product as a broadcast load rather than a multiplication.
@@ -435,12 +435,58 @@ JOURNEY_AVX2 inline void dot_chunk_avx2(DotChainsAvx2<R, N>& c, const std::byte*
     }
 }
 
+// dot_chunk_avx2's tile of 1 row x 8 tokens, its eight chains named (GCC kept the array's in
+// memory, a store a step): the same operations for every (row, token), in the same order.
+template <DType D>
+JOURNEY_AVX2 inline void dot_chunk8_avx2(DotChainsAvx2<1, 8>& c, const std::byte* row, const std::byte* xt, int64_t b0, int64_t b1,
+                                         avx2::Ahead& ahead) {
+    constexpr int64_t bb = kBlockBytes<D>;
+    constexpr size_t xb = tile_block_bytes(8);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int h = 0; h < 2; ++h) {
+        ahead.read(size_t(bb) * size_t((b1 - b0 - h + 1) / 2));
+        __m256 a0 = c[h][0][0], a1 = c[h][0][1], a2 = c[h][0][2], a3 = c[h][0][3];
+        __m256 a4 = c[h][0][4], a5 = c[h][0][5], a6 = c[h][0][6], a7 = c[h][0][7];
+        for (int64_t b = b0 + h; b < b1; b += 2) {
+            const std::byte* xq = xt + size_t(b) * xb;
+            const std::byte* blk = row + b * bb;
+            const __m256i w = block_i8_avx2<D>(blk);
+            const __m256i aw = _mm256_sign_epi8(w, w);
+            __m256 dw;
+            if constexpr (D == DType::MXFP4) dw = _mm256_set1_ps(block_scale<D>(blk));
+            else dw = _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(load_u16(blk))));
+            alignas(32) float scale[8];
+            _mm256_store_ps(scale, _mm256_mul_ps(dw, _mm256_load_ps(reinterpret_cast<const float*>(xq + 8 * 32))));
+            auto step = [&](__m256& a, int t) {
+                const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(xq + t * 32));
+                const __m256i isum = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(q, w)), ones);
+                a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_broadcast_ss(&scale[t]), a);
+            };
+            step(a0, 0), step(a1, 1), step(a2, 2), step(a3, 3), step(a4, 4), step(a5, 5), step(a6, 6), step(a7, 7);
+        }
+        c[h][0][0] = a0, c[h][0][1] = a1, c[h][0][2] = a2, c[h][0][3] = a3;
+        c[h][0][4] = a4, c[h][0][5] = a5, c[h][0][6] = a6, c[h][0][7] = a7;
+    }
+}
+
 // Rows per tile for N tokens, each dividing kDotBlockRowsAvx2: R x N of 4 to 9 accumulators, with
 // the R rows' w and |w| in 16 registers. Q8_0 in L1 (12 rows of 768 or 2048 inputs, one thread):
 // 2 x 4 0.93-0.98 ns a block and token (34 MACs a ns; the instructions alone, in registers:
 // 0.6), 3 x 3 1.04-1.14, 4 x 2 1.12-1.19, 4 x 1 1.36-1.47; the dots of one token at a time 1.9.
+// 1 x 8 (the row's block decoded once for 8 tokens, its scales' product all 8 lanes): 2048
+// inputs from memory, 8 alternating runs, 8 tokens 0.96-1.27 against 2 x 4's 1.03-1.30, 16
+// tokens 0.93-1.21 against 0.98-1.27 (docs/speed.md, "AVX2 several-token tiles").
 template <int N>
-constexpr int kDotRowsAvx2 = N == 1 ? 4 : N == 2 ? 4 : N == 3 ? 3 : 2;
+constexpr int kDotRowsAvx2 = N == 1 ? 4 : N == 2 ? 4 : N == 3 ? 3 : N == 8 ? 1 : 2;
+
+// The token tiles of these kernels: 8 tokens while 8 are left (one row x 8 tokens), then
+// avx2::token_tile's 4, 3, 2, 1.
+inline int dot_token_tile(int T, int t0) { return T - t0 >= 8 ? 8 : avx2::token_tile(T, t0); }
+inline int dot_token_tiles(int T) {
+    int k = 0;
+    for (int t = 0; t < T; t += dot_token_tile(T, t)) ++k;
+    return k;
+}
 // Blocks a chunk (even), rows a block. 12 rows of 768 to 8192 inputs in L1, one thread, medians of
 // 4 alternating runs: 32 blocks a chunk 25-34 MACs a ns, 16 22-33 (768 inputs a row: one chunk,
 // not two), 64 alike.
@@ -467,7 +513,9 @@ JOURNEY_AVX2 void dot_block_avx2(float* out, int64_t out_stride, const std::byte
                 for (auto& z : r) z = _mm256_setzero_ps();
     for (int64_t b0 = 0; b0 < nb; b0 += kDotChunkAvx2) {
         const int64_t b1 = std::min(nb, b0 + kDotChunkAvx2);
-        for (int64_t k = 0; k < tiles; ++k) dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ahead);
+        for (int64_t k = 0; k < tiles; ++k)
+            if constexpr (N == 8) dot_chunk8_avx2<D>(c[k], rows + size_t(k) * row_bytes, xt, b0, b1, ahead);
+            else dot_chunk_avx2<D, R, N>(c[k], rows + size_t(k * R) * row_bytes, row_bytes, xt, b0, b1, ahead);
         for (int64_t k = 0; k < alone; ++k)
             dot_chunk_avx2<D, 1, N>(c1[k], rows + size_t(tiles * R + k) * row_bytes, row_bytes, xt, b0, b1, ahead);
     }
@@ -485,16 +533,17 @@ template <DType D>
 JOURNEY_AVX2 void dot_rows_tokens_avx2(float* out, int64_t out_stride, const Matrix& W, const PackedTokens& p, int64_t r0, int64_t r1) {
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     const int64_t nb = W.cols / kQK;
-    const int tiles = avx2::token_tiles(p.T);
+    const int tiles = dot_token_tiles(p.T);
     for (int64_t o = r0; o < r1; o += kDotBlockRowsAvx2) {
         const int64_t n_rows = std::min(kDotBlockRowsAvx2, r1 - o);
         const std::byte* rows = W.data + size_t(o) * row_bytes;
         avx2::Ahead ahead(rows, size_t(n_rows) * row_bytes, tiles);
         const std::byte* xt = p.bytes.data();
         for (int t = 0, n; t < p.T; t += n, xt += size_t(nb) * tile_block_bytes(n)) {
-            n = avx2::token_tile(p.T, t);
+            n = dot_token_tile(p.T, t);
             float* ot = out + t * out_stride + o;
             switch (n) {
+                case 8: dot_block_avx2<D, 8>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
                 case 1: dot_block_avx2<D, 1>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
                 case 2: dot_block_avx2<D, 2>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
                 case 3: dot_block_avx2<D, 3>(ot, out_stride, rows, row_bytes, xt, nb, n_rows, ahead); break;
@@ -646,11 +695,11 @@ void pack_tokens(const QuantizedActivations* xs, int T, DType w, PackedTokens& o
     if (out.avx2) {  // dot_rows_tokens_avx2's layout
         const int64_t nb = T > 0 ? xs[0].n / kQK : 0;
         size_t bytes = 0;
-        for (int t0 = 0, n; t0 < T; t0 += n) bytes += size_t(nb) * tile_block_bytes(n = avx2::token_tile(T, t0));
+        for (int t0 = 0, n; t0 < T; t0 += n) bytes += size_t(nb) * tile_block_bytes(n = dot_token_tile(T, t0));
         out.bytes.assign(bytes, std::byte{0});
         std::byte* tile = out.bytes.data();
         for (int t0 = 0, n; t0 < T; t0 += n, tile += size_t(nb) * tile_block_bytes(n)) {
-            n = avx2::token_tile(T, t0);
+            n = dot_token_tile(T, t0);
             for (int64_t b = 0; b < nb; ++b) {
                 std::byte* d = tile + size_t(b) * tile_block_bytes(n);
                 for (int t = 0; t < n; ++t) {
