@@ -746,8 +746,14 @@ JOURNEY_AVX2 void dot_rows_k_tokens_avx2(float* out, int64_t out_stride, const M
 // with no sums across lanes and no scale shuffles per row. N tokens at once (dot_rows_k_tokens:
 // prompts, --parallel): each vector of weights is loaded and split into nibbles (6-bit values)
 // once, each scale vector made once, then every token takes the one-token operations.
-// What it gives (one core, a super-block of one row, 64 rows in cache / 256 MB streamed, this
-// AMD EPYC Zen 3 without AVX-512, 22:xx UTC 7 Dec 2026): see src/kernels/README.md.
+// One core, ns per super-block of a row, 2048 columns (a test program, 64 rows in cache / 256 MB
+// streamed, alternating with the rows as stored, this AMD EPYC Zen 3 without AVX-512, 22:00-22:03
+// UTC 7 Dec 2026, load 7-9): Q4_K 16.5 -> 7.2-7.6 in cache, 13.5-18.4 -> 14.0-15.2 streamed;
+// Q6_K 13.9-14.8 -> 10.7-11.7, 17.1-21.2 -> 19.3-22.0. Generation there is bound by memory
+// (two threads ~17-20 GB/s): the Qwen3-30B-A3B shape's tg32 did not gain (Q4_K regrouped: 37.7,
+// 34.7, 34.5, 37.8 tok/s against 37.5, 37.3, 38.4, 37.0 as stored) and lost ~12% with Q6_K
+// regrouped too, so weights.cpp regroups Q4_K alone on AVX2; prompts gain (Llama 3.2 1B Q4_K_M
+// pp512 -t 2: 61.2, 57.6 -> 85.3, 74.2 tok/s; the MoE shape's 169 -> 220, 248; 22:35-22:38 UTC).
 
 // Byte tables: byte p of each 32-bit lane zero-extended into both of its int16 halves
 // (Q4_K/Q5_K's unsigned 6-bit scales: index 0x80 gives a zero byte); int16 w of each lane in both
