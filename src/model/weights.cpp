@@ -587,10 +587,13 @@ size_t available_memory() {
 // pages), where the mapping's first token costs its faults (~1.2 s). So only the commands that
 // run many one-token steps copy (LoadOptions::mmap).
 // What is copied, and how:
-// - Q4_K regrouped 16 rows at a time for the one-token dot (blocks/dot.h), as llama.cpp repacks
-//   Q4_K at load on x86: one pass over x then serves 16 rows. Prompts read it too (gemm.cpp), the
-//   embedding lookup the mapping. Only where the VNNI kernels run: the portable path reads the
-//   rows as stored, with the same bits.
+// - Q4_K and Q6_K regrouped 16 rows at a time for the one-token dot (blocks/dot.h), as llama.cpp
+//   repacks Q4_K at load on x86: one pass over x then serves 16 rows. Several tokens' dots and
+//   prompts read it too (dot_k.cpp, gemm.cpp), the embedding lookup the mapping; each expert of a
+//   stacked 3-D tensor is its own matrix (moe_matrices), regrouped alone. Where the VNNI kernels
+//   run, and Q4_K alone where the AVX2 ones do (below; the AVX2 kernels read either type
+//   regrouped; the portable path reads the rows as stored, with the same bits). The regrouped copy takes the place of the plain copy (its mapping's pages let
+//   go as below), so it does not double the memory either; with --mmap it is made all the same.
 // - F16/BF16 Conv1D matrices (GPT-2's Hugging Face checkpoints) rewritten as Linear: the
 //   one-token product of a Linear row streams it once, where the Conv1D product sweeps a slab of
 //   rows over every output (GPT-2 small F16, journey bench tg64 -t 2 in the same rounds: the
@@ -614,7 +617,12 @@ void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
         std::byte* at = nullptr;
     };
     std::vector<Job> todo;
-    const bool vnni = quant_dot_fast_available();
+    // Q4_K and Q6_K regrouped where the VNNI kernels run, Q4_K alone where the AVX2 ones do: on
+    // this AMD EPYC Zen 3 (no AVX-512) the 16-row AVX2 Q6_K kernel, 1.3x the rows' in cache,
+    // made generation slower (Qwen3-30B-A3B shape Q4_K_M, its Q6_K output 255 MB of a token's
+    // 460; tg32 -t 2, alternating, 22:34 UTC 7 Dec 2026, load 1.5: rows as stored 37.5, 37.3
+    // tok/s; Q4_K regrouped 37.7, 34.7; Q4_K and Q6_K 33.6, 32.2).
+    const bool vnni = quant_dot_fast_available(), avx2 = quant_dot_avx2_available();
     // A matrix a reader built in memory (ModelFile::owned: MXFP4 joined from *_blocks and
     // *_scales) is ours already.
     auto in_mapping = [&](const Matrix& m, size_t bytes) {
@@ -625,7 +633,7 @@ void Weights::copy_for_kernels(const ModelFile& file, bool in_place) {
     auto want = [&](Matrix& m) {
         if (!m) return;
         const size_t bytes = static_cast<size_t>(dtype_bytes(m.dtype, uint64_t(m.rows * m.cols)));
-        if (vnni && can_pack_rows16(m)) todo.push_back({&m, Kind::rows16, rows16_bytes(m)});
+        if ((vnni || (avx2 && m.dtype == DType::Q4_K)) && can_pack_rows16(m)) todo.push_back({&m, Kind::rows16, rows16_bytes(m)});
         else if (m.layout == Layout::Conv1D && (m.dtype == DType::F16 || m.dtype == DType::BF16))
             todo.push_back({&m, Kind::transpose, bytes});
         else if (!in_place && in_mapping(m, bytes)) todo.push_back({&m, Kind::copy, bytes});

@@ -18,8 +18,9 @@ struct Matrix {
     const std::byte* data = nullptr;  // row-major rows x cols, in the mapping
     int64_t rows = 0, cols = 0;       // as stored
     Layout layout = Layout::Linear;
-    // Q4_K only, optional: the same blocks regrouped 16 rows at a time (pack_rows16, blocks/dot.h)
-    // for the one-token dot; everything else reads data.
+    // Q4_K and Q6_K, optional: the same blocks regrouped 16 rows at a time (pack_rows16,
+    // blocks/dot.h) for the VNNI and AVX2 dots and prompts (weights.cpp regroups Q4_K and Q6_K
+    // where VNNI runs, Q4_K where AVX2 does); everything else reads data.
     const std::byte* rows16 = nullptr;
 
     int64_t n_in() const { return layout == Layout::Linear ? cols : rows; }

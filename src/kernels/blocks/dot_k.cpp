@@ -732,6 +732,223 @@ JOURNEY_AVX2 void dot_rows_k_tokens_avx2(float* out, int64_t out_stride, const M
     }
 }
 
+
+// ---- AVX2, rows regrouped 16 at a time (pack_rows16) -----------------------------------------
+// The VNNI kernels' layout (pack_rows16), read as two halves of 8 rows: a 64-byte line of 16 rows
+// × 4 bytes is two vectors of 8 rows, each int32 lane one row. vpdpbusd becomes vpmaddubsw (each
+// row's 4 quants against 4 of x's broadcast: two int16 pair sums a lane), summed in int16 over a
+// sub-block's words, then vpmaddwd with the row's sub-block scale in both int16 halves of its
+// lane: the row's exact Σ sc · Σ q · qx in int32, as the portable loop's. No int16 sum can
+// saturate or wrap: Q4_K 8 words of a sub-block of 32, 2 · 8 · 15 · 127 = 30480; Q6_K two words
+// at a time, 2 · 2 · 63 · 127 = 32004 (< 32767; x's quants are -127..127, blocks/dot.h). The
+// float work is then the portable loop's scalar steps lane-wise (acc = fma(float(isum), d · d_x,
+// acc), accm the same with dmin; F16C's halves are fp16_to_fp32's values): the same bits per row,
+// with no sums across lanes and no scale shuffles per row. N tokens at once (dot_rows_k_tokens:
+// prompts, --parallel): each vector of weights is loaded and split into nibbles (6-bit values)
+// once, each scale vector made once, then every token takes the one-token operations.
+// One core, ns per super-block of a row, 2048 columns (a test program, 64 rows in cache / 256 MB
+// streamed, alternating with the rows as stored, this AMD EPYC Zen 3 without AVX-512, 22:00-22:03
+// UTC 7 Dec 2026, load 7-9): Q4_K 16.5 -> 7.2-7.6 in cache, 13.5-18.4 -> 14.0-15.2 streamed;
+// Q6_K 13.9-14.8 -> 10.7-11.7, 17.1-21.2 -> 19.3-22.0. Generation there is bound by memory
+// (two threads ~17-20 GB/s): the Qwen3-30B-A3B shape's tg32 did not gain (Q4_K regrouped: 37.7,
+// 34.7, 34.5, 37.8 tok/s against 37.5, 37.3, 38.4, 37.0 as stored) and lost ~12% with Q6_K
+// regrouped too, so weights.cpp regroups Q4_K alone on AVX2; prompts gain (Llama 3.2 1B Q4_K_M
+// pp512 -t 2: 61.2, 57.6 -> 85.3, 74.2 tok/s; the MoE shape's 169 -> 220, 248; 22:35-22:38 UTC).
+
+// Byte tables: byte p of each 32-bit lane zero-extended into both of its int16 halves
+// (Q4_K/Q5_K's unsigned 6-bit scales: index 0x80 gives a zero byte); int16 w of each lane in both
+// halves (Q6_K's sign-extended scales).
+struct TablesRows16Avx2 {
+    alignas(32) uint8_t byte_pair[4][32];
+    alignas(32) uint8_t word_pair[2][32];
+    constexpr TablesRows16Avx2() : byte_pair(), word_pair() {
+        for (int i = 0; i < 32; ++i) {
+            const int base = i % 16 / 4 * 4;
+            for (int p = 0; p < 4; ++p) byte_pair[p][i] = i % 2 == 0 ? uint8_t(base + p) : uint8_t(0x80);
+            for (int w = 0; w < 2; ++w) word_pair[w][i] = uint8_t(base + 2 * w + i % 2);
+        }
+    }
+};
+constexpr TablesRows16Avx2 kRows16Avx2;
+
+// The lines of a group's super-block kRows16AheadAvx2 bytes on (ask_ahead's, further: a group's
+// super-block takes less time than 16 rows' blocks did, so the lines must be asked for earlier).
+constexpr size_t kRows16AheadAvx2 = 8192;
+template <size_t kBytes>
+inline void ask_rows16_ahead(const unsigned char* b) {
+    for (size_t o = 0; o < kBytes; o += 64) __builtin_prefetch(b + kRows16AheadAvx2 + o, 0, 3);
+}
+
+// Two int16 a, b as one int32 lane (a low), broadcast.
+JOURNEY_AVX2 inline __m256i pair16(int16_t a, int16_t b) { return _mm256_set1_epi32(int32_t(uint32_t(uint16_t(a)) | uint32_t(uint16_t(b)) << 16)); }
+
+JOURNEY_AVX2 inline __m256i load32(const unsigned char* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+JOURNEY_AVX2 inline __m256i bcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Q4_K: the two halves of 8 rows side by side (h = 0, 1: rows 8h .. 8h+7, bytes 32h .. 32h+31
+// of each 64), the scale words as dot_rows16_q4_k_vnni reads them; per chunk c of 64 elements
+// its 8 words j: the low nibbles (sub-block 2c, elements 4j .. 4j+3 of it) against x's 4 quants
+// there, the high ones (2c+1) against theirs. One token takes both nibbles of a word at once;
+// several take the low ones of a chunk, then the high ones (fewer int16 sums in registers).
+template <int N>
+JOURNEY_AVX2 void dot_rows16_q4_k_avx2(float* out, int64_t out_stride, const std::byte* group, const QuantizedActivations* xs) {
+    constexpr int P = N == 1 ? 2 : 1;  // nibble parts a pass
+    __m256 acc[2][N], accm[2][N];
+    for (int h = 0; h < 2; ++h)
+        for (int t = 0; t < N; ++t) acc[h][t] = _mm256_setzero_ps(), accm[h][t] = _mm256_setzero_ps();
+    const __m256i lo4 = _mm256_set1_epi8(0x0f), six = _mm256_set1_epi8(0x3f), top = _mm256_set1_epi8(0x30),
+                  words = _mm256_set1_epi32(0x00ff00ff);
+    for (int64_t k = 0; k < xs[0].n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16Block);
+        ask_rows16_ahead<kRows16Block>(b);
+        const unsigned char* qs = b + 256;
+        __m256i isum[2][N];
+        for (int h = 0; h < 2; ++h)
+            for (int t = 0; t < N; ++t) isum[h][t] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+        for (int c = 0; c < 4; ++c)
+#pragma GCC unroll 1
+            for (int part = 0; part < 2; part += P) {
+                __m256i a[P][2][N];
+                for (int e = 0; e < P; ++e)
+                    for (int h = 0; h < 2; ++h)
+                        for (int t = 0; t < N; ++t) a[e][h][t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+                for (int j = 0; j < 8; ++j) {
+                    __m256i v[P][2];
+                    for (int h = 0; h < 2; ++h) {
+                        const __m256i p = load32(qs + 64 * (8 * c + j) + 32 * h);
+                        for (int e = 0; e < P; ++e)
+                            v[e][h] = part + e == 0 ? _mm256_and_si256(p, lo4) : _mm256_and_si256(_mm256_srli_epi16(p, 4), lo4);
+                    }
+                    for (int t = 0; t < N; ++t)
+                        for (int e = 0; e < P; ++e) {
+                            const __m256i xv = bcast4(xs[t].q.data() + k * kSuper + 64 * c + 32 * (part + e) + 4 * j);
+                            for (int h = 0; h < 2; ++h) a[e][h][t] = _mm256_add_epi16(a[e][h][t], _mm256_maddubs_epi16(v[e][h], xv));
+                        }
+                }
+                // sub-block 2c + part + e's scale: byte (2c + part + e) % 4 of word 0 (c < 2) or of s47's
+                for (int h = 0; h < 2; ++h) {
+                    const __m256i w0 = load32(b + 64 + 32 * h);
+                    const __m256i s = c < 2 ? _mm256_and_si256(w0, six)
+                                            : _mm256_or_si256(_mm256_and_si256(load32(b + 192 + 32 * h), lo4),
+                                                              _mm256_and_si256(_mm256_srli_epi32(w0, 2), top));
+                    for (int e = 0; e < P; ++e) {
+                        const __m256i sc = _mm256_shuffle_epi8(s, load32(kRows16Avx2.byte_pair[(2 * c + part + e) % 4]));
+                        for (int t = 0; t < N; ++t) isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_madd_epi16(a[e][h][t], sc));
+                    }
+                }
+            }
+        for (int h = 0; h < 2; ++h) {
+            const __m256i w1 = load32(b + 128 + 32 * h), w2 = load32(b + 192 + 32 * h);
+            const __m256i m03 = _mm256_and_si256(w1, six);
+            const __m256i m47 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(w2, 4), lo4), _mm256_and_si256(_mm256_srli_epi32(w1, 2), top));
+            // mins: int16 pairs (m0, m2), (m1, m3), (m4, m6), (m5, m7) against x's sums per 32
+            const __m256i m03_lo = _mm256_and_si256(m03, words), m03_hi = _mm256_and_si256(_mm256_srli_epi32(m03, 8), words);
+            const __m256i m47_lo = _mm256_and_si256(m47, words), m47_hi = _mm256_and_si256(_mm256_srli_epi32(m47, 8), words);
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * h)));
+            const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 32 + 16 * h)));
+            for (int t = 0; t < N; ++t) {
+                const int16_t* s32 = xs[t].sum32.data() + 8 * k;
+                __m256i msum = _mm256_madd_epi16(m03_lo, pair16(s32[0], s32[2]));
+                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m03_hi, pair16(s32[1], s32[3])));
+                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m47_lo, pair16(s32[4], s32[6])));
+                msum = _mm256_add_epi32(msum, _mm256_madd_epi16(m47_hi, pair16(s32[5], s32[7])));
+                const __m256 dx = _mm256_set1_ps(xs[t].d[size_t(k)]);
+                acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(d, dx), acc[h][t]);
+                accm[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dmin, dx), accm[h][t]);
+            }
+        }
+    }
+    for (int h = 0; h < 2; ++h)
+        for (int t = 0; t < N; ++t) _mm256_storeu_ps(out + t * out_stride + 8 * h, _mm256_sub_ps(acc[h][t], accm[h][t]));
+}
+
+// Q6_K: the two halves of 8 rows side by side (h = 0, 1). Each row's lane starts at -32 · Σ_s
+// sc_s · Σ16_s (the scales sign-extended to int16 pairs (sc_4v, sc_4v+2), (sc_4v+1, sc_4v+3)
+// against x's sums per 16); then per half q of the super-block, pair of words j, j+1 (j even) and
+// m = 0..3, the words' (dot_rows16_q6_k_vnni's three a word) 6-bit values of elements 128q + 32m
+// + 4j .. +7, sub-block 8q + 2m + j/4: the two words' products summed in int16 take the
+// sub-block's scale by vpmaddwd.
+template <int N>
+JOURNEY_AVX2 void dot_rows16_q6_k_avx2(float* out, int64_t out_stride, const std::byte* group, const QuantizedActivations* xs) {
+    __m256 acc[2][N];
+    for (int h = 0; h < 2; ++h)
+        for (int t = 0; t < N; ++t) acc[h][t] = _mm256_setzero_ps();
+    const __m256i lo4 = _mm256_set1_epi8(0x0f), b45 = _mm256_set1_epi8(0x30);
+    for (int64_t k = 0; k < xs[0].n / kSuper; ++k) {
+        const auto* b = reinterpret_cast<const unsigned char*>(group + size_t(k) * kRows16BlockQ6);
+        ask_rows16_ahead<kRows16BlockQ6>(b);
+        __m256i sc[16][2];  // sub-block s's scale in both int16 halves of each row's lane
+        __m256i isum[2][N];
+        for (int h = 0; h < 2; ++h)
+            for (int t = 0; t < N; ++t) isum[h][t] = _mm256_setzero_si256();
+        const __m256i p0 = load32(kRows16Avx2.word_pair[0]), p1 = load32(kRows16Avx2.word_pair[1]);
+        for (int v = 0; v < 4; ++v)
+            for (int h = 0; h < 2; ++h) {
+                const __m256i w = load32(b + 32 + 64 * v + 32 * h);
+                const __m256i even = _mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8), odd = _mm256_srai_epi16(w, 8);
+                for (int t = 0; t < N; ++t) {
+                    const int16_t* s16 = xs[t].sum16.data() + 16 * k + 4 * v;
+                    isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_add_epi32(_mm256_madd_epi16(even, pair16(s16[0], s16[2])),
+                                                                               _mm256_madd_epi16(odd, pair16(s16[1], s16[3]))));
+                }
+                sc[4 * v][h] = _mm256_shuffle_epi8(even, p0);
+                sc[4 * v + 1][h] = _mm256_shuffle_epi8(odd, p0);
+                sc[4 * v + 2][h] = _mm256_shuffle_epi8(even, p1);
+                sc[4 * v + 3][h] = _mm256_shuffle_epi8(odd, p1);
+            }
+        for (int h = 0; h < 2; ++h)
+            for (int t = 0; t < N; ++t) isum[h][t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(isum[h][t], 5));
+#pragma GCC unroll 1
+        for (int q = 0; q < 2; ++q)
+#pragma GCC unroll 1
+            for (int j = 0; j < 8; j += 2) {
+                const unsigned char* p = b + 288 + 192 * (8 * q + j);
+#pragma GCC unroll 4
+                for (int m = 0; m < 4; ++m) {
+                    __m256i e[2][2];  // word j + i, half h
+                    for (int i = 0; i < 2; ++i)
+                        for (int h = 0; h < 2; ++h) {
+                            const unsigned char* w = p + 192 * i + 32 * h;
+                            const __m256i l = load32(w + 64 * (m % 2)), H = load32(w + 128);
+                            const __m256i low = m < 2 ? _mm256_and_si256(l, lo4) : _mm256_and_si256(_mm256_srli_epi16(l, 4), lo4);
+                            const __m256i high = m == 0 ? _mm256_slli_epi16(H, 4) : m == 1 ? _mm256_slli_epi16(H, 2) : m == 2 ? H : _mm256_srli_epi16(H, 2);
+                            e[i][h] = _mm256_or_si256(low, _mm256_and_si256(high, b45));
+                        }
+                    const int s = 8 * q + 2 * m + j / 4;
+                    for (int t = 0; t < N; ++t) {
+                        const int8_t* xo = xs[t].q.data() + k * kSuper + 128 * q + 32 * m + 4 * j;
+                        const __m256i x0 = bcast4(xo), x1 = bcast4(xo + 4);
+                        for (int h = 0; h < 2; ++h) {
+                            const __m256i sum = _mm256_add_epi16(_mm256_maddubs_epi16(e[0][h], x0), _mm256_maddubs_epi16(e[1][h], x1));
+                            isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_madd_epi16(sum, sc[s][h]));
+                        }
+                    }
+                }
+            }
+        for (int h = 0; h < 2; ++h) {
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 * h)));
+            for (int t = 0; t < N; ++t)
+                acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), _mm256_mul_ps(d, _mm256_set1_ps(xs[t].d[size_t(k)])), acc[h][t]);
+        }
+    }
+    for (int h = 0; h < 2; ++h)
+        for (int t = 0; t < N; ++t) _mm256_storeu_ps(out + t * out_stride + 8 * h, acc[h][t]);
+}
+
+// One group of 16 regrouped rows against tokens t .. t+N-1.
+template <int N>
+JOURNEY_AVX2 void rows16_tokens_avx2(DType t, float* out, int64_t out_stride, const std::byte* group, const QuantizedActivations* xs) {
+    if (t == DType::Q6_K) dot_rows16_q6_k_avx2<N>(out, out_stride, group, xs);
+    else dot_rows16_q4_k_avx2<N>(out, out_stride, group, xs);
+}
+
 }  // namespace
 
 bool has_k_dot(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
@@ -740,8 +957,8 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
     const bool fast = path == DotPath::vnni;
     // One row at a time, each super-block asking for the lines kStreamAhead bytes on (gemv.h):
     // on AMD Zen 4 two or four rows at once from their own streams (sharing x's loads) ran at
-    // half the rate of one (13:40 UTC 3 Dec). Q4_K packed 16 rows side by side (pack_rows16) is
-    // one stream again, and takes whole groups of 16 here.
+    // half the rate of one (13:40 UTC 3 Dec). Q4_K and Q6_K packed 16 rows side by side
+    // (pack_rows16) is one stream again, and takes whole groups of 16 here (VNNI and AVX2).
     const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
     if (fast && W.rows16 && W.dtype == DType::Q4_K) {
         const size_t group_bytes = 16 * row_bytes;
@@ -753,7 +970,16 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
         for (; r0 < r1 && r0 % 16 != 0; ++r0) out[r0] = dot_row_q6_k_vnni(W.data + size_t(r0) * row_bytes, x);
         for (; r0 + 16 <= r1; r0 += 16) dot_rows16_q6_k_vnni<1>(out + r0, 0, W.rows16 + size_t(r0 / 16) * group_bytes, &x);
     }
-    if (path == DotPath::avx2) {  // rows as stored (no regrouping without VNNI: weights.cpp)
+    if (path == DotPath::avx2) {
+        // Q4_K and Q6_K regrouped 16 rows (pack_rows16): whole groups of 16 by the 16-row kernel,
+        // rows before the first and after the last as stored (the same bits either way).
+        if (W.rows16 && (W.dtype == DType::Q4_K || W.dtype == DType::Q6_K)) {
+            const size_t group_bytes = 16 * row_bytes;
+            const int64_t g0 = std::min(r1, (r0 + 15) / 16 * 16);
+            dot_rows_k(out, Matrix{W.dtype, W.data, W.rows, W.cols, W.layout}, x, r0, g0, path);
+            for (r0 = g0; r0 + 16 <= r1; r0 += 16)
+                rows16_tokens_avx2<1>(W.dtype, out + r0, 0, W.rows16 + size_t(r0 / 16) * group_bytes, &x);
+        }
         for (int64_t r = r0; r < r1; ++r) {
             const std::byte* row = W.data + size_t(r) * row_bytes;
             switch (W.dtype) {
@@ -777,6 +1003,25 @@ void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int6
 bool dot_rows_k_tokens(float* out, int64_t out_stride, const Matrix& W, const QuantizedActivations* xs, int T, int64_t r0,
                        int64_t r1, bool fast) {
     if (!fast && quant_dot_avx2_available()) {  // the one-token dispatch's AVX2 path (dot.cpp)
+        if (W.rows16 && (W.dtype == DType::Q4_K || W.dtype == DType::Q6_K)) {
+            // Regrouped rows (pack_rows16): each group of 16 read from memory for its first
+            // tokens and from cache for the others, 4 tokens at a time (then 2, 1); rows before
+            // the first whole group and after the last as stored.
+            const Matrix stored{W.dtype, W.data, W.rows, W.cols, W.layout};
+            const size_t group_bytes = 16 * dtype_bytes(W.dtype, uint64_t(W.cols));
+            const int64_t g0 = std::min(r1, (r0 + 15) / 16 * 16);
+            if (r0 < g0) dot_rows_k_tokens(out, out_stride, stored, xs, T, r0, g0, fast);
+            int64_t r = g0;
+            for (; r + 16 <= r1; r += 16) {
+                const std::byte* g = W.rows16 + size_t(r / 16) * group_bytes;
+                int t = 0;
+                for (; t + 4 <= T; t += 4) rows16_tokens_avx2<4>(W.dtype, out + t * out_stride + r, out_stride, g, xs + t);
+                for (; t + 2 <= T; t += 2) rows16_tokens_avx2<2>(W.dtype, out + t * out_stride + r, out_stride, g, xs + t);
+                for (; t < T; ++t) rows16_tokens_avx2<1>(W.dtype, out + t * out_stride + r, out_stride, g, xs + t);
+            }
+            if (r < r1) dot_rows_k_tokens(out, out_stride, stored, xs, T, r, r1, fast);
+            return true;
+        }
         switch (W.dtype) {
             case DType::Q4_K: dot_rows_k_tokens_avx2<DType::Q4_K>(out, out_stride, W, xs, T, r0, r1); return true;
             case DType::Q5_K: dot_rows_k_tokens_avx2<DType::Q5_K>(out, out_stride, W, xs, T, r0, r1); return true;

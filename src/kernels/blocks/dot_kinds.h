@@ -16,8 +16,10 @@ bool has_k_dot(DType t);  // Q4_K, Q5_K, Q6_K
 void dot_rows_k(float* out, const Matrix& W, const QuantizedActivations& x, int64_t r0, int64_t r1, DotPath path);
 // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S: direct AVX-512 kernels (grids gathered, signs on x)
 bool has_iq_direct_dot(DType t);
-// T tokens (dot_rows_tokens). On the AVX2 path (!fast and quant_dot_avx2_available()): Q4_K,
-// Q5_K, Q6_K rows as stored, each super-block decoded once for up to 8 tokens; returns true.
+// T tokens (dot_rows_tokens). On the AVX2 path (!fast and quant_dot_avx2_available()): Q4_K
+// and Q6_K regrouped 16 rows (pack_rows16) through the 16-row AVX2 kernels, each group's
+// weights decoded once for up to 4 tokens, the rows outside whole groups (and Q5_K, and
+// matrices not regrouped) as stored, each super-block decoded once for up to 8 tokens; returns true.
 // On the fast path: Q6_K rows (regrouped 16 rows through the 16-row
 // kernel, the rest one at a time), and Q4_K regrouped 16 rows (pack_rows16) with r0 a multiple of
 // 16: each block's weights decoded once for up to 4 tokens, the bits of dot_rows_k on each token

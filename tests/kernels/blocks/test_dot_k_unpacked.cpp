@@ -349,6 +349,99 @@ TEST_CASE("dot_rows_tokens, K-quants on AVX2: each token the portable one-token 
     }
 }
 
+// ---- Q4_K and Q6_K regrouped 16 rows (pack_rows16) on AVX2 ------------------------------------
+
+namespace {
+
+// W's rows r0 .. r1 regrouped (pack_rows16, into `packed`) and read by the AVX2 kernels: one
+// token at a time (dot_rows) and every token at once (dot_rows_tokens: 4, 2, 1 tokens a group),
+// against the portable one-token dots on the rows as stored. The regrouped matrix's rows as stored
+// are a copy in which every row of a whole group of 16 inside r0 .. r1 is zeros, so that those
+// rows can only come right from the regrouped bytes; rows outside r0 .. r1 stay untouched.
+void check_k_rows16_avx2(const Matrix& W, const std::vector<QuantizedActivations>& xs, int64_t r0, int64_t r1) {
+    const int T = int(xs.size());
+    const int64_t rows = W.rows;
+    const size_t row_bytes = dtype_bytes(W.dtype, uint64_t(W.cols));
+    REQUIRE(can_pack_rows16(W));
+    std::vector<std::byte> packed(rows16_bytes(W)), stored(W.data, W.data + row_bytes * size_t(rows));
+    pack_rows16(W, packed.data());
+    for (int64_t g = (r0 + 15) / 16 * 16; g + 16 <= r1; g += 16)
+        std::fill(stored.begin() + std::ptrdiff_t(size_t(g) * row_bytes), stored.begin() + std::ptrdiff_t(size_t(g + 16) * row_bytes), std::byte{0});
+    Matrix P{W.dtype, stored.data(), W.rows, W.cols, Layout::Linear};
+    P.rows16 = packed.data();
+    std::vector<float> port(size_t(T * rows), -1.0f), one(port), many(port);
+    {
+        PortableScope p(true);
+        REQUIRE_FALSE(quant_dot_avx2_available());
+        for (int t = 0; t < T; ++t) dot_rows(port.data() + t * rows, W, xs[size_t(t)], r0, r1);
+    }
+    REQUIRE(quant_dot_avx2_available());
+    for (int t = 0; t < T; ++t) dot_rows(one.data() + t * rows, P, xs[size_t(t)], r0, r1);
+    dot_rows_tokens(many.data(), rows, P, xs.data(), T, r0, r1);
+    CHECK(std::memcmp(one.data(), port.data(), one.size() * 4) == 0);
+    CHECK(std::memcmp(many.data(), port.data(), many.size() * 4) == 0);
+}
+
+std::vector<QuantizedActivations> k_rows16_tokens(int T, int64_t n, uint32_t seed) {
+    std::vector<QuantizedActivations> xs(static_cast<size_t>(T));
+    for (int t = 0; t < T; ++t) quantize_activations(random_k_activations(n, seed + uint32_t(t)).data(), n, xs[size_t(t)], 256);
+    return xs;
+}
+
+}  // namespace
+
+// Random rows, 1 to 7 super-blocks a row (1792: an odd count), 16 to 80 rows, over whole groups
+// and over ranges that start and end inside one (odd counts of rows), 1..17 tokens.
+TEST_CASE("dot_rows and dot_rows_tokens, Q4_K and Q6_K regrouped 16 rows on AVX2: the portable bits",
+          "[quant][quant_dot][fast][avx2][rows16]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    for (size_t type : {size_t(0), size_t(2)})
+    for (auto [rows, n] : std::vector<std::pair<int64_t, int64_t>>{{16, 256}, {48, 768}, {80, 1792}, {32, 3072}}) {
+        const BlockFields& L = kBlockTypes[type];
+        REQUIRE((L.t == DType::Q4_K || L.t == DType::Q6_K));
+        const KRows W = random_k_rows(L, rows, n, 71);
+        for (auto [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{{0, rows}, {5, rows - 3}, {3, 13}, {0, 17}, {16, rows}, {1, rows}})
+        for (int T : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17}) {
+            if (r1 > rows || r0 >= r1) continue;
+            INFO(dtype_name(L.t) << ": " << rows << " rows of " << n << ", rows " << r0 << " .. " << r1 << ", " << T << " tokens");
+            check_k_rows16_avx2(W.m, k_rows16_tokens(T, n, 73 + uint32_t(T)), r0, r1);
+        }
+    }
+}
+
+// The integer sums at their extremes (as the AVX2 test on rows as stored above): every quant,
+// scale and min at its largest or at the sign boundaries, x's quants all ±127 one sign or
+// alternating in pairs: the 16-row kernels' int16 sums (Q4_K over 8 words, Q6_K over 2) must not
+// saturate or wrap.
+TEST_CASE("dot_rows and dot_rows_tokens, Q4_K and Q6_K regrouped 16 rows on AVX2 at the extreme quants and scales: the portable bits",
+          "[quant][quant_dot][fast][avx2][rows16]") {
+    KUnpackedAvx2Scope avx2;
+    if (!quant_dot_avx2_available()) {
+        WARN("no AVX2 + FMA + F16C here: nothing to compare");
+        return;
+    }
+    const int64_t rows = 32, n = 512;
+    for (size_t type : {size_t(0), size_t(2)})
+    for (unsigned char fill : {0xffu, 0x80u, 0x7fu, 0x55u, 0x00u})
+    for (int pattern = 0; pattern < 3; ++pattern) {
+        const BlockFields& L = kBlockTypes[type];
+        INFO(dtype_name(L.t) << ": bytes " << int(fill) << ", x pattern " << pattern);
+        const std::vector<std::byte> bytes = extreme_rows(L, fill, rows, n);
+        const Matrix W{L.t, bytes.data(), rows, n, Layout::Linear};
+        std::vector<QuantizedActivations> xs(5);
+        for (auto& xq : xs) {
+            quantize_activations(extreme_x(pattern, n).data(), n, xq, 256);
+            for (int64_t i = 0; i < n; ++i) REQUIRE(std::abs(int(xq.q[size_t(i)])) == 127);
+        }
+        check_k_rows16_avx2(W, xs, 0, rows);
+        check_k_rows16_avx2(W, xs, 7, rows - 1);
+    }
+}
+
 // ---- Q2_K, Q3_K, IQ4_XS, IQ4_NL's direct AVX2 dots (blocks/dot_direct.cpp) -------------------
 
 namespace {
