@@ -795,6 +795,18 @@ struct Iq2xxsPicks {
 };
 constexpr Iq2xxsPicks kIq2xxsPicks;
 
+// step() for N tokens, in the vector unit: each token's exact int32 sum of its 8 lanes, then
+// float(isum) and one fma into acc[t] (the same two roundings as the portable step).
+template <int N>
+JOURNEY_AVX2 inline void step_tokens_avx2(__m128* acc, const __m256i* isum, float D, const QuantizedActivations* xs, int64_t k) {
+    for (int t = 0; t < N; ++t) {
+        __m128i q = _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
+        acc[t] = _mm_fmadd_ss(_mm_cvtepi32_ps(q), _mm_set_ss(D * xs[t].d[size_t(k)]), acc[t]);
+    }
+}
+
 template <int N>
 JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsigned char* row, int64_t nb, const QuantizedActivations* xs,
                                       bool ask) {
@@ -841,12 +853,7 @@ JOURNEY_AVX2 void dot_row_iq2xxs_avx2(float* out, int64_t out_stride, const unsi
             }
         }
         const float D = half_avx2(b) * 0.125f;
-        for (int t = 0; t < N; ++t) {  // step(): float(isum) and one fma, in the vector unit
-            __m128i q = _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
-            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
-            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
-            acc[t] = _mm_fmadd_ss(_mm_cvtepi32_ps(q), _mm_set_ss(D * xs[t].d[size_t(k)]), acc[t]);
-        }
+        step_tokens_avx2<N>(acc, isum, D, xs, k);
     }
     for (int t = 0; t < N; ++t) out[t * out_stride] = _mm_cvtss_f32(acc[t]);
 }
@@ -895,12 +902,7 @@ JOURNEY_AVX2 void dot_row_iq3s_avx2(float* out, int64_t out_stride, const unsign
             }
         }
         const float D = half_avx2(b);
-        for (int t = 0; t < N; ++t) {  // step(): float(isum) and one fma, in the vector unit
-            __m128i q = _mm_add_epi32(_mm256_castsi256_si128(isum[t]), _mm256_extracti128_si256(isum[t], 1));
-            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0x4e));
-            q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 0xb1));
-            acc[t] = _mm_fmadd_ss(_mm_cvtepi32_ps(q), _mm_set_ss(D * xs[t].d[size_t(k)]), acc[t]);
-        }
+        step_tokens_avx2<N>(acc, isum, D, xs, k);
     }
     for (int t = 0; t < N; ++t) out[t * out_stride] = _mm_cvtss_f32(acc[t]);
 }
