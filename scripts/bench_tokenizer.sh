@@ -28,7 +28,7 @@ bytes=$(stat -c %s "$text")
 # Best of 3 runs, in seconds: "wall cpu" (cpu = user + system, what one thread really used;
 # on a busy machine the wall time also counts waiting for a core).
 best_time() {
-  local best_wall= best_cpu= TIMEFORMAT="%R %U %S" t
+  local best_wall='' best_cpu='' TIMEFORMAT="%R %U %S" t
   for _ in 1 2 3; do
     t=$( { time "$@" >/dev/null; } 2>&1 )
     read -r wall user sys <<<"$t"

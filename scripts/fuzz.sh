@@ -59,7 +59,7 @@ run_one() {
   fi
   mkdir -p "$corpus"
   # rss_limit: a parser must not reserve more than this for any input; -timeout: nor loop.
-  if build-asan/$h "$corpus" "build-asan/seeds/$h" -dict="tests/fuzz/dict/$(dict_of "$h").dict" \
+  if "build-asan/$h" "$corpus" "build-asan/seeds/$h" -dict="tests/fuzz/dict/$(dict_of "$h").dict" \
        "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
        -artifact_prefix="build-asan/findings/$h-" -print_final_stats=1 >"build-asan/$h.log" 2>&1; then
     local stats
