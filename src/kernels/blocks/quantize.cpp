@@ -22,18 +22,6 @@ namespace {
 constexpr int QK_K = 256;
 constexpr float kGroupMaxEps = 1e-15f;
 
-// Round to nearest, ties to even, through the float's mantissa (valid for |v| <= 2^22).
-int nearest_int(float v) {
-    const float f = v + 12582912.f;
-    int i;
-    std::memcpy(&i, &f, 4);
-    return (i & 0x007fffff) - 0x00400000;
-}
-
-void put_f16(unsigned char* p, float v) {
-    const uint16_t h = fp32_to_fp16(v);
-    std::memcpy(p, &h, 2);
-}
 float f16_round(float v) { return fp16_to_fp32(fp32_to_fp16(v)); }
 
 // ---- 32-element blocks -------------------------------------------------------------------------

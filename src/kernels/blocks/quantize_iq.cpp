@@ -24,16 +24,15 @@ namespace {
 
 constexpr int QK_K = 256;
 
-int nearest_int(float v) {
-    const float f = v + 12582912.f;
-    int i;
-    std::memcpy(&i, &f, 4);
-    return (i & 0x007fffff) - 0x00400000;
-}
-
-void put_f16(unsigned char* p, float v) {
-    const uint16_t h = fp32_to_fp16(v);
-    std::memcpy(p, &h, 2);
+// Σ w·x·q and Σ w·q² over n quants q = 2L + 1 (ggml's sumqx and sumq2, in its order).
+void fit_odd(int n, const float* weight, const float* xval, const int8_t* L, float& sumqx, float& sumq2) {
+    sumqx = 0, sumq2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const float w = weight[i];
+        const float q = 2 * L[i] + 1;
+        sumqx += w * xval[i] * q;
+        sumq2 += w * q * q;
+    }
 }
 
 // A grid of D-dimensional points (coordinates 0..7 per dimension as 2l+1, or the IQ2 values),
@@ -198,13 +197,8 @@ float iq3_group(const GridSearch& s, const float* xval, const float* weight, con
                 iq3_best_neighbour(s, neighbours_of(s, u), xval + 4 * k, waux + 4 * k, this_scale, Laux + 4 * k);
             }
         }
-        float sumqx = 0, sumq2 = 0;
-        for (int i = 0; i < 32; ++i) {
-            const float w = weight[i];
-            const float q = 2 * Laux[i] + 1;
-            sumqx += w * xval[i] * q;
-            sumq2 += w * q * q;
-        }
+        float sumqx, sumq2;
+        fit_odd(32, weight, xval, Laux, sumqx, sumq2);
         if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
             scale = sumqx / sumq2;
             best = scale * sumqx;
@@ -229,13 +223,8 @@ float iq3_group(const GridSearch& s, const float* xval, const float* weight, con
             const int8_t* pg = &s.grid[size_t(grid_index) * 4];
             for (int i = 0; i < 4; ++i) L[4 * k + i] = int8_t((pg[i] - 1) / 2);
         }
-        float sumqx = 0, sumq2 = 0;
-        for (int i = 0; i < 32; ++i) {
-            const float w = weight[i];
-            const float q = 2 * L[i] + 1;
-            sumqx += w * xval[i] * q;
-            sumq2 += w * q * q;
-        }
+        float sumqx, sumq2;
+        fit_odd(32, weight, xval, L, sumqx, sumq2);
         if (sumq2 > 0) scale = sumqx / sumq2;
     }
     return scale;
@@ -691,13 +680,8 @@ void quantize_iq2_xxs(const float* x, unsigned char* out, int64_t nb, const floa
                     if (s.map[size_t(u)] < 0)
                         iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k);
                 }
-                float sumqx = 0, sumq2 = 0;
-                for (int i = 0; i < 32; ++i) {
-                    const float w = weight[i];
-                    const float q = 2 * Laux[i] + 1;
-                    sumqx += w * xval[i] * q;
-                    sumq2 += w * q * q;
-                }
+                float sumqx, sumq2;
+                fit_odd(32, weight, xval, Laux, sumqx, sumq2);
                 if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
                     scale = sumqx / sumq2;
                     best = scale * sumqx;
@@ -718,13 +702,8 @@ void quantize_iq2_xxs(const float* x, unsigned char* out, int64_t nb, const floa
                     const int8_t* pg = &s.grid[size_t(grid_index) * 8];
                     for (int i = 0; i < 8; ++i) L[8 * k + i] = int8_t((pg[i] - 1) / 2);
                 }
-                float sumqx = 0, sumq2 = 0;
-                for (int i = 0; i < 32; ++i) {
-                    const float w = weight[i];
-                    const float q = 2 * L[i] + 1;
-                    sumqx += w * xval[i] * q;
-                    sumq2 += w * q * q;
-                }
+                float sumqx, sumq2;
+                fit_odd(32, weight, xval, L, sumqx, sumq2);
                 if (sumq2 > 0) scale = sumqx / sumq2;
             }
             if (scale < 0) {
@@ -825,13 +804,8 @@ void quantize_iq2_xs_s(const float* x, unsigned char* out, int64_t nb, const flo
                         iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, this_scale, Laux + 8 * k);
                     }
                 }
-                float sumqx = 0, sumq2 = 0;
-                for (int i = 0; i < 16; ++i) {
-                    const float w = weight[i];
-                    const float q = 2 * Laux[i] + 1;
-                    sumqx += w * xval[i] * q;
-                    sumq2 += w * q * q;
-                }
+                float sumqx, sumq2;
+                fit_odd(16, weight, xval, Laux, sumqx, sumq2);
                 if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
                     scale = sumqx / sumq2;
                     best = scale * sumqx;
@@ -854,13 +828,8 @@ void quantize_iq2_xs_s(const float* x, unsigned char* out, int64_t nb, const flo
                     }
                     if (s.map[size_t(u)] < 0) iq3_best_neighbour(s, neighbours_of(s, u), xval + 8 * k, waux + 8 * k, scale, L + 8 * k);
                 }
-                float sumqx = 0, sumq2 = 0;
-                for (int i = 0; i < 16; ++i) {
-                    const float w = weight[i];
-                    const float q = 2 * L[i] + 1;
-                    sumqx += w * xval[i] * q;
-                    sumq2 += w * q * q;
-                }
+                float sumqx, sumq2;
+                fit_odd(16, weight, xval, L, sumqx, sumq2);
                 if (sumq2 > 0) scale = sumqx / sumq2;
             }
             if (scale < 0) {
